@@ -1,0 +1,47 @@
+// swift-tools-version:6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "TipSync",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+    products: [
+        // What apps import: the TipKit-shaped engine, its SQLite replica and (later) the sync client.
+        .library(name: "TipSync", targets: ["TipSync"]),
+        // The pure core (model, rules, HLC, merge) for servers and tools that need no replica.
+        .library(name: "TipSyncCore", targets: ["TipSyncCore"]),
+        .executable(name: "tipsync-bench", targets: ["tipsync-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+    ],
+    targets: [
+        // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
+        .target(name: "TipSyncCore"),
+        // `@Parameter` and `#Rule` (compile-time only; never linked into apps).
+        .macro(
+            name: "TipSyncMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftOperators", package: "swift-syntax"),
+            ]
+        ),
+        // The library apps import: TipKit's API over a local SQLite replica.
+        .target(
+            name: "TipSync",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncMacros",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .executableTarget(name: "tipsync-bench", dependencies: ["TipSync"]),
+        .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
+        .testTarget(name: "TipSyncTests", dependencies: ["TipSync"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,66 @@
+import Foundation
+import TipSyncCore
+
+/// What the replica knows about tips, parameters and events beyond synced data: their definitions,
+/// from Swift types or a catalog file.
+extension TipsReplica {
+    /// Registers a parameter's default (and whether it is transient). The first registration wins.
+    public func register(parameter: ParameterDefinition) {
+        core.withLock { core in Self.register(parameter, in: &core) }
+    }
+
+    static func register(_ parameter: ParameterDefinition, in core: inout Core) {
+        if core.parameters[parameter.id] == nil { core.parameters[parameter.id] = parameter }
+    }
+
+    /// Registers an event's donation limit.
+    public func register(event: EventDefinition) {
+        core.withLock { core in Self.register(event, in: &core) }
+    }
+
+    static func register(_ event: EventDefinition, in core: inout Core) {
+        if let limit = event.donationLimit, core.donationLimits[event.id] != limit {
+            core.donationLimits[event.id] = limit
+        }
+    }
+
+    /// Loads a catalog: its tips, groups, parameters, events and display frequency.
+    public func load(catalog: Catalog) throws {
+        try catalog.validate()
+        core.withLock { core in
+            for parameter in catalog.parameters { core.parameters[parameter.id] = parameter }
+            for event in catalog.events { Self.register(event, in: &core) }
+            for tip in catalog.tips { core.catalog[tip.id] = tip }
+            for group in catalog.groups { core.groups[group.id] = group }
+            if let frequency = catalog.displayFrequency { core.displayFrequency = frequency }
+            notifyObservers(&core)
+        }
+    }
+
+    /// The catalog's tips, in id order.
+    public var catalogTips: [TipDefinition] {
+        core.withLock { $0.catalog.values.sorted { $0.id < $1.id } }
+    }
+
+    /// A catalog tip by id.
+    public func catalogTip(_ id: String) -> TipDefinition? {
+        core.withLock { $0.catalog[id] }
+    }
+
+    /// A catalog group by id.
+    public func catalogGroup(_ id: String) -> TipGroupDefinition? {
+        core.withLock { $0.groups[id] }
+    }
+
+    /// The app-wide display frequency.
+    public var displayFrequency: DisplayFrequency {
+        get { core.withLock { $0.displayFrequency } }
+        set { core.withLock { core in core.displayFrequency = newValue; notifyObservers(&core) } }
+    }
+
+    /// Testing overrides (TipKit's show/hide for testing).
+    public var testingOverrides: TestingOverrides {
+        get { core.withLock { $0.overrides } }
+        set { core.withLock { core in core.overrides = newValue; notifyObservers(&core) } }
+    }
+}

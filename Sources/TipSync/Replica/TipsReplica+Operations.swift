@@ -1,0 +1,81 @@
+import Foundation
+import TipSyncCore
+
+/// The mutations a replica offers; each becomes one change-log entry.
+extension TipsReplica {
+    /// Invalidates a tip on every device: permanent until `resetEligibility` or `resetDatastore`.
+    public func invalidate(tip: String, reason: InvalidationReason) throws {
+        try core.withLock { core in
+            _ = try commitLocal(&core, [.eligibility(tip: tip, state: .invalidated(reason))])
+        }
+    }
+
+    /// Makes an invalidated tip eligible again and starts a new display-count epoch.
+    public func resetEligibility(tip: String) throws {
+        try core.withLock { core in
+            _ = try commitLocal(&core, [.eligibility(tip: tip, state: .eligible)])
+        }
+    }
+
+    /// Records that a tip was on screen (once), for `duration` seconds. Counts toward
+    /// `MaxDisplayCount` and `MaxDisplayDuration` on every device, and toward display frequency.
+    public func recordDisplay(tip: String, duration: TimeInterval = 0) throws {
+        try core.withLock { core in
+            let (epoch, counter) = core.state.counter(of: tip, device: deviceID)
+            let operation = Change.Operation.display(
+                tip: tip, epoch: epoch, count: (counter?.count ?? 0) + 1,
+                duration: (counter?.duration ?? 0) + max(0, duration),
+                lastDisplayed: max(counter?.lastDisplayed ?? 0, nowMilliseconds))
+            _ = try commitLocal(&core, [operation])
+        }
+    }
+
+    /// Donates to an event now, with an optional JSON payload.
+    public func donate(event: String, info: JSONValue? = nil) throws {
+        try donate(event: event, infos: [info])
+    }
+
+    /// Donates several times in one transaction (a burst).
+    public func donate(event: String, infos: [JSONValue?]) throws {
+        try core.withLock { core in
+            let date = nowMilliseconds
+            let operations = infos.enumerated().map { offset, info in
+                Change.Operation.donation(
+                    event: event, id: "\(deviceID):\(core.nextSeq + Int64(offset))", date: date, info: info)
+            }
+            _ = try commitLocal(&core, operations)
+        }
+    }
+
+    /// Deletes every donation of an event (on every device).
+    public func deleteDonations(event: String) throws {
+        try core.withLock { core in
+            _ = try commitLocal(&core, [.donationsDeleted(event: event)])
+        }
+    }
+
+    /// Sets a parameter. Persistent parameters are stored and synced; transient ones live in memory.
+    public func setParameter(_ id: String, to value: JSONValue) throws {
+        try core.withLock { core in
+            if core.parameters[id]?.isTransient == true {
+                core.transientValues[id] = value
+                notifyObservers(&core)
+            } else {
+                _ = try commitLocal(&core, [.parameter(id: id, value: value)])
+            }
+        }
+    }
+
+    /// A parameter's value: transient value, synced value, or its registered default (`.null` if unknown).
+    public func parameterValue(_ id: String) -> JSONValue {
+        core.withLock { core in evaluator(core).parameterValue(id) }
+    }
+
+    /// Removes every tip, event and parameter record here and, through sync, on every device.
+    public func resetDatastore() throws {
+        try core.withLock { core in
+            core.transientValues = [:]
+            _ = try commitLocal(&core, [.datastoreReset])
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import TipSyncCore
+
+/// Reading tip status, once or as a stream of changes.
+extension TipsReplica {
+    /// What an observer watches: a tip's status or a group's current tip.
+    enum Observed: Equatable, Sendable {
+        case status(TipStatus)
+        case currentTip(String?)
+    }
+
+    struct Observer {
+        var evaluate: @Sendable (StatusEvaluator) -> Observed
+        var yield: @Sendable (Observed) -> Void
+        var last: Observed
+    }
+
+    /// The status of a tip definition now.
+    public func status(of tip: TipDefinition) -> TipStatus {
+        core.withLock { core in evaluator(core).status(of: tip) }
+    }
+
+    /// The status of a catalog tip now; `nil` when the catalog has no such tip.
+    public func status(ofTip id: String) -> TipStatus? {
+        core.withLock { core in core.catalog[id].map { evaluator(core).status(of: $0) } }
+    }
+
+    /// The status of many tips at one instant, in the order given.
+    public func statuses(of tips: [TipDefinition]) -> [TipStatus] {
+        core.withLock { core in
+            let evaluator = evaluator(core)
+            return tips.map { evaluator.status(of: $0) }
+        }
+    }
+
+    /// A tip's display totals on all devices in its current epoch.
+    public func displayTotals(ofTip id: String) -> (count: Int64, duration: Double) {
+        core.withLock { $0.state.displayTotals(of: id) }
+    }
+
+    /// The current status, then every change to it — from local writes, merged remote changes,
+    /// overrides or definitions — until the stream is dropped.
+    public func statusUpdates(of tip: @escaping @Sendable () -> TipDefinition) -> AsyncStream<TipStatus> {
+        observe { evaluator in .status(evaluator.status(of: tip())) }
+            .compactMap { if case .status(let status) = $0 { status } else { nil } }
+            .eraseToStream()
+    }
+
+    /// The group's current tip id, then every change to it.
+    public func currentTipUpdates(
+        of tips: @escaping @Sendable () -> [TipDefinition], priority: TipGroupPriority
+    ) -> AsyncStream<String?> {
+        observe { evaluator in .currentTip(evaluator.currentTip(of: tips(), priority: priority)?.id) }
+            .compactMap { if case .currentTip(let id) = $0 { id } else { nil } }
+            .eraseToStream()
+    }
+
+    /// Re-evaluates every observer now (time passing can change status: throttles end, windows slide).
+    public func refresh() {
+        core.withLock { core in notifyObservers(&core) }
+    }
+
+    func observe(_ evaluate: @escaping @Sendable (StatusEvaluator) -> Observed) -> AsyncStream<Observed> {
+        let (stream, continuation) = AsyncStream<Observed>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id: UInt64 = core.withLock { core in
+            let id = core.nextObserverID
+            core.nextObserverID += 1
+            let initial = evaluate(evaluator(core))
+            continuation.yield(initial)
+            core.observers[id] = Observer(
+                evaluate: evaluate, yield: { continuation.yield($0) }, last: initial)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.core.withLock { core in _ = core.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Called with the lock held after every change: emits to observers whose value changed.
+    func notifyObservers(_ core: inout Core) {
+        guard !core.observers.isEmpty else { return }
+        let evaluator = evaluator(core)
+        for (id, observer) in core.observers {
+            let value = observer.evaluate(evaluator)
+            if value != observer.last {
+                core.observers[id]?.last = value
+                observer.yield(value)
+            }
+        }
+    }
+}
+
+extension AsyncSequence where Self: Sendable, Element: Sendable {
+    /// Wraps any sequence as an `AsyncStream` (what TipKit's update properties return).
+    func eraseToStream() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream()
+        let task = Task {
+            do {
+                for try await element in self { continuation.yield(element) }
+            } catch {}
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+import TipSyncCore
+
+/// One replica: a device's tips engine with its own SQLite store, clock and device id.
+///
+/// The global ``Tips`` facade is a thin layer over one shared instance; tests and simulators open
+/// as many as they like in one process. Every mutation is merged into the in-memory state and
+/// written, with its change-log entry, in one SQLite transaction before the call returns.
+public final class TipsReplica: Sendable {
+    /// This replica's device id: the tie-breaker in last-writer-wins and the owner of its change log.
+    public let deviceID: String
+    /// Where the replica's files live.
+    public let directory: URL
+    let database: ReplicaDatabase
+    let clock: TipsClock
+    let core: Mutex<Core>
+
+    struct Core {
+        var state: ReplicaState
+        var hlc: HybridLogicalClock
+        var nextSeq: Int64
+        var parameters: [String: ParameterDefinition] = [:]
+        var transientValues: [String: JSONValue] = [:]
+        var donationLimits: [String: DonationLimit] = [:]
+        var catalog: [String: TipDefinition] = [:]
+        var groups: [String: TipGroupDefinition] = [:]
+        var displayFrequency: DisplayFrequency = .immediate
+        var overrides: TestingOverrides
+        var observers: [UInt64: Observer] = [:]
+        var nextObserverID: UInt64 = 0
+
+        init(snapshot: ReplicaDatabase.Snapshot, overrides: TestingOverrides) {
+            state = snapshot.state
+            hlc = HybridLogicalClock(last: snapshot.latestHLC)
+            nextSeq = snapshot.nextSeq
+            self.overrides = overrides
+        }
+    }
+
+    /// Opens the replica stored in `directory`, creating it if needed.
+    ///
+    /// - Parameters:
+    ///   - deviceID: the id to give a new replica (default: a random UUID); an existing one keeps its own.
+    ///   - clock: physical time, injectable for tests.
+    ///   - environment: read for testing overrides (`TIPSYNC_SHOW_ALL_TIPS` …).
+    public init(
+        directory: URL, deviceID: String? = nil, clock: TipsClock = .system,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
+        self.directory = directory
+        self.clock = clock
+        database = try ReplicaDatabase(directory: directory)
+        self.deviceID = try database.deviceID(preferred: deviceID)
+        core = Mutex(Core(snapshot: try database.load(), overrides: TestingOverrides(environment: environment)))
+    }
+
+    var nowMilliseconds: Int64 { Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// A pure evaluator over the current state.
+    func evaluator(_ core: borrowing Core) -> StatusEvaluator {
+        StatusEvaluator(
+            state: core.state, parameterDefaults: core.parameters.mapValues(\.defaultValue),
+            transientValues: core.transientValues, donationLimits: core.donationLimits,
+            displayFrequency: core.displayFrequency, overrides: core.overrides,
+            now: clock.now().timeIntervalSince1970)
+    }
+
+    /// Makes local changes: stamps each operation, merges it, and stores the changes and their
+    /// records in one transaction. On a storage error memory is reloaded from the database, so memory
+    /// and disk never disagree.
+    @discardableResult
+    func commitLocal(_ core: inout Core, _ operations: [Change.Operation]) throws -> [Change] {
+        var changes: [Change] = []
+        for operation in operations {
+            let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
+            let change = Change(device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
+            core.state.apply(change, donationLimits: core.donationLimits)
+            if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
+                core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)
+            }
+            changes.append(change)
+        }
+        do {
+            try database.persist(changes.map { ($0, true) }, state: core.state, limits: core.donationLimits)
+        } catch {
+            core.state = (try? database.load().state) ?? core.state
+            throw error
+        }
+        core.nextSeq += Int64(changes.count)
+        notifyObservers(&core)
+        return changes
+    }
+
+    /// Merges changes that came from other devices (sync, replay). Idempotent: changes already
+    /// seen change nothing. One transaction for the whole batch.
+    public func applyRemote(_ changes: [Change]) throws {
+        try core.withLock { core in
+            var applied: [(Change, Bool)] = []
+            for change in changes where change.device != deviceID {
+                core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
+                if core.state.apply(change, donationLimits: core.donationLimits) { applied.append((change, false)) }
+            }
+            guard !applied.isEmpty else { return }
+            do {
+                try database.persist(applied, state: core.state, limits: core.donationLimits)
+            } catch {
+                core.state = (try? database.load().state) ?? core.state
+                throw error
+            }
+            notifyObservers(&core)
+        }
+    }
+
+    /// This device's changes with sequence numbers above `seq`, in order (the outbox and history).
+    public func localChanges(after seq: Int64 = 0, limit: Int = .max) throws -> [Change] {
+        try database.localChanges(after: seq, limit: limit)
+    }
+
+    /// A copy of everything the replica knows.
+    public var state: ReplicaState { core.withLock { $0.state } }
+
+    /// The latest HLC this replica issued or observed.
+    public var latestHLC: HLC { core.withLock { $0.hlc.last } }
+}

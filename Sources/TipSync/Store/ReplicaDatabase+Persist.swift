@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import TipSyncCore
+
+/// Writing merged changes: the records a change touched are written from the in-memory state
+/// that already merged it, in the same transaction as the change-log entry.
+extension ReplicaDatabase {
+    /// Persists changes already merged into `state`. Local changes also go into the change log.
+    /// One transaction: all are stored or none.
+    func persist(_ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit]) throws {
+        try writer.write { db in
+            for (change, isLocal) in changes {
+                if isLocal { try Self.appendToLog(change, db) }
+                try Self.writeRecords(touchedBy: change, state: state, limits: limits, db)
+            }
+        }
+    }
+
+    static func appendToLog(_ change: Change, _ db: Database) throws {
+        let body = String(decoding: try JSONCoding.encoder.encode(change), as: UTF8.self)
+        try db.cachedStatement(sql: "INSERT INTO change (seq, hlc, kind, body) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [change.seq, change.hlc.rawValue, change.kind.rawValue, body])
+    }
+
+    static func writeRecords(touchedBy change: Change, state: ReplicaState, limits: [String: DonationLimit], _ db: Database) throws {
+        switch change.operation {
+        case .parameter(let id, _):
+            try writeParameter(id, state: state, db)
+        case .eligibility(let tip, _):
+            try writeTip(tip, state: state, db)
+        case .display(let tip, let epoch, _, _, _):
+            try writeDisplay(tip, key: DisplayCounter.Key(device: change.device, epoch: epoch), state: state, db)
+        case .donation(let event, let id, _, _):
+            try writeDonation(event, id: id, state: state, trimmed: limits[event] != nil, db)
+        case .donationsDeleted(let event):
+            try writeDonationDeletion(event, state: state, db)
+        case .datastoreReset:
+            try rewriteAll(state, db)
+        }
+    }
+
+    static func writeParameter(_ id: String, state: ReplicaState, _ db: Database) throws {
+        guard let versioned = state.parameters[id] else {
+            try db.execute(sql: "DELETE FROM parameter WHERE id = ?", arguments: [id])
+            return
+        }
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO parameter (id, value, hlc, device) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [
+                id, versioned.value.canonicalText, versioned.stamp.hlc.rawValue, versioned.stamp.device,
+            ])
+    }
+
+    static func writeTip(_ tip: String, state: ReplicaState, _ db: Database) throws {
+        guard let record = state.tips[tip] else {
+            try db.execute(sql: "DELETE FROM tip WHERE id = ?", arguments: [tip])
+            return
+        }
+        var stateText: String?
+        var reason: String?
+        switch record.eligibility?.value {
+        case .eligible: stateText = "eligible"
+        case .invalidated(let why): (stateText, reason) = ("invalidated", why.rawValue)
+        case nil: break
+        }
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO tip (id, state, reason, hlc, device, resetHLC, resetDevice) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [
+            tip, stateText, reason, record.eligibility?.stamp.hlc.rawValue, record.eligibility?.stamp.device,
+            record.resetStamp?.hlc.rawValue, record.resetStamp?.device,
+        ])
+    }
+
+    static func writeDisplay(_ tip: String, key: DisplayCounter.Key, state: ReplicaState, _ db: Database) throws {
+        guard let counter = state.displays[tip]?[key] else { return }
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO display (tipID, device, epochHLC, epochDevice, count, duration, lastDisplayed)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            tip, key.device, key.epoch?.hlc.rawValue ?? -1, key.epoch?.device ?? "", counter.count, counter.duration,
+            counter.lastDisplayed,
+        ])
+    }
+
+    static func writeDonation(_ event: String, id: String, state: ReplicaState, trimmed: Bool, _ db: Database) throws {
+        guard let record = state.events[event] else { return }
+        if record.ids.contains(id), let donation = record.donations.last(where: { $0.id == id }) {
+            try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO donation (eventID, id, date, info, hlc, device) VALUES (?, ?, ?, ?, ?, ?)"
+            ).execute(arguments: [
+                event, id, donation.date, donation.info?.canonicalText, donation.stamp.hlc.rawValue, donation.stamp.device,
+            ])
+        }
+        if trimmed, let oldest = record.donations.first {
+            try db.cachedStatement(
+                sql: "DELETE FROM donation WHERE eventID = ? AND (date < ? OR (date = ? AND id < ?))"
+            ).execute(arguments: [event, oldest.date, oldest.date, oldest.id])
+        }
+    }
+
+    static func writeDonationDeletion(_ event: String, state: ReplicaState, _ db: Database) throws {
+        guard let deletedAt = state.events[event]?.deletedAt else { return }
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO event (id, deletedHLC, deletedDevice) VALUES (?, ?, ?)",
+            arguments: [event, deletedAt.hlc.rawValue, deletedAt.device])
+        try db.execute(
+            sql: "DELETE FROM donation WHERE eventID = ? AND (hlc < ? OR (hlc = ? AND device <= ?))",
+            arguments: [event, deletedAt.hlc.rawValue, deletedAt.hlc.rawValue, deletedAt.device])
+    }
+
+    /// Rewrites every record table from the state (after a datastore reset, which is rare).
+    static func rewriteAll(_ state: ReplicaState, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM parameter; DELETE FROM tip; DELETE FROM display; DELETE FROM event; DELETE FROM donation")
+        try setMeta(.datastoreResetHLC, state.datastoreReset.map { String($0.hlc.rawValue) }, db)
+        try setMeta(.datastoreResetDevice, state.datastoreReset?.device, db)
+        for id in state.parameters.keys { try writeParameter(id, state: state, db) }
+        for tip in state.tips.keys { try writeTip(tip, state: state, db) }
+        for (tip, counters) in state.displays {
+            for key in counters.keys { try writeDisplay(tip, key: key, state: state, db) }
+        }
+        for (event, record) in state.events {
+            if record.deletedAt != nil { try writeDonationDeletion(event, state: state, db) }
+            for donation in record.donations { try writeDonation(event, id: donation.id, state: state, trimmed: false, db) }
+        }
+    }
+
+    /// This device's change log after `seq`, in order.
+    func localChanges(after seq: Int64, limit: Int = .max) throws -> [Change] {
+        try writer.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT body FROM change WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit]
+            ).map { try JSONCoding.decoder.decode(Change.self, from: Data($0.utf8)) }
+        }
+    }
+}

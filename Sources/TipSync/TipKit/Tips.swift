@@ -1,0 +1,111 @@
+@_exported import TipSyncCore
+import Foundation
+import Synchronization
+
+/// TipKit's namespace: configuration, testing overrides and the types tips are made of.
+///
+/// `Tips` is a thin facade over one shared ``TipsReplica``; everything it does is also available on
+/// replica instances, for tests and programs that run several.
+public enum Tips {
+    struct Shared {
+        var replica: TipsReplica?
+        var pendingReset = false
+        var overrides = TestingOverrides()
+    }
+
+    static let shared = Mutex(Shared())
+
+    /// The replica `configure` opened, or `nil` before configuration.
+    public static var replica: TipsReplica? { shared.withLock { $0.replica } }
+
+    /// The status of a tip.
+    public typealias Status = TipStatus
+    /// Why a tip was invalidated.
+    public typealias InvalidationReason = TipSyncCore.InvalidationReason
+
+    /// Configures tips for this launch: once, before any tip is used.
+    ///
+    /// Opens (creating if needed) the replica at the datastore location, applies a pending
+    /// `resetDatastore()`, and starts evaluating tips. A second call throws ``TipsError/alreadyConfigured``.
+    public static func configure(_ options: [ConfigurationOption] = []) throws {
+        var location = ConfigurationOption.DatastoreLocation.applicationDefault
+        var frequency = DisplayFrequency.immediate
+        var deviceID: String?
+        var clock = TipsClock.system
+        for option in options {
+            switch option.kind {
+            case .displayFrequency(let value): frequency = value
+            case .datastoreLocation(let value): location = value
+            case .deviceID(let value): deviceID = value
+            case .clock(let value): clock = value
+            }
+        }
+        try shared.withLock { shared in
+            guard shared.replica == nil else { throw TipsError.alreadyConfigured }
+            let replica = try TipsReplica(directory: try location.directory(), deviceID: deviceID, clock: clock)
+            if shared.pendingReset {
+                try replica.resetDatastore()
+                shared.pendingReset = false
+            }
+            replica.displayFrequency = frequency
+            var overrides = replica.testingOverrides
+            overrides.showAll = overrides.showAll || shared.overrides.showAll
+            overrides.hideAll = overrides.hideAll || shared.overrides.hideAll
+            overrides.shown.formUnion(shared.overrides.shown)
+            overrides.hidden.formUnion(shared.overrides.hidden)
+            replica.testingOverrides = overrides
+            shared.replica = replica
+        }
+    }
+
+    /// Uses an already-open replica as the shared one (instead of `configure`).
+    public static func configure(replica: TipsReplica) throws {
+        try shared.withLock { shared in
+            guard shared.replica == nil else { throw TipsError.alreadyConfigured }
+            shared.replica = replica
+        }
+    }
+
+    /// Detaches the shared replica, so `configure` may be called again (tests, account switches).
+    public static func unconfigure() {
+        shared.withLock { $0 = Shared() }
+    }
+
+    /// Removes every tip, event and parameter record. Call before `configure` (it then happens as the
+    /// datastore opens); after `configure` it happens at once. With sync, every device is reset too.
+    public static func resetDatastore() throws {
+        let replica: TipsReplica? = shared.withLock { shared in
+            if shared.replica == nil { shared.pendingReset = true }
+            return shared.replica
+        }
+        try replica?.resetDatastore()
+    }
+
+    /// Shows every tip, whatever its rules and status.
+    public static func showAllTipsForTesting() { updateOverrides { $0.showAll = true } }
+
+    /// Shows these tips, whatever their rules and status.
+    public static func showTipsForTesting(_ tips: [any Tip.Type]) {
+        updateOverrides { $0.shown.formUnion(tips.map { $0.defaultID }) }
+    }
+
+    /// Hides these tips.
+    public static func hideTipsForTesting(_ tips: [any Tip.Type]) {
+        updateOverrides { $0.hidden.formUnion(tips.map { $0.defaultID }) }
+    }
+
+    /// Hides every tip.
+    public static func hideAllTipsForTesting() { updateOverrides { $0.hideAll = true } }
+
+    static func updateOverrides(_ update: (inout TestingOverrides) -> Void) {
+        let replica: TipsReplica? = shared.withLock { shared in
+            update(&shared.overrides)
+            return shared.replica
+        }
+        if let replica {
+            var overrides = replica.testingOverrides
+            update(&overrides)
+            replica.testingOverrides = overrides
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// One donation to an event: unique id, the moment it was donated and its optional payload.
+public struct Donation: Sendable, Hashable {
+    /// Unique across all devices: `"<device>:<seq>"` of the change that created it.
+    public var id: String
+    /// When it was donated, in milliseconds since 1970 (the donating device's corrected clock).
+    public var date: Int64
+    /// The payload (`Event<Info>`'s `Info` as JSON), or `nil` for `Event` without info.
+    public var info: JSONValue?
+    /// Who wrote it and when: deletions and datastore resets remove donations stamped at or before them.
+    public var stamp: Stamp
+
+    public init(id: String, date: Int64, info: JSONValue?, stamp: Stamp) {
+        self.id = id
+        self.date = date
+        self.info = info
+        self.stamp = stamp
+    }
+
+    /// The order donations are kept and trimmed in: by date, then id.
+    public static func precedes(_ lhs: Donation, _ rhs: Donation) -> Bool {
+        if lhs.date != rhs.date { return lhs.date < rhs.date }
+        return lhs.id.utf8.lexicographicallyPrecedes(rhs.id.utf8)
+    }
+}
+
+/// How many donations an event keeps (TipKit's `DonationLimit`); trimming is deterministic:
+/// the newest `maximumCount` by (date, id), and none older than `maximumAge`.
+public struct DonationLimit: Sendable, Hashable, Codable {
+    public var maximumCount: Int?
+    /// Seconds.
+    public var maximumAge: Double?
+
+    public init(maximumCount: Int? = nil, maximumAge: Double? = nil) {
+        self.maximumCount = maximumCount
+        self.maximumAge = maximumAge
+    }
+
+    /// No trimming.
+    public static let unlimited = DonationLimit()
+}

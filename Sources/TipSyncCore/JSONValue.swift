@@ -1,0 +1,106 @@
+import Foundation
+
+/// A JSON value: what parameters hold, what donation payloads carry, and what rule literals are.
+///
+/// Integers and floating-point numbers stay distinct so values round-trip exactly; comparisons treat
+/// them as numbers.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// The value as a `Double` when it is a number.
+    public var number: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
+    /// Member `key` of an object, or `nil`.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue {
+    /// Encodes any `Encodable` Swift value into its JSON form.
+    public init(encoding value: some Encodable) throws {
+        if let json = value as? JSONValue {
+            self = json
+            return
+        }
+        let data = try JSONCoding.encoder.encode(value)
+        self = try JSONCoding.decoder.decode(JSONValue.self, from: data)
+    }
+
+    /// Decodes this JSON into a Swift value.
+    public func decode<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        if let value = self as? T { return value }
+        return try JSONCoding.decoder.decode(T.self, from: JSONCoding.encoder.encode(self))
+    }
+
+    /// Canonical JSON text: sorted keys, no whitespace. Equal values give identical bytes.
+    public var canonicalText: String {
+        // Encoding a JSONValue cannot fail: every case maps to valid JSON.
+        String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    /// Parses JSON text.
+    public init(parsing text: String) throws {
+        self = try JSONCoding.decoder.decode(JSONValue.self, from: Data(text.utf8))
+    }
+}
+
+/// The one JSON configuration TipSync uses everywhere: sorted keys so output is canonical.
+public enum JSONCoding {
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    public static var decoder: JSONDecoder { JSONDecoder() }
+}

@@ -1,0 +1,118 @@
+/// Where every change — local or remote — is merged. These rules are `protocol.md`'s
+/// "Merge semantics"; each is idempotent, commutative and associative, so replicas that have seen
+/// the same changes agree whatever the order or duplication of delivery.
+extension ReplicaState {
+    /// Merges one change into the state. Returns whether anything changed.
+    ///
+    /// - Parameter donationLimits: per-event storage limits; donations beyond them are trimmed
+    ///   deterministically (newest `maximumCount` by date, then id).
+    @discardableResult
+    public mutating func apply(_ change: Change, donationLimits: [String: DonationLimit] = [:]) -> Bool {
+        let stamp = change.stamp
+        if case .datastoreReset = change.operation {
+            return applyDatastoreReset(stamp)
+        }
+        // Nothing stamped at or before the latest datastore reset survives it.
+        if let reset = datastoreReset, stamp <= reset { return false }
+        switch change.operation {
+        case .parameter(let id, let value):
+            return mergeParameter(id, Versioned(value: value, stamp: stamp))
+        case .eligibility(let tip, let state):
+            return mergeEligibility(tip, Versioned(value: state, stamp: stamp))
+        case .display(let tip, let epoch, let count, let duration, let lastDisplayed):
+            return mergeDisplay(
+                tip, key: DisplayCounter.Key(device: change.device, epoch: epoch),
+                DisplayCounter(count: count, duration: duration, lastDisplayed: lastDisplayed))
+        case .donation(let event, let id, let date, let info):
+            return mergeDonation(
+                event, Donation(id: id, date: date, info: info, stamp: stamp),
+                limit: donationLimits[event] ?? .unlimited)
+        case .donationsDeleted(let event):
+            return mergeDonationsDeleted(event, stamp)
+        case .datastoreReset:
+            return false  // handled above
+        }
+    }
+
+    /// Parameters: last writer wins by (HLC, device).
+    mutating func mergeParameter(_ id: String, _ incoming: Versioned<JSONValue>) -> Bool {
+        let current = parameters[id]
+        let merged = Versioned.merge(current, incoming)
+        guard merged != current else { return false }
+        parameters[id] = merged
+        return true
+    }
+
+    /// Invalidation: a last-writer-wins register written only by invalidate / resetEligibility /
+    /// resetDatastore, so no display or donation can resurrect a dismissed tip. `.eligible` also
+    /// raises the tip's reset stamp, which starts a new display epoch.
+    mutating func mergeEligibility(_ tip: String, _ incoming: Versioned<EligibilityState>) -> Bool {
+        let current = tips[tip] ?? TipRecord()
+        var record = current
+        record.eligibility = Versioned.merge(current.eligibility, incoming)
+        if incoming.value == .eligible {
+            record.resetStamp = laterEpoch(record.resetStamp, incoming.stamp)
+        }
+        guard record != current else { return false }
+        tips[tip] = record
+        return true
+    }
+
+    /// Displays: per-(device, epoch) grow-only counters; totals are sums over devices in the tip's
+    /// current epoch. Counters of earlier epochs are kept (they still say the tip has appeared).
+    mutating func mergeDisplay(_ tip: String, key: DisplayCounter.Key, _ incoming: DisplayCounter) -> Bool {
+        if let reset = datastoreReset, epochPrecedes(key.epoch, reset) { return false }
+        let current = displays[tip]?[key]
+        let merged = DisplayCounter.merge(current, incoming)
+        guard merged != current else { return false }
+        displays[tip, default: [:]][key] = merged
+        lastDisplayAnywhere = max(lastDisplayAnywhere ?? merged.lastDisplayed, merged.lastDisplayed)
+        return true
+    }
+
+    /// Donations: a grow-only set keyed by donation id, trimmed deterministically by the limit.
+    mutating func mergeDonation(_ event: String, _ donation: Donation, limit: DonationLimit) -> Bool {
+        var record = events[event] ?? EventRecord()
+        if let deletedAt = record.deletedAt, donation.stamp <= deletedAt { return false }
+        guard record.insert(donation) else { return false }
+        record.trim(to: limit)
+        events[event] = record
+        return record.ids.contains(donation.id)
+    }
+
+    /// `deleteDonations()`: a max-register; donations stamped at or before it are gone.
+    mutating func mergeDonationsDeleted(_ event: String, _ stamp: Stamp) -> Bool {
+        var record = events[event] ?? EventRecord()
+        if let deletedAt = record.deletedAt, stamp <= deletedAt { return false }
+        record.deletedAt = stamp
+        record.removeAll { $0.stamp <= stamp }
+        events[event] = record
+        return true
+    }
+
+    /// `resetDatastore()`: a max-register; every parameter, eligibility, display and donation
+    /// stamped at or before it is removed on every replica, and later arrivals of such records are ignored.
+    mutating func applyDatastoreReset(_ stamp: Stamp) -> Bool {
+        if let reset = datastoreReset, stamp <= reset { return false }
+        datastoreReset = stamp
+        parameters = parameters.filter { $0.value.stamp > stamp }
+        tips = tips.compactMapValues { record in
+            var record = record
+            if let eligibility = record.eligibility, eligibility.stamp <= stamp { record.eligibility = nil }
+            if let resetStamp = record.resetStamp, resetStamp <= stamp { record.resetStamp = nil }
+            return record.eligibility == nil && record.resetStamp == nil ? nil : record
+        }
+        displays = displays.compactMapValues { counters in
+            let kept = counters.filter { !epochPrecedes($0.key.epoch, stamp) }
+            return kept.isEmpty ? nil : kept
+        }
+        lastDisplayAnywhere = displays.values.flatMap(\.values).map(\.lastDisplayed).max()
+        events = events.compactMapValues { record in
+            var record = record
+            if let deletedAt = record.deletedAt, deletedAt <= stamp { record.deletedAt = nil }
+            record.removeAll { $0.stamp <= stamp }
+            return record.donations.isEmpty && record.deletedAt == nil ? nil : record
+        }
+        return true
+    }
+}

@@ -1,0 +1,150 @@
+/// Everything a replica knows, as a pure value: the result of merging every change it has seen.
+///
+/// Two replicas that have applied the same set of changes, in any order and any number of times,
+/// hold equal states (see ``apply(_:donationLimit:)`` in `ReplicaState+Merge.swift`).
+public struct ReplicaState: Sendable, Equatable {
+    /// A tip's synced record: its invalidation register and the latest `resetEligibility`.
+    public struct TipRecord: Sendable, Hashable {
+        public var eligibility: Versioned<EligibilityState>?
+        /// The latest `resetEligibility()` stamp: it starts the tip's current display epoch.
+        public var resetStamp: Stamp?
+
+        public init(eligibility: Versioned<EligibilityState>? = nil, resetStamp: Stamp? = nil) {
+            self.eligibility = eligibility
+            self.resetStamp = resetStamp
+        }
+    }
+
+    /// An event's donations, kept sorted by (date, id), and its latest `deleteDonations()`.
+    public struct EventRecord: Sendable, Hashable {
+        public private(set) var donations: [Donation] = []
+        public private(set) var ids: Set<String> = []
+        public var deletedAt: Stamp?
+
+        public init() {}
+
+        /// Inserts keeping (date, id) order; `false` when the id is already present.
+        mutating func insert(_ donation: Donation) -> Bool {
+            guard ids.insert(donation.id).inserted else { return false }
+            if let last = donations.last, Donation.precedes(donation, last) {
+                var low = 0
+                var high = donations.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if Donation.precedes(donations[mid], donation) { low = mid + 1 } else { high = mid }
+                }
+                donations.insert(donation, at: low)
+            } else {
+                donations.append(donation)
+            }
+            return true
+        }
+
+        mutating func removeAll(where shouldRemove: (Donation) -> Bool) {
+            let removed = donations.filter(shouldRemove)
+            guard !removed.isEmpty else { return }
+            donations.removeAll(where: shouldRemove)
+            for donation in removed { ids.remove(donation.id) }
+        }
+
+        /// Keeps the newest `maximumCount` donations.
+        mutating func trim(to limit: DonationLimit) {
+            guard let maximum = limit.maximumCount, donations.count > maximum else { return }
+            for donation in donations[..<(donations.count - maximum)] { ids.remove(donation.id) }
+            donations.removeFirst(donations.count - maximum)
+        }
+    }
+
+    /// The latest `resetDatastore()`: records stamped at or before it no longer exist anywhere.
+    public internal(set) var datastoreReset: Stamp?
+    public internal(set) var parameters: [String: Versioned<JSONValue>] = [:]
+    public internal(set) var tips: [String: TipRecord] = [:]
+    public internal(set) var displays: [String: [DisplayCounter.Key: DisplayCounter]] = [:]
+    public internal(set) var events: [String: EventRecord] = [:]
+    /// Milliseconds since 1970 of the latest display of any tip on any device (display frequency).
+    public internal(set) var lastDisplayAnywhere: Int64?
+
+    public init() {}
+}
+
+extension ReplicaState {
+    /// The stamp that began `tip`'s current display epoch: the latest of its `resetEligibility`,
+    /// the datastore reset, and any epoch a device has already counted in.
+    public func displayEpoch(of tip: String) -> Stamp? {
+        var epoch = laterEpoch(tips[tip]?.resetStamp, datastoreReset)
+        for key in displays[tip, default: [:]].keys { epoch = laterEpoch(epoch, key.epoch) }
+        return epoch
+    }
+
+    /// Displays of `tip` summed over every device, in its current epoch.
+    public func displayTotals(of tip: String) -> (count: Int64, duration: Double) {
+        guard let counters = displays[tip] else { return (0, 0) }
+        let epoch = displayEpoch(of: tip)
+        var count: Int64 = 0
+        var duration: Double = 0
+        for (key, counter) in counters where key.epoch == epoch {
+            count += counter.count
+            duration += counter.duration
+        }
+        return (count, duration)
+    }
+
+    /// Whether `tip` has ever been displayed on any device (since the last datastore reset).
+    public func hasDisplayed(_ tip: String) -> Bool {
+        displays[tip].map { !$0.isEmpty } ?? false
+    }
+
+    /// This device's cumulative counter for `tip` in its current epoch.
+    public func counter(of tip: String, device: String) -> (epoch: Stamp?, counter: DisplayCounter?) {
+        let epoch = displayEpoch(of: tip)
+        return (epoch, displays[tip]?[DisplayCounter.Key(device: device, epoch: epoch)])
+    }
+
+    /// The invalidation register's value, if a write survives the datastore reset.
+    public func eligibility(of tip: String) -> EligibilityState? {
+        tips[tip]?.eligibility?.value
+    }
+
+    /// A parameter's synced value, or `nil` when no surviving write exists.
+    public func parameterValue(_ id: String) -> JSONValue? {
+        parameters[id]?.value
+    }
+
+    /// The donations of `event`, oldest first.
+    public func donations(of event: String) -> [Donation] {
+        events[event]?.donations ?? []
+    }
+}
+
+extension ReplicaState {
+    /// Rebuilds a state from persisted records (a replica's tables), without re-merging.
+    public init(
+        datastoreReset: Stamp?, parameters: [String: Versioned<JSONValue>], tips: [String: TipRecord],
+        displays: [String: [DisplayCounter.Key: DisplayCounter]], donations: [String: [Donation]],
+        donationDeletions: [String: Stamp]
+    ) {
+        self.init()
+        self.datastoreReset = datastoreReset
+        self.parameters = parameters
+        self.tips = tips
+        self.displays = displays
+        lastDisplayAnywhere = displays.values.flatMap(\.values).map(\.lastDisplayed).max()
+        for (event, deletedAt) in donationDeletions { events[event, default: EventRecord()].deletedAt = deletedAt }
+        for (event, list) in donations {
+            var record = events[event] ?? EventRecord()
+            for donation in list.sorted(by: Donation.precedes) { _ = record.insert(donation) }
+            events[event] = record
+        }
+    }
+
+    /// Applies an event's storage limit now (count and age), as trimming after merge does.
+    public mutating func trimDonations(of event: String, to limit: DonationLimit, nowMilliseconds: Int64) {
+        guard var record = events[event] else { return }
+        record.trim(to: limit)
+        if let maximumAge = limit.maximumAge {
+            let threshold = nowMilliseconds - Int64(maximumAge * 1000)
+            record.removeAll { $0.date < threshold }
+        }
+        events[event] = record
+    }
+}

@@ -1,0 +1,121 @@
+/// The JSON form of rule expressions (see ``RuleExpression``'s cases for each operator).
+extension RuleExpression: Codable {
+    /// Why a JSON rule expression could not be read.
+    public struct FormatError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let json = try JSONValue(from: decoder)
+        do {
+            self = try RuleExpression(json: json)
+        } catch let error as FormatError {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+
+    /// Reads the JSON form.
+    public init(json: JSONValue) throws {
+        guard case .object(let members) = json else {
+            if case .array = json { throw FormatError(description: "a bare array is not a rule expression; wrap it in {\"literal\": […]}") }
+            self = .literal(json)
+            return
+        }
+        guard members.count == 1, let (op, argument) = members.first else {
+            throw FormatError(description: "a rule expression object must have exactly one key (the operator), got \(members.keys.sorted())")
+        }
+        func operands(_ count: Int) throws -> [JSONValue] {
+            guard case .array(let items) = argument, items.count == count else {
+                throw FormatError(description: "'\(op)' takes an array of \(count) operands")
+            }
+            return items
+        }
+        func string(_ value: JSONValue) throws -> String {
+            guard case .string(let text) = value else { throw FormatError(description: "'\(op)' needs a string") }
+            return text
+        }
+        if let comparison = Comparison(rawValue: op) {
+            let items = try operands(2)
+            self = .compare(comparison, try RuleExpression(json: items[0]), try RuleExpression(json: items[1]))
+            return
+        }
+        if let arithmetic = Arithmetic(rawValue: op) {
+            let items = try operands(2)
+            self = .arithmetic(arithmetic, try RuleExpression(json: items[0]), try RuleExpression(json: items[1]))
+            return
+        }
+        switch op {
+        case "literal": self = .literal(argument)
+        case "param": self = .parameter(try string(argument))
+        case "donations": self = .donations(try string(argument))
+        case "field": self = .field(try string(argument))
+        case "now": self = .now
+        case "not": self = .not(try RuleExpression(json: argument))
+        case "and", "or":
+            guard case .array(let items) = argument else { throw FormatError(description: "'\(op)' takes an array") }
+            let parts = try items.map(RuleExpression.init(json:))
+            self = op == "and" ? .and(parts) : .or(parts)
+        case "count": self = .count(try RuleExpression(json: argument))
+        case "filter", "contains":
+            let items = try operands(2)
+            let list = try RuleExpression(json: items[0])
+            let predicate = try RuleExpression(json: items[1])
+            self = op == "filter" ? .filter(list, predicate) : .contains(list, predicate)
+        case "donatedWithin":
+            let items = try operands(2)
+            self = .donatedWithin(try RuleExpression(json: items[0]), seconds: try Self.seconds(items[1]))
+        case "largestSubset", "smallestSubset":
+            let items = try operands(2)
+            let list = try RuleExpression(json: items[0])
+            let field = try string(items[1])
+            self = op == "largestSubset" ? .largestSubset(list, field: field) : .smallestSubset(list, field: field)
+        default:
+            throw FormatError(description: "unknown rule operator '\(op)'")
+        }
+    }
+
+    private static let units: [String: Double] = ["minute": 60, "hour": 3600, "day": 86_400, "week": 604_800]
+
+    private static func seconds(_ json: JSONValue) throws -> Double {
+        if let number = json.number { return number }
+        if case .string(let unit) = json, let seconds = units[unit] { return seconds }
+        if case .object(let members) = json, members.count == 1, let (key, value) = members.first,
+            key.hasSuffix("s"), let unit = units[String(key.dropLast())], let count = value.number
+        {
+            return unit * count
+        }
+        throw FormatError(
+            description: "donatedWithin needs seconds, \"minute\"/\"hour\"/\"day\"/\"week\", or {\"days\": n} and the like")
+    }
+
+    /// The JSON form.
+    public var json: JSONValue {
+        switch self {
+        case .literal(let value):
+            switch value {
+            case .array, .object: return .object(["literal": value])
+            default: return value
+            }
+        case .parameter(let id): return .object(["param": .string(id)])
+        case .donations(let id): return .object(["donations": .string(id)])
+        case .field(let name): return .object(["field": .string(name)])
+        case .now: return .object(["now": .bool(true)])
+        case .not(let e): return .object(["not": e.json])
+        case .and(let es): return .object(["and": .array(es.map(\.json))])
+        case .or(let es): return .object(["or": .array(es.map(\.json))])
+        case .compare(let op, let a, let b): return .object([op.rawValue: .array([a.json, b.json])])
+        case .arithmetic(let op, let a, let b): return .object([op.rawValue: .array([a.json, b.json])])
+        case .count(let e): return .object(["count": e.json])
+        case .filter(let a, let b): return .object(["filter": .array([a.json, b.json])])
+        case .contains(let a, let b): return .object(["contains": .array([a.json, b.json])])
+        case .donatedWithin(let e, let seconds): return .object(["donatedWithin": .array([e.json, .double(seconds)])])
+        case .largestSubset(let e, let field): return .object(["largestSubset": .array([e.json, .string(field)])])
+        case .smallestSubset(let e, let field): return .object(["smallestSubset": .array([e.json, .string(field)])])
+        }
+    }
+}

@@ -1,0 +1,91 @@
+/// Computes tip status from a replica's state at an instant: TipKit's semantics as a pure function.
+///
+/// Order of precedence: testing overrides; invalidation (explicit, then display count/duration,
+/// summed over devices in the current display epoch); rules (all must hold); display frequency
+/// (only for tips that never appeared and do not ignore it).
+public struct StatusEvaluator: RuleContext {
+    /// By default a rule sees an event's most recent 1000 donations.
+    public static let defaultQueryLimit = 1000
+
+    public var state: ReplicaState
+    public var parameterDefaults: [String: JSONValue]
+    public var transientValues: [String: JSONValue]
+    public var donationLimits: [String: DonationLimit]
+    public var displayFrequency: DisplayFrequency
+    public var overrides: TestingOverrides
+    /// Seconds since 1970.
+    public var now: Double
+
+    public init(
+        state: ReplicaState, parameterDefaults: [String: JSONValue] = [:], transientValues: [String: JSONValue] = [:],
+        donationLimits: [String: DonationLimit] = [:], displayFrequency: DisplayFrequency = .immediate,
+        overrides: TestingOverrides = TestingOverrides(), now: Double
+    ) {
+        self.state = state
+        self.parameterDefaults = parameterDefaults
+        self.transientValues = transientValues
+        self.donationLimits = donationLimits
+        self.displayFrequency = displayFrequency
+        self.overrides = overrides
+        self.now = now
+    }
+
+    public func parameterValue(_ id: String) -> JSONValue {
+        transientValues[id] ?? state.parameterValue(id) ?? parameterDefaults[id] ?? .null
+    }
+
+    public func donations(_ event: String) -> ArraySlice<Donation> {
+        guard let all = state.events[event]?.donations else { return [] }
+        let limit = donationLimits[event]
+        var visible = all[...]
+        if let maximumAge = limit?.maximumAge {
+            let threshold = Int64(((now - maximumAge) * 1000).rounded(.up))
+            visible = visible.drop { $0.date < threshold }  // sorted by date
+        }
+        return visible.suffix(min(Self.defaultQueryLimit, limit?.maximumCount ?? .max))
+    }
+
+    /// Whether every rule holds; a rule that fails to evaluate does not hold.
+    public func rulesHold(_ rules: [RuleExpression]) -> Bool {
+        let evaluator = RuleEvaluator(context: self)
+        return rules.allSatisfy { (try? evaluator.holds($0)) ?? false }
+    }
+
+    /// The tip's status now.
+    public func status(of tip: TipDefinition) -> TipStatus {
+        if let forced = overrides.status(for: tip.id) { return forced }
+        if case .invalidated(let reason) = state.eligibility(of: tip.id) { return .invalidated(reason) }
+        let totals = state.displayTotals(of: tip.id)
+        if let maximum = tip.options.maxDisplayCount, totals.count >= maximum {
+            return .invalidated(.displayCountExceeded)
+        }
+        if let maximum = tip.options.maxDisplayDuration, totals.duration >= maximum {
+            return .invalidated(.displayDurationExceeded)
+        }
+        guard rulesHold(tip.rules) else { return .pending }
+        if isThrottled(tip) { return .pending }
+        return .available
+    }
+
+    /// Display frequency: a tip that never appeared waits until `interval` has passed since the
+    /// latest display of any tip on any device.
+    public func isThrottled(_ tip: TipDefinition) -> Bool {
+        guard !tip.options.ignoresDisplayFrequency, displayFrequency.interval > 0,
+            !state.hasDisplayed(tip.id), let last = state.lastDisplayAnywhere
+        else { return false }
+        return now * 1000 < Double(last) + displayFrequency.interval * 1000
+    }
+
+    /// The group's current tip: `.ordered` — the first tip not invalidated, if it is available;
+    /// `.firstAvailable` — the first available tip.
+    public func currentTip(of tips: [TipDefinition], priority: TipGroupPriority) -> TipDefinition? {
+        for tip in tips {
+            switch status(of: tip) {
+            case .available: return tip
+            case .invalidated: continue
+            case .pending: if priority == .ordered { return nil }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,73 @@
+/// A tip as data: what the Swift `Tip` protocol and catalog files both reduce to.
+public struct TipDefinition: Sendable, Hashable, Codable {
+    public var id: String
+    public var title: String
+    public var message: String?
+    public var image: String?
+    public var actions: [ActionDefinition]
+    /// All must hold (AND). No rules: eligible until invalidated.
+    public var rules: [RuleExpression]
+    public var options: TipOptions
+
+    public init(
+        id: String, title: String, message: String? = nil, image: String? = nil, actions: [ActionDefinition] = [],
+        rules: [RuleExpression] = [], options: TipOptions = TipOptions()
+    ) {
+        self.id = id
+        self.title = title
+        self.message = message
+        self.image = image
+        self.actions = actions
+        self.rules = rules
+        self.options = options
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, title, message, image, actions, rules, options }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        message = try container.decodeIfPresent(String.self, forKey: .message)
+        image = try container.decodeIfPresent(String.self, forKey: .image)
+        actions = try container.decodeIfPresent([ActionDefinition].self, forKey: .actions) ?? []
+        rules = try container.decodeIfPresent([RuleExpression].self, forKey: .rules) ?? []
+        options = try container.decodeIfPresent(TipOptions.self, forKey: .options) ?? TipOptions()
+    }
+}
+
+/// A button on a tip.
+public struct ActionDefinition: Sendable, Hashable, Codable {
+    public var id: String
+    public var title: String
+
+    public init(id: String, title: String) {
+        self.id = id
+        self.title = title
+    }
+}
+
+/// TipKit's tip options as data.
+public struct TipOptions: Sendable, Hashable, Codable {
+    /// After this many displays (summed over devices) the tip is invalidated with `.displayCountExceeded`.
+    public var maxDisplayCount: Int?
+    /// After this many seconds on screen (summed over devices) it is invalidated with `.displayDurationExceeded`.
+    public var maxDisplayDuration: Double?
+    /// Bypasses the app-wide display frequency.
+    public var ignoresDisplayFrequency: Bool
+
+    public init(maxDisplayCount: Int? = nil, maxDisplayDuration: Double? = nil, ignoresDisplayFrequency: Bool = false) {
+        self.maxDisplayCount = maxDisplayCount
+        self.maxDisplayDuration = maxDisplayDuration
+        self.ignoresDisplayFrequency = ignoresDisplayFrequency
+    }
+
+    private enum CodingKeys: String, CodingKey { case maxDisplayCount, maxDisplayDuration, ignoresDisplayFrequency }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        maxDisplayCount = try container.decodeIfPresent(Int.self, forKey: .maxDisplayCount)
+        maxDisplayDuration = try container.decodeIfPresent(Double.self, forKey: .maxDisplayDuration)
+        ignoresDisplayFrequency = try container.decodeIfPresent(Bool.self, forKey: .ignoresDisplayFrequency) ?? false
+    }
+}
