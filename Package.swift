@@ -41,7 +41,11 @@ let package = Package(
         ),
         .executableTarget(name: "tipsync-bench", dependencies: ["TipSync"]),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
-        .testTarget(name: "TipSyncTests", dependencies: ["TipSync"]),
+        .testTarget(
+            name: "TipSyncTests",
+            dependencies: ["TipSync", .product(name: "GRDB", package: "GRDB.swift")],
+            resources: [.copy("Fixtures")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

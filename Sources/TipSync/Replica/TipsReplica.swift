@@ -97,13 +97,14 @@ public final class TipsReplica: Sendable {
     public func applyRemote(_ changes: [Change]) throws {
         try core.withLock { core in
             var applied: [(Change, Bool)] = []
+            let clockBefore = core.hlc
             for change in changes where change.device != deviceID {
                 core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                 if core.state.apply(change, donationLimits: core.donationLimits) { applied.append((change, false)) }
             }
-            guard !applied.isEmpty else { return }
+            guard !applied.isEmpty || core.hlc != clockBefore else { return }
             do {
-                try database.persist(applied, state: core.state, limits: core.donationLimits)
+                try database.persist(applied, state: core.state, limits: core.donationLimits, observed: core.hlc.last)
             } catch {
                 core.state = (try? database.load().state) ?? core.state
                 throw error

@@ -68,6 +68,9 @@ extension ReplicaDatabase {
                     stamp: stamp(row["hlc"], row["device"])!))
         }
 
+        if let observed = try meta(.observedHLC, db).flatMap({ Int64($0) }) {
+            latest = max(latest, HLC(rawValue: observed))
+        }
         let maxSeq = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM change") ?? 0
         if let maxHLC = try Int64.fetchOne(db, sql: "SELECT MAX(hlc) FROM change") {
             latest = max(latest, HLC(rawValue: maxHLC))

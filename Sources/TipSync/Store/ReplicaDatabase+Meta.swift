@@ -7,6 +7,8 @@ extension ReplicaDatabase {
         case deviceID
         case datastoreResetHLC
         case datastoreResetDevice
+        /// The latest HLC observed from other devices, so stamps after a restart still exceed it.
+        case observedHLC
     }
 
     static func meta(_ key: MetaKey, _ db: Database) throws -> String? {

@@ -7,12 +7,17 @@ import TipSyncCore
 extension ReplicaDatabase {
     /// Persists changes already merged into `state`. Local changes also go into the change log.
     /// One transaction: all are stored or none.
-    func persist(_ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit]) throws {
+    /// `observed`: the clock after observing remote changes, remembered across restarts.
+    func persist(
+        _ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit],
+        observed: HLC? = nil
+    ) throws {
         try writer.write { db in
             for (change, isLocal) in changes {
                 if isLocal { try Self.appendToLog(change, db) }
                 try Self.writeRecords(touchedBy: change, state: state, limits: limits, db)
             }
+            if let observed { try Self.setMeta(.observedHLC, String(observed.rawValue), db) }
         }
     }
 

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import TipSync
+
+@Suite struct CatalogTests {
+    static func exampleCatalog() throws -> Catalog {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/catalog", withExtension: "json"))
+        return try JSONCoding.decoder.decode(Catalog.self, from: Data(contentsOf: url))
+    }
+
+    @Test func exampleCatalogEvaluatesLikeTheSwiftTip() throws {
+        let catalog = try Self.exampleCatalog()
+        let clock = ManualClock()
+        let replica = try makeReplica(clock: clock)
+        try replica.load(catalog: catalog)
+        #expect(replica.status(ofTip: "favorite") == .pending)
+        try replica.setParameter("isLoggedIn", to: .bool(true))
+        try replica.donate(event: "opened-detail", infos: [nil, nil, nil])
+        try replica.donate(event: "viewed-yard", infos: [.object(["yardID": .int(7)]), .object(["yardID": .int(7)])])
+        #expect(replica.status(ofTip: "favorite") == .available)
+        // The JSON rules and the #Rule-built Swift tip are the same expressions.
+        let json = try #require(replica.catalogTip("favorite")).rules
+        let swift = FavoriteTip().rules.map(\.expression).map { rename($0) }
+        #expect(json.map(\.json) == swift.map(\.json))
+    }
+
+    /// The Swift tip's parameter id is "FavoriteTip.isLoggedIn"; the catalog's is "isLoggedIn".
+    func rename(_ expression: RuleExpression) -> RuleExpression {
+        switch expression {
+        case .compare(let op, .parameter, let rhs): .compare(op, .parameter("isLoggedIn"), rhs)
+        default: expression
+        }
+    }
+
+    @Test func transientCatalogParameterAndGroup() throws {
+        let replica = try makeReplica()
+        try replica.load(catalog: try Self.exampleCatalog())
+        #expect(replica.status(ofTip: "upgrade") == .available)
+        try replica.setParameter("inTrial", to: .bool(true))
+        #expect(replica.status(ofTip: "upgrade") == .pending)
+        #expect(try replica.localChanges().isEmpty)  // transient: not in the change log
+        #expect(replica.displayFrequency == .daily)
+        #expect(replica.catalogGroup("onboarding")?.tips == ["welcome", "favorite"])
+    }
+
+    @Test func invalidCatalogsAreRejectedWithTheReason() throws {
+        let replica = try makeReplica()
+        let badRule = Catalog(tips: [TipDefinition(id: "t", title: "T", rules: [.parameter("missing")])])
+        #expect(throws: Catalog.ValidationError.self) { try replica.load(catalog: badRule) }
+        let duplicate = Catalog(tips: [TipDefinition(id: "t", title: "A"), TipDefinition(id: "t", title: "B")])
+        do {
+            try replica.load(catalog: duplicate)
+            Issue.record("duplicate ids accepted")
+        } catch {
+            #expect("\(error)" == "duplicate tip id 't'")
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONCoding.decoder.decode(Catalog.self, from: Data(#"{"tips":[{"id":"t","title":"T","rules":[{"~":[1,2]}]}]}"#.utf8))
+        }
+        #expect(replica.catalogTips.isEmpty)
+    }
+
+    @Test func ruleJSONFormReadsEveryOperator() throws {
+        let text = """
+            {"or": [
+              {"and": [{"!=": [{"param": "p"}, "x"]}, {"not": {"<": [1, 2]}}]},
+              {">": [{"count": {"largestSubset": [{"donatedWithin": [{"donations": "e"}, "week"]}, "k"]}}, {"+": [1, {"*": [2, 3]}]}]},
+              {"contains": [{"smallestSubset": [{"donations": "e"}, "k"]}, {"<=": [{"field": "date"}, {"-": [{"now": true}, 60]}]}]},
+              {"==": [{"literal": [1, 2]}, {"/": [4, 2]}]}
+            ]}
+            """
+        let expression = try JSONCoding.decoder.decode(RuleExpression.self, from: Data(text.utf8))
+        let reencoded = try JSONCoding.decoder.decode(RuleExpression.self, from: JSONCoding.encoder.encode(expression))
+        #expect(reencoded == expression)
+        for bad in [#"{"count": 1, "extra": 2}"#, #"{"donatedWithin": [{"donations": "e"}, "fortnight"]}"#, #"[1, 2]"#, #"{"==": [1]}"#] {
+            #expect(throws: DecodingError.self) { try JSONCoding.decoder.decode(RuleExpression.self, from: Data(bad.utf8)) }
+        }
+    }
+
+    @Test func typeErrorsInDataRulesMakeTheRuleFalseNotACrash() throws {
+        let replica = try makeReplica()
+        let tip = TipDefinition(id: "t", title: "T", rules: [.compare(.equal, .count(.literal(.int(3))), .literal(.int(1)))])
+        #expect(replica.status(of: tip) == .pending)
+    }
+}
