@@ -15,6 +15,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
@@ -39,7 +40,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .executableTarget(name: "tipsync-bench", dependencies: ["TipSync"]),
+        // Performance measurements recorded in BENCHMARKS.md (run in release mode).
+        .executableTarget(
+            name: "tipsync-bench",
+            dependencies: ["TipSync", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
         .testTarget(
             name: "TipSyncTests",

@@ -96,11 +96,12 @@ extension JSONValue {
 
 /// The one JSON configuration TipSync uses everywhere: sorted keys so output is canonical.
 public enum JSONCoding {
-    public static var encoder: JSONEncoder {
+    /// Shared: configuring an encoder costs more than encoding a small change. Never reconfigure it.
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }
+    }()
 
-    public static var decoder: JSONDecoder { JSONDecoder() }
+    public static let decoder = JSONDecoder()
 }

@@ -72,12 +72,9 @@ extension ReplicaState {
 
     /// Donations: a grow-only set keyed by donation id, trimmed deterministically by the limit.
     mutating func mergeDonation(_ event: String, _ donation: Donation, limit: DonationLimit) -> Bool {
-        var record = events[event] ?? EventRecord()
-        if let deletedAt = record.deletedAt, donation.stamp <= deletedAt { return false }
-        guard record.insert(donation) else { return false }
-        record.trim(to: limit)
-        events[event] = record
-        return record.ids.contains(donation.id)
+        if let deletedAt = events[event]?.deletedAt, donation.stamp <= deletedAt { return false }
+        // Mutated in place: copying an event's donations on every insert would make bursts quadratic.
+        return events[event, default: EventRecord()].insertTrimming(donation, limit: limit)
     }
 
     /// `deleteDonations()`: a max-register; donations stamped at or before it are gone.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Everything a replica knows, as a pure value: the result of merging every change it has seen.
 ///
 /// Two replicas that have applied the same set of changes, in any order and any number of times,
@@ -17,11 +19,30 @@ public struct ReplicaState: Sendable, Equatable {
 
     /// An event's donations, kept sorted by (date, id), and its latest `deleteDonations()`.
     public struct EventRecord: Sendable, Hashable {
-        public private(set) var donations: [Donation] = []
+        public private(set) var donations: [Donation] = [] {
+            didSet { version = Self.nextVersion() }
+        }
         public private(set) var ids: Set<String> = []
         public var deletedAt: Stamp?
+        /// Changes whenever `donations` does (never equal for two different lists), so rule results
+        /// over them can be cached. Local bookkeeping: not part of equality.
+        public private(set) var version: UInt64 = 0
 
         public init() {}
+
+        public static func == (lhs: EventRecord, rhs: EventRecord) -> Bool {
+            lhs.donations == rhs.donations && lhs.deletedAt == rhs.deletedAt
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(donations)
+            hasher.combine(deletedAt)
+        }
+
+        private static let versions = Atomic<UInt64>(0)
+        private static func nextVersion() -> UInt64 {
+            versions.add(1, ordering: .relaxed).newValue
+        }
 
         /// Inserts keeping (date, id) order; `false` when the id is already present.
         mutating func insert(_ donation: Donation) -> Bool {
@@ -38,6 +59,13 @@ public struct ReplicaState: Sendable, Equatable {
                 donations.append(donation)
             }
             return true
+        }
+
+        /// Inserts, then trims to the limit; whether the donation is kept.
+        mutating func insertTrimming(_ donation: Donation, limit: DonationLimit) -> Bool {
+            guard insert(donation) else { return false }
+            trim(to: limit)
+            return ids.contains(donation.id)
         }
 
         mutating func removeAll(where shouldRemove: (Donation) -> Bool) {
@@ -139,12 +167,13 @@ extension ReplicaState {
 
     /// Applies an event's storage limit now (count and age), as trimming after merge does.
     public mutating func trimDonations(of event: String, to limit: DonationLimit, nowMilliseconds: Int64) {
-        guard var record = events[event] else { return }
-        record.trim(to: limit)
+        guard events[event] != nil else { return }
+        events[event]?.trim(to: limit)
         if let maximumAge = limit.maximumAge {
             let threshold = nowMilliseconds - Int64(maximumAge * 1000)
-            record.removeAll { $0.date < threshold }
+            if let oldest = events[event]?.donations.first, oldest.date < threshold {
+                events[event]?.removeAll { $0.date < threshold }
+            }
         }
-        events[event] = record
     }
 }

@@ -15,12 +15,15 @@ public struct StatusEvaluator: RuleContext {
     public var overrides: TestingOverrides
     /// Seconds since 1970.
     public var now: Double
+    /// Remembered filter results (see ``RuleCache``); `nil` evaluates everything afresh.
+    public var ruleCache: RuleCache?
 
     public init(
         state: ReplicaState, parameterDefaults: [String: JSONValue] = [:], transientValues: [String: JSONValue] = [:],
         donationLimits: [String: DonationLimit] = [:], displayFrequency: DisplayFrequency = .immediate,
-        overrides: TestingOverrides = TestingOverrides(), now: Double
+        overrides: TestingOverrides = TestingOverrides(), now: Double, ruleCache: RuleCache? = nil
     ) {
+        self.ruleCache = ruleCache
         self.state = state
         self.parameterDefaults = parameterDefaults
         self.transientValues = transientValues
@@ -32,6 +35,10 @@ public struct StatusEvaluator: RuleContext {
 
     public func parameterValue(_ id: String) -> JSONValue {
         transientValues[id] ?? state.parameterValue(id) ?? parameterDefaults[id] ?? .null
+    }
+
+    public func donationsVersion(_ event: String) -> UInt64? {
+        state.events[event]?.version
     }
 
     public func donations(_ event: String) -> ArraySlice<Donation> {

@@ -15,6 +15,7 @@ public final class TipsReplica: Sendable {
     let database: ReplicaDatabase
     let clock: TipsClock
     let core: Mutex<Core>
+    let ruleCache = RuleCache()
 
     struct Core {
         var state: ReplicaState
@@ -63,7 +64,7 @@ public final class TipsReplica: Sendable {
             state: core.state, parameterDefaults: core.parameters.mapValues(\.defaultValue),
             transientValues: core.transientValues, donationLimits: core.donationLimits,
             displayFrequency: core.displayFrequency, overrides: core.overrides,
-            now: clock.now().timeIntervalSince1970)
+            now: clock.now().timeIntervalSince1970, ruleCache: ruleCache)
     }
 
     /// Makes local changes: stamps each operation, merges it, and stores the changes and their

@@ -35,8 +35,10 @@ extension ReplicaDatabase {
             try writeTip(tip, state: state, db)
         case .display(let tip, let epoch, _, _, _):
             try writeDisplay(tip, key: DisplayCounter.Key(device: change.device, epoch: epoch), state: state, db)
-        case .donation(let event, let id, _, _):
-            try writeDonation(event, id: id, state: state, trimmed: limits[event] != nil, db)
+        case .donation(let event, let id, let date, let info):
+            try writeDonation(
+                event, Donation(id: id, date: date, info: info, stamp: change.stamp), state: state,
+                trimmed: limits[event] != nil, db)
         case .donationsDeleted(let event):
             try writeDonationDeletion(event, state: state, db)
         case .datastoreReset:
@@ -88,13 +90,15 @@ extension ReplicaDatabase {
         ])
     }
 
-    static func writeDonation(_ event: String, id: String, state: ReplicaState, trimmed: Bool, _ db: Database) throws {
+    /// Stores `donation` if the merged state kept it, then drops rows the state trimmed.
+    static func writeDonation(_ event: String, _ donation: Donation, state: ReplicaState, trimmed: Bool, _ db: Database) throws {
         guard let record = state.events[event] else { return }
-        if record.ids.contains(id), let donation = record.donations.last(where: { $0.id == id }) {
+        if record.ids.contains(donation.id) {
             try db.cachedStatement(
                 sql: "INSERT OR IGNORE INTO donation (eventID, id, date, info, hlc, device) VALUES (?, ?, ?, ?, ?, ?)"
             ).execute(arguments: [
-                event, id, donation.date, donation.info?.canonicalText, donation.stamp.hlc.rawValue, donation.stamp.device,
+                event, donation.id, donation.date, donation.info?.canonicalText, donation.stamp.hlc.rawValue,
+                donation.stamp.device,
             ])
         }
         if trimmed, let oldest = record.donations.first {
@@ -126,7 +130,7 @@ extension ReplicaDatabase {
         }
         for (event, record) in state.events {
             if record.deletedAt != nil { try writeDonationDeletion(event, state: state, db) }
-            for donation in record.donations { try writeDonation(event, id: donation.id, state: state, trimmed: false, db) }
+            for donation in record.donations { try writeDonation(event, donation, state: state, trimmed: false, db) }
         }
     }
 
