@@ -108,3 +108,26 @@ import TipSync
         #expect(reopened.state.datastoreReset != nil)
     }
 }
+
+@Suite struct RuleCacheTests {
+    @Test func cachedEvaluationAlwaysEqualsAFreshScan() throws {
+        let clock = ManualClock()
+        let replica = try makeReplica(clock: clock)
+        let tip = TipDefinition(
+            id: "t", title: "T",
+            rules: [
+                .compare(
+                    .greaterOrEqual,
+                    .count(.filter(.donations("e"), .compare(.equal, .field("k"), .literal(.int(1))))), .literal(.int(3))),
+                .not(.contains(.donations("e"), .compare(.greater, .field("k"), .literal(.int(5))))),
+            ])
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<60 {
+            try replica.donate(event: "e", info: .object(["k": .int(Int64.random(in: 0...6, using: &generator))]))
+            clock.advance(by: 1)
+            let fresh = StatusEvaluator(state: replica.state, now: clock.now.timeIntervalSince1970).status(of: tip)
+            #expect(replica.status(of: tip) == fresh)
+            #expect(replica.status(of: tip) == fresh)  // the second call is served from the cache
+        }
+    }
+}
