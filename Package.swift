@@ -11,11 +11,18 @@ let package = Package(
         // The pure core (model, rules, HLC, merge) for servers and tools that need no replica.
         .library(name: "TipSyncCore", targets: ["TipSyncCore"]),
         .executable(name: "tipsync-bench", targets: ["tipsync-bench"]),
+        .executable(name: "tipsync-server", targets: ["tipsync-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
@@ -45,7 +52,35 @@ let package = Package(
             name: "tipsync-bench",
             dependencies: ["TipSync", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
+        .target(
+            name: "TipSyncServer",
+            dependencies: [
+                "TipSyncCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "tipsync-server",
+            dependencies: [
+                "TipSyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
+        .testTarget(
+            name: "TipSyncServerTests",
+            dependencies: [
+                "TipSyncServer", "TipSync", "tipsync-server",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(
             name: "TipSyncTests",
             dependencies: ["TipSync", .product(name: "GRDB", package: "GRDB.swift")],

@@ -16,6 +16,9 @@ public final class TipsReplica: Sendable {
     let clock: TipsClock
     let core: Mutex<Core>
     let ruleCache = RuleCache()
+    /// Added to the device clock: the correction sync measured against the server's clock.
+    let clockOffsetMilliseconds = Atomic<Int64>(0)
+    let localChangeSubscribers = Mutex<[UInt64: AsyncStream<Void>.Continuation]>([:])
 
     struct Core {
         var state: ReplicaState
@@ -54,9 +57,16 @@ public final class TipsReplica: Sendable {
         database = try ReplicaDatabase(directory: directory)
         self.deviceID = try database.deviceID(preferred: deviceID)
         core = Mutex(Core(snapshot: try database.load(), overrides: TestingOverrides(environment: environment)))
+        clockOffsetMilliseconds.store(Int64(try database.meta(.clockOffset) ?? "0") ?? 0, ordering: .relaxed)
     }
 
-    var nowMilliseconds: Int64 { Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// The device clock corrected by the offset sync measured, in milliseconds since 1970.
+    var nowMilliseconds: Int64 {
+        Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down)) + clockOffsetMilliseconds.load(ordering: .relaxed)
+    }
+
+    /// The corrected clock as a date (what status evaluation uses).
+    var now: Date { Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000) }
 
     /// A pure evaluator over the current state.
     func evaluator(_ core: borrowing Core) -> StatusEvaluator {
@@ -64,7 +74,7 @@ public final class TipsReplica: Sendable {
             state: core.state, parameterDefaults: core.parameters.mapValues(\.defaultValue),
             transientValues: core.transientValues, donationLimits: core.donationLimits,
             displayFrequency: core.displayFrequency, overrides: core.overrides,
-            now: clock.now().timeIntervalSince1970, ruleCache: ruleCache)
+            now: Double(nowMilliseconds) / 1000, ruleCache: ruleCache)
     }
 
     /// Makes local changes: stamps each operation, merges it, and stores the changes and their
@@ -90,6 +100,7 @@ public final class TipsReplica: Sendable {
         }
         core.nextSeq += Int64(changes.count)
         notifyObservers(&core)
+        for subscriber in localChangeSubscribers.withLock({ Array($0.values) }) { subscriber.yield() }
         return changes
     }
 

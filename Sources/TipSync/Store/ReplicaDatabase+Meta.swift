@@ -9,6 +9,12 @@ extension ReplicaDatabase {
         case datastoreResetDevice
         /// The latest HLC observed from other devices, so stamps after a restart still exceed it.
         case observedHLC
+        /// Sync: the highest local sequence number the server has acknowledged.
+        case pushedSeq
+        /// Sync: the server-minted cursor to pull after.
+        case pullCursor
+        /// Sync: milliseconds to add to the device clock (the server's clock minus ours).
+        case clockOffset
     }
 
     static func meta(_ key: MetaKey, _ db: Database) throws -> String? {
@@ -21,6 +27,14 @@ extension ReplicaDatabase {
         } else {
             try db.execute(sql: "DELETE FROM meta WHERE key = ?", arguments: [key.rawValue])
         }
+    }
+
+    func meta(_ key: MetaKey) throws -> String? {
+        try writer.read { db in try Self.meta(key, db) }
+    }
+
+    func setMeta(_ key: MetaKey, _ value: String?) throws {
+        try writer.write { db in try Self.setMeta(key, value, db) }
     }
 
     /// The device id, created (a random UUID unless `preferred` is given) on first open.

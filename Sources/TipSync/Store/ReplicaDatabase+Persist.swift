@@ -143,3 +143,20 @@ extension ReplicaDatabase {
         }
     }
 }
+
+extension ReplicaDatabase {
+    /// Rewrites the given local changes (same sequence numbers, new stamps) and every record table
+    /// from `state`, and forgets the pull cursor — one transaction.
+    func replaceLog(_ changes: [Change], state: ReplicaState) throws {
+        try writer.write { db in
+            for change in changes {
+                let body = String(decoding: try JSONCoding.encoder.encode(change), as: UTF8.self)
+                try db.execute(
+                    sql: "UPDATE change SET hlc = ?, body = ? WHERE seq = ?",
+                    arguments: [change.hlc.rawValue, body, change.seq])
+            }
+            try Self.rewriteAll(state, db)
+            try Self.setMeta(.pullCursor, nil, db)
+        }
+    }
+}

@@ -8,6 +8,7 @@ extension Tips {
             case datastoreLocation(DatastoreLocation)
             case deviceID(String)
             case clock(TipsClock)
+            case sync(SyncConfiguration)
         }
 
         let kind: Kind

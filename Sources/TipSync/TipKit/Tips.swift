@@ -11,6 +11,8 @@ public enum Tips {
         var replica: TipsReplica?
         var pendingReset = false
         var overrides = TestingOverrides()
+        var syncTask: Task<Void, Never>?
+        var syncClient: SyncClient?
     }
 
     static let shared = Mutex(Shared())
@@ -32,12 +34,14 @@ public enum Tips {
         var frequency = DisplayFrequency.immediate
         var deviceID: String?
         var clock = TipsClock.system
+        var sync: SyncConfiguration?
         for option in options {
             switch option.kind {
             case .displayFrequency(let value): frequency = value
             case .datastoreLocation(let value): location = value
             case .deviceID(let value): deviceID = value
             case .clock(let value): clock = value
+            case .sync(let value): sync = value
             }
         }
         try shared.withLock { shared in
@@ -55,8 +59,18 @@ public enum Tips {
             overrides.hidden.formUnion(shared.overrides.hidden)
             replica.testingOverrides = overrides
             shared.replica = replica
+            if let sync {
+                let client = SyncClient(replica: replica, configuration: sync)
+                shared.syncClient = client
+                shared.syncTask = Task {
+                    do { try await client.run() } catch { Tips.report(error) }
+                }
+            }
         }
     }
+
+    /// The sync client `configure(.sync(…))` started, if any.
+    public static var syncClient: SyncClient? { shared.withLock { $0.syncClient } }
 
     /// Uses an already-open replica as the shared one (instead of `configure`).
     public static func configure(replica: TipsReplica) throws {
@@ -68,7 +82,10 @@ public enum Tips {
 
     /// Detaches the shared replica, so `configure` may be called again (tests, account switches).
     public static func unconfigure() {
-        shared.withLock { $0 = Shared() }
+        shared.withLock { shared in
+            shared.syncTask?.cancel()
+            shared = Shared()
+        }
     }
 
     /// Removes every tip, event and parameter record. Call before `configure` (it then happens as the

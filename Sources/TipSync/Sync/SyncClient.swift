@@ -1,0 +1,187 @@
+import Foundation
+import TipSyncCore
+
+/// Syncs one replica with a TipSync server (`protocol.md`): pushes the outbox, pulls after the
+/// server-minted cursor, merges what arrives, and — while ``run()`` is active — keeps a long-poll
+/// open so changes from other devices arrive within milliseconds. Outbox, cursor and clock
+/// correction live in the replica, so a restart resumes where it stopped.
+public actor SyncClient {
+    public let replica: TipsReplica
+    public let configuration: SyncConfiguration
+    let transport: any SyncTransport
+    let sleep: @Sendable (Duration) async throws -> Void
+    let physicalNow: @Sendable () -> Date
+
+    /// The latest failure, cleared by the next successful round.
+    public private(set) var lastError: SyncClientError?
+
+    public init(
+        replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.replica = replica
+        self.configuration = configuration
+        self.transport = transport ?? URLSessionTransport(baseURL: configuration.server)
+        self.sleep = sleep
+        // The offset is measured against the replica's own (uncorrected) clock.
+        self.physicalNow = replica.clock.now
+    }
+
+    /// One full round: push everything unsent, then pull until the server has nothing more.
+    public func syncOnce() async throws {
+        do {
+            try await pushAll()
+            try await pullAll()
+            lastError = nil
+        } catch let error as SyncClientError {
+            lastError = error
+            throw error
+        }
+    }
+
+    /// Syncs until cancelled: a full round, then a long-poll for remote news alongside a push after
+    /// every local change. Failures back off (doubling, with jitter) and retry; a refused token stops.
+    public func run() async throws {
+        var backoff = configuration.initialBackoff
+        while !Task.isCancelled {
+            do {
+                try await syncOnce()
+                backoff = configuration.initialBackoff
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await self.pullLive() }
+                    group.addTask { try await self.pushOnLocalChanges() }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            } catch let error as SyncClientError where error.isTransient {
+                lastError = error
+                let jitter = Double.random(in: 0.5...1.0)
+                try await sleep(.milliseconds(Int(backoff * jitter * 1000)))
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+            }
+        }
+    }
+
+    func pushOnLocalChanges() async throws {
+        for await _ in replica.localChangeNotifications() {
+            try await pushAll()
+        }
+    }
+
+    func pullLive() async throws {
+        while !Task.isCancelled {
+            try await pullAll(wait: configuration.longPollSeconds)
+        }
+    }
+
+    // MARK: Push
+
+    func pushAll() async throws {
+        var restamped = false
+        while true {
+            let batch = try replica.outbox(limit: configuration.pushBatchSize)
+            guard !batch.isEmpty else { return }
+            let body = try JSONCoding.encoder.encode(PushRequest(changes: batch))
+            let (response, sent) = try await send("POST", "/v1/push", body: body)
+            switch response.status {
+            case 200:
+                let result = try decode(PushResponse.self, response.body)
+                try correctClock(serverTime: result.serverTime, sent: sent)
+                try replica.setPushedSeq(result.highestSeq)
+            case 409 where errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
+                // The server has less (or more) of our log than we thought: resume from what it expects.
+                guard let expected = errorCode(response.body)?.expectedSeq else { throw rejection(response) }
+                try replica.setPushedSeq(max(0, expected - 1))
+            case 422 where errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
+                // Our clock is ahead of the server's: correct it, re-stamp what is unsent, push again.
+                if let serverTime = errorCode(response.body)?.serverTime {
+                    try correctClock(serverTime: serverTime, sent: sent, force: true)
+                }
+                try replica.restampUnacknowledgedChanges()
+                restamped = true
+            default:
+                throw rejection(response)
+            }
+        }
+    }
+
+    // MARK: Pull
+
+    func pullAll(wait: Int = 0) async throws {
+        var waitNow = wait
+        while true {
+            var path = "/v1/pull?limit=\(configuration.pullLimit)"
+            if let cursor = try replica.pullCursor {
+                path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)"
+            }
+            if waitNow > 0 { path += "&wait=\(waitNow)" }
+            let (response, sent) = try await send("GET", path, timeout: TimeInterval(waitNow + 30))
+            guard response.status == 200 else {
+                if errorCode(response.body)?.code == ErrorCode.invalidCursor.rawValue {
+                    try replica.setPullCursor(nil)  // start over: merging is idempotent
+                    continue
+                }
+                throw rejection(response)
+            }
+            let page = try decode(PullResponse.self, response.body)
+            try correctClock(serverTime: page.serverTime, sent: sent)
+            try replica.applyRemote(page.changes)
+            try replica.setPullCursor(page.cursor)
+            guard page.more else { return }
+            waitNow = 0
+        }
+    }
+
+    // MARK: Helpers
+
+    func send(_ method: String, _ path: String, body: Data? = nil, timeout: TimeInterval = 30) async throws
+        -> (SyncHTTPResponse, Date)
+    {
+        var headers = ["Authorization": "Bearer \(configuration.token)", "Accept": "application/json"]
+        if body != nil { headers["Content-Type"] = "application/json" }
+        let sent = physicalNow()
+        let response: SyncHTTPResponse
+        do {
+            response = try await transport.send(
+                SyncHTTPRequest(method: method, path: path, headers: headers, body: body, timeout: timeout))
+        } catch let error as SyncClientError {
+            throw error
+        } catch {
+            throw SyncClientError.unreachable("\(error.localizedDescription)")
+        }
+        if response.status == 401 {
+            throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
+        }
+        return (response, sent)
+    }
+
+    /// Aligns the replica's clock with the server's when they differ by more than a second
+    /// (the midpoint of the request's round trip is taken as the server's reading time).
+    func correctClock(serverTime: Int64, sent: Date, force: Bool = false) throws {
+        let received = physicalNow()
+        let midpoint = Int64((sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2 * 1000)
+        let offset = serverTime - midpoint
+        if force || abs(offset - replica.clockOffset) > 1000 {
+            try replica.setClockOffset(offset)
+        }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do {
+            return try JSONCoding.decoder.decode(T.self, from: data)
+        } catch {
+            throw SyncClientError.transport("unexpected response from the server: \(error)")
+        }
+    }
+
+    func errorCode(_ data: Data) -> ErrorBody.Detail? {
+        (try? JSONCoding.decoder.decode(ErrorBody.self, from: data))?.error
+    }
+
+    func rejection(_ response: SyncHTTPResponse) -> SyncClientError {
+        let detail = errorCode(response.body)
+        return .rejected(
+            status: response.status, code: detail?.code ?? "unknown",
+            message: detail?.message ?? String(decoding: response.body.prefix(200), as: UTF8.self))
+    }
+}

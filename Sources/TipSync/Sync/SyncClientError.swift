@@ -1,0 +1,30 @@
+/// Why a sync round did not complete.
+public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The server did not answer (unreachable, timed out, connection dropped).
+    case unreachable(String)
+    /// The token was refused: sync stops until it is replaced.
+    case unauthorized(String)
+    /// The server rejected a request; `code` is the protocol error code.
+    case rejected(status: Int, code: String, message: String)
+    case invalidServerURL(String)
+    case transport(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let why): "sync server unreachable: \(why)"
+        case .unauthorized(let message): "sync token refused: \(message)"
+        case .rejected(let status, let code, let message): "sync server refused the request (\(status) \(code)): \(message)"
+        case .invalidServerURL(let url): "invalid sync server URL '\(url)'"
+        case .transport(let why): "sync transport error: \(why)"
+        }
+    }
+
+    /// Retrying later may succeed.
+    public var isTransient: Bool {
+        switch self {
+        case .unreachable, .transport: true
+        case .rejected(let status, _, _): status >= 500 || status == 429
+        case .unauthorized, .invalidServerURL: false
+        }
+    }
+}

@@ -1,0 +1,106 @@
+/// Which entries of a change log can be dropped without changing what any replica computes.
+///
+/// An entry is dropped only when kept entries subsume its effect under the merge rules, so a replica
+/// that has seen every kept entry — in any order, from any cursor — holds the same state as one that
+/// has seen the whole log:
+/// - everything stamped at or before the latest `datastoreReset` (displays: epoch before it);
+/// - parameters: all but the latest write per id;
+/// - eligibility: all but the latest write and the latest `eligible` per tip (that one carries the reset stamp);
+/// - displays: all but the latest per (tip, device, epoch) (each carries the device's cumulative totals);
+/// - donations stamped at or before their event's latest `donationsDeleted`, and all but that deletion.
+public enum LogCompaction {
+    public struct Entry: Sendable, Hashable {
+        public var position: Int64
+        public var change: Change
+
+        public init(position: Int64, change: Change) {
+            self.position = position
+            self.change = change
+        }
+    }
+
+    /// Positions of superseded entries.
+    public static func superseded(_ entries: [Entry]) -> Set<Int64> {
+        var dropped = Set<Int64>()
+        let reset = entries.compactMap { entry -> Stamp? in
+            if case .datastoreReset = entry.change.operation { return entry.change.stamp }
+            return nil
+        }.max()
+
+        var latestParameter: [String: Entry] = [:]
+        var latestEligibility: [String: Entry] = [:]
+        var latestEligible: [String: Entry] = [:]
+        var latestDisplay: [String: Entry] = [:]
+        var latestDeletion: [String: Entry] = [:]
+        var donations: [String: [Entry]] = [:]
+
+        func keepLatest(_ entry: Entry, in table: inout [String: Entry], key: String) {
+            if let current = table[key] {
+                if current.change.stamp < entry.change.stamp {
+                    dropped.insert(current.position)
+                    table[key] = entry
+                } else {
+                    dropped.insert(entry.position)
+                }
+            } else {
+                table[key] = entry
+            }
+        }
+
+        for entry in entries {
+            let stamp = entry.change.stamp
+            if case .datastoreReset = entry.change.operation {
+                if stamp != reset { dropped.insert(entry.position) }
+                continue
+            }
+            if case .display(let tip, let epoch, _, _, _) = entry.change.operation {
+                if let reset, epochPrecedes(epoch, reset) {
+                    dropped.insert(entry.position)
+                } else {
+                    let key = "\(tip)\u{0}\(entry.change.device)\u{0}\(epoch?.description ?? "")"
+                    keepLatest(entry, in: &latestDisplay, key: key)
+                }
+                continue
+            }
+            if let reset, stamp <= reset {
+                dropped.insert(entry.position)
+                continue
+            }
+            switch entry.change.operation {
+            case .parameter(let id, _):
+                keepLatest(entry, in: &latestParameter, key: id)
+            case .eligibility(let tip, let state):
+                // Kept if it is the latest write or the latest `eligible`; decided after the scan.
+                if state == .eligible {
+                    if let current = latestEligible[tip], current.change.stamp > stamp {
+                    } else {
+                        latestEligible[tip] = entry
+                    }
+                }
+                if let current = latestEligibility[tip], current.change.stamp > stamp {
+                } else {
+                    latestEligibility[tip] = entry
+                }
+            case .donation(let event, _, _, _):
+                donations[event, default: []].append(entry)
+            case .donationsDeleted(let event):
+                keepLatest(entry, in: &latestDeletion, key: event)
+            case .display, .datastoreReset:
+                break
+            }
+        }
+        let keptEligibility = Set(latestEligibility.values.map(\.position)).union(latestEligible.values.map(\.position))
+        for entry in entries {
+            if case .eligibility = entry.change.operation, !keptEligibility.contains(entry.position),
+                !dropped.contains(entry.position)
+            {
+                dropped.insert(entry.position)
+            }
+        }
+        for (event, list) in donations {
+            guard let deletion = latestDeletion[event]?.change.stamp else { continue }
+            for entry in list where entry.change.stamp <= deletion { dropped.insert(entry.position) }
+        }
+        return dropped
+    }
+}

@@ -1,0 +1,42 @@
+/// The body of every 4xx/5xx response: `{"error": {"code": "…", "message": "…"}}`.
+public struct ErrorBody: Sendable, Hashable, Codable {
+    public struct Detail: Sendable, Hashable, Codable {
+        /// Machine-readable; see ``ErrorCode``.
+        public var code: String
+        /// For people: says what was wrong and what to do.
+        public var message: String
+        /// The server's clock (milliseconds since 1970), on every error.
+        public var serverTime: Int64?
+        /// With `sequence_gap`: the sequence number the server expects next from this device.
+        public var expectedSeq: Int64?
+
+        public init(code: String, message: String, serverTime: Int64? = nil, expectedSeq: Int64? = nil) {
+            self.code = code
+            self.message = message
+            self.serverTime = serverTime
+            self.expectedSeq = expectedSeq
+        }
+    }
+
+    public var error: Detail
+
+    public init(error: Detail) {
+        self.error = error
+    }
+}
+
+/// Error codes of protocol v1 (`protocol.md`, "Errors").
+public enum ErrorCode: String, Sendable, CaseIterable {
+    case unauthorized
+    case notFound = "not_found"
+    case malformedJSON = "malformed_json"
+    case invalidChange = "invalid_change"
+    case invalidCursor = "invalid_cursor"
+    case invalidParameter = "invalid_parameter"
+    case bodyTooLarge = "body_too_large"
+    case batchTooLarge = "batch_too_large"
+    case deviceMismatch = "device_mismatch"
+    case sequenceGap = "sequence_gap"
+    case clockSkew = "clock_skew"
+    case serverError = "server_error"
+}

@@ -1,0 +1,21 @@
+/// `GET /v1/pull` success body: the account's changes after the request's cursor, in log order.
+public struct PullResponse: Sendable, Hashable, Codable {
+    public var changes: [Change]
+    /// Pass this as `cursor` on the next pull. Opaque: minted by the server, never computed by clients.
+    public var cursor: String
+    /// More changes are waiting: pull again at once.
+    public var more: Bool
+    /// The request's cursor predated a compaction: this page starts a full snapshot (from the first
+    /// retained change). Merging is idempotent, so the client just applies it and continues.
+    public var snapshot: Bool
+    /// The server's clock, milliseconds since 1970.
+    public var serverTime: Int64
+
+    public init(changes: [Change], cursor: String, more: Bool, snapshot: Bool, serverTime: Int64) {
+        self.changes = changes
+        self.cursor = cursor
+        self.more = more
+        self.snapshot = snapshot
+        self.serverTime = serverTime
+    }
+}

@@ -1,0 +1,27 @@
+/// `POST /v1/push` body: a batch of one device's changes, in sequence order.
+public struct PushRequest: Sendable, Hashable, Codable {
+    public var changes: [Change]
+
+    public init(changes: [Change]) {
+        self.changes = changes
+    }
+}
+
+/// `POST /v1/push` success body.
+public struct PushResponse: Sendable, Hashable, Codable {
+    /// Changes stored by this request.
+    public var accepted: Int
+    /// Changes the server already had (a retried push): ignored.
+    public var duplicates: Int
+    /// The highest sequence number of the pushing device the server has stored.
+    public var highestSeq: Int64
+    /// The server's clock, milliseconds since 1970.
+    public var serverTime: Int64
+
+    public init(accepted: Int, duplicates: Int, highestSeq: Int64, serverTime: Int64) {
+        self.accepted = accepted
+        self.duplicates = duplicates
+        self.highestSeq = highestSeq
+        self.serverTime = serverTime
+    }
+}

@@ -1,0 +1,20 @@
+import Crypto
+import Foundation
+
+/// Device tokens: random 32-byte secrets, shown once, stored only as SHA-256 hashes.
+public enum TokenHasher {
+    /// A new token: `ts_` and 43 characters of base64url.
+    public static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let base64 = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return "ts_" + base64
+    }
+
+    /// The stored form: lowercase hex SHA-256 of the token's UTF-8 bytes.
+    public static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}

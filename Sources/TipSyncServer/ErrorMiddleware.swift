@@ -1,0 +1,28 @@
+import Hummingbird
+import TipSyncCore
+
+/// Turns every error into the protocol's JSON error body, so clients parse one shape for all 4xx/5xx,
+/// including Hummingbird's own (unknown route, body too large).
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as SyncError {
+            return ErrorResponse.make(status: error.status, code: error.code, message: error.message, expectedSeq: error.expectedSeq)
+        } catch let error as HTTPResponseError {
+            let code: ErrorCode
+            switch error.status {
+            case .notFound: code = .notFound
+            case .contentTooLarge: code = .bodyTooLarge
+            case .unauthorized: code = .unauthorized
+            case .badRequest: code = .malformedJSON
+            default: code = error.status.code >= 500 ? .serverError : .invalidParameter
+            }
+            let message = (error as? HTTPError)?.body ?? "\(error.status.reasonPhrase)"
+            return ErrorResponse.make(status: error.status, code: code, message: message)
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(error)"])
+            return ErrorResponse.make(status: .internalServerError, code: .serverError, message: "internal error; retry with backoff")
+        }
+    }
+}

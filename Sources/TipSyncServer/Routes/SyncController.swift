@@ -1,0 +1,230 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import ServiceLifecycle
+import TipSyncCore
+
+/// The `/v1` routes: push, pull (with optional long-poll), live (SSE) and device lookup.
+struct SyncController: Sendable {
+    let store: any SyncStore
+    let notifier: ChangeNotifier
+    let configuration: ServerConfiguration
+    let now: @Sendable () -> Int64
+    let metrics: ServerMetrics
+
+    func addRoutes(to group: RouterGroup<SyncRequestContext>) {
+        group.post("push", use: push)
+        group.get("pull", use: pull)
+        group.get("live", use: live)
+        group.get("devices/:device", use: device)
+    }
+
+    @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        } catch {
+            throw SyncError.bodyTooLarge(configuration.maxBodyBytes)
+        }
+        let pushRequest: PushRequest
+        do {
+            pushRequest = try JSONCoding.decoder.decode(PushRequest.self, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw Self.describe(error)
+        }
+        let changes = pushRequest.changes
+        guard changes.count <= configuration.maxBatch else {
+            throw SyncError.batchTooLarge(changes.count, limit: configuration.maxBatch)
+        }
+        let serverTime = now()
+        for change in changes {
+            guard change.device == identity.device else {
+                throw SyncError.deviceMismatch(
+                    "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
+            }
+            guard Int64(change.hlc.milliseconds) <= serverTime + configuration.maxClockSkewMilliseconds else {
+                throw SyncError.clockSkew(hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds)
+            }
+        }
+        guard zip(changes, changes.dropFirst()).allSatisfy({ $0.seq + 1 == $1.seq }) else {
+            throw SyncError.invalidChange("a push must carry consecutive sequence numbers in ascending order")
+        }
+        let outcome = try await store.push(changes, from: identity)
+        metrics.changesAccepted.increment(by: outcome.accepted)
+        metrics.duplicatesIgnored.increment(by: outcome.duplicates)
+        if outcome.accepted > 0 { notifier.notify(account: identity.accountID) }
+        return try Self.json(
+            PushResponse(
+                accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,
+                serverTime: serverTime))
+    }
+
+    @Sendable func pull(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let cursor = try Self.cursor(request.uri.queryParameters["cursor"].map(String.init))
+        let limit = try Self.integer(request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
+        guard (1...configuration.maxPullLimit).contains(limit) else {
+            throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
+        }
+        let wait = try Self.integer(request.uri.queryParameters["wait"].map(String.init), name: "wait", default: 0)
+        guard wait >= 0, Double(wait) <= configuration.maxWaitSeconds else {
+            throw SyncError.invalidParameter("wait must be between 0 and \(Int(configuration.maxWaitSeconds)) seconds")
+        }
+        var page = try await store.pull(account: identity.accountID, after: cursor, limit: limit)
+        if page.bodies.isEmpty, wait > 0 {
+            // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
+            let news = notifier.subscribe(account: identity.accountID)
+            page = try await store.pull(account: identity.accountID, after: cursor, limit: limit)
+            if page.bodies.isEmpty {
+                await Self.firstOf(news, timeout: .seconds(wait))
+                page = try await store.pull(account: identity.accountID, after: cursor, limit: limit)
+            }
+        }
+        metrics.changesServed.increment(by: page.bodies.count)
+        // The page is assembled from the stored canonical JSON of each change, without re-encoding.
+        let text =
+            #"{"changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + String(page.cursor)
+            + #"","more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
+        return Self.json(text: text)
+    }
+
+    /// Server-sent events: `event: changes` whenever the account's log grows (then pull), and a
+    /// `: heartbeat` comment every `heartbeatSeconds` so proxies keep the connection open.
+    @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let news = notifier.subscribe(account: identity.accountID)
+        let heartbeat = configuration.heartbeatSeconds
+        let metrics = metrics
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                metrics.liveConnections.increment()
+                defer { metrics.liveConnections.decrement() }
+                try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
+                let events = LiveEvents(news: news, heartbeat: heartbeat)
+                for await event in events {
+                    switch event {
+                    case .changes: try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n"))
+                    case .heartbeat: try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                    }
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    @Sendable func device(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let name = try context.parameters.require("device")
+        // Another account's devices are invisible: the same 404 as a device that does not exist.
+        guard let highest = try await store.highestSeq(account: identity.accountID, device: name) else {
+            throw SyncError.notFound("no device '\(name)' in this account")
+        }
+        return Self.json(text: #"{"device":\#(Self.quoted(name)),"highestSeq":\#(highest)}"#)
+    }
+
+    // MARK: Helpers
+
+    static func cursor(_ text: String?) throws -> Int64 {
+        guard let text else { return 0 }
+        guard let value = Int64(text), value >= 0 else {
+            throw SyncError.invalidCursor("'\(text)' is not a cursor this server minted; pull without a cursor to start over")
+        }
+        return value
+    }
+
+    static func integer(_ text: String?, name: String, default value: Int) throws -> Int {
+        guard let text else { return value }
+        guard let parsed = Int(text) else { throw SyncError.invalidParameter("\(name) must be an integer, got '\(text)'") }
+        return parsed
+    }
+
+    static func describe(_ error: DecodingError) -> SyncError {
+        switch error {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return .malformedJSON("the body is not valid JSON: \(context.debugDescription)")
+        case .dataCorrupted(let context):
+            return .invalidChange("\(path(context.codingPath)): \(context.debugDescription)")
+        case .keyNotFound(let key, let context):
+            return .invalidChange("\(path(context.codingPath + [key])): missing")
+        case .typeMismatch(let type, let context):
+            return .invalidChange("\(path(context.codingPath)): expected \(type)")
+        case .valueNotFound(let type, let context):
+            return .invalidChange("\(path(context.codingPath)): expected \(type), got null")
+        @unknown default:
+            return .malformedJSON("\(error)")
+        }
+    }
+
+    static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingPrefix(".").description
+    }
+
+    static func quoted(_ text: String) -> String {
+        String(decoding: (try? JSONCoding.encoder.encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
+        json(text: String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self))
+    }
+
+    static func json(text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// Waits for the first element of `stream` or the timeout, whichever comes first.
+    static func firstOf(_ stream: AsyncStream<Void>, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// The live stream's events: a merge of change notifications and heartbeats; ends on graceful shutdown.
+struct LiveEvents: AsyncSequence, Sendable {
+    enum Event: Sendable { case changes, heartbeat }
+    let news: AsyncStream<Void>
+    let heartbeat: Double
+
+    func makeAsyncIterator() -> AsyncStream<Event>.Iterator {
+        let (stream, continuation) = AsyncStream<Event>.makeStream()
+        let news = news
+        let heartbeat = heartbeat
+        let task = Task {
+            await withGracefulShutdownHandler {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await _ in news { continuation.yield(.changes) }
+                        continuation.finish()
+                    }
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(heartbeat))
+                            if Task.isCancelled { break }
+                            continuation.yield(.heartbeat)
+                        }
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                continuation.finish()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream.makeAsyncIterator()
+    }
+}

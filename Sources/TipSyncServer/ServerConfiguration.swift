@@ -1,0 +1,19 @@
+/// The sync server's limits and timing. Every value is read by `tipsync-server serve` from a flag or
+/// the environment variable named beside it (see `README.md`, "Server configuration").
+public struct ServerConfiguration: Sendable {
+    /// `--max-body-bytes` / `TIPSYNC_MAX_BODY_BYTES`: larger request bodies get 413 `body_too_large`.
+    public var maxBodyBytes = 4 * 1024 * 1024
+    /// `--max-batch` / `TIPSYNC_MAX_BATCH`: more changes in one push get 413 `batch_too_large`.
+    public var maxBatch = 1000
+    /// `--max-pull-limit` / `TIPSYNC_MAX_PULL_LIMIT`: the largest `limit` a pull may ask for.
+    public var maxPullLimit = 5000
+    /// `--max-clock-skew` / `TIPSYNC_MAX_CLOCK_SKEW` (seconds): changes stamped further ahead of the
+    /// server's clock get 422 `clock_skew`.
+    public var maxClockSkewMilliseconds: Int64 = 300_000
+    /// `--heartbeat` / `TIPSYNC_HEARTBEAT` (seconds): comment lines on idle live streams.
+    public var heartbeatSeconds = 15.0
+    /// The longest `wait` a long-poll pull may ask for, in seconds.
+    public var maxWaitSeconds = 60.0
+
+    public init() {}
+}

@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+import TipSyncCore
+
+/// ``SyncStore`` on one SQLite file (WAL). SQLite has one writer at a time and a reader sees only
+/// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
+/// never skips a change committed later.
+public struct SQLiteSyncStore: SyncStore {
+    let pool: DatabasePool
+
+    /// Opens (creating) the database at `path`.
+    public init(path: String) throws {
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE account (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,
+                        compactedThrough INTEGER NOT NULL DEFAULT 0);
+                    CREATE TABLE device (
+                        account INTEGER NOT NULL REFERENCES account(id), name TEXT NOT NULL,
+                        highestSeq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (account, name));
+                    CREATE TABLE token (
+                        hash TEXT PRIMARY KEY NOT NULL, account INTEGER NOT NULL, device TEXT NOT NULL,
+                        FOREIGN KEY (account, device) REFERENCES device(account, name));
+                    CREATE TABLE change (
+                        position INTEGER PRIMARY KEY AUTOINCREMENT, account INTEGER NOT NULL,
+                        device TEXT NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, kind TEXT NOT NULL,
+                        body TEXT NOT NULL, UNIQUE (account, device, seq));
+                    CREATE INDEX change_by_account ON change (account, position);
+                    """)
+        }
+        return migrator
+    }
+
+    public func migrate() async throws {
+        try Self.migrator.migrate(pool)
+    }
+
+    public func createAccount(name: String) async throws -> Int64 {
+        try await pool.write { db in
+            if try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) != nil {
+                throw StoreError("account '\(name)' already exists")
+            }
+            try db.execute(sql: "INSERT INTO account (name) VALUES (?)", arguments: [name])
+            return db.lastInsertedRowID
+        }
+    }
+
+    public func createToken(accountName: String, device: String) async throws -> String {
+        let token = TokenHasher.makeToken()
+        try await pool.write { db in
+            guard let account = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName])
+            else { throw StoreError("no account named '\(accountName)'; create it with 'tipsync-server accounts create'") }
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO device (account, name) VALUES (?, ?)", arguments: [account, device])
+            try db.execute(
+                sql: "INSERT INTO token (hash, account, device) VALUES (?, ?, ?)",
+                arguments: [TokenHasher.hash(token), account, device])
+        }
+        return token
+    }
+
+    public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT account, device FROM token WHERE hash = ?", arguments: [hash])
+                .map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
+        }
+    }
+
+    public func highestSeq(account: Int64, device: String) async throws -> Int64? {
+        try await pool.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?", arguments: [account, device])
+        }
+    }
+
+    public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+        let bodies = try changes.map { String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self) }
+        return try await pool.write { db in
+            var highest =
+                try Int64.fetchOne(
+                    db, sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?",
+                    arguments: [identity.accountID, identity.device]) ?? 0
+            var accepted = 0
+            var duplicates = 0
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO change (account, device, seq, hlc, kind, body) VALUES (?, ?, ?, ?, ?, ?)")
+            for (change, body) in zip(changes, bodies) {
+                if change.seq <= highest {
+                    duplicates += 1
+                    continue
+                }
+                guard change.seq == highest + 1 else {
+                    throw SyncError.sequenceGap(expected: highest + 1, got: change.seq)
+                }
+                try insert.execute(arguments: [
+                    identity.accountID, identity.device, change.seq, change.hlc.rawValue, change.kind.rawValue, body,
+                ])
+                highest = change.seq
+                accepted += 1
+            }
+            if accepted > 0 {
+                try db.execute(
+                    sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?",
+                    arguments: [highest, identity.accountID, identity.device])
+            }
+            return PushOutcome(accepted: accepted, duplicates: duplicates, highestSeq: highest)
+        }
+    }
+
+    public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
+        try await pool.read { db in
+            let compactedThrough =
+                try Int64.fetchOne(db, sql: "SELECT compactedThrough FROM account WHERE id = ?", arguments: [account]) ?? 0
+            let snapshot = cursor < compactedThrough
+            let start = snapshot ? 0 : cursor
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
+                arguments: [account, start, limit + 1])
+            let page = rows.prefix(limit)
+            return PullPage(
+                bodies: page.map { $0["body"] }, cursor: page.last?["position"] ?? start, more: rows.count > limit,
+                snapshot: snapshot)
+        }
+    }
+
+    public func compact(account: Int64) async throws -> Int {
+        try await pool.write { db in
+            let entries = try Row.fetchAll(
+                db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position", arguments: [account]
+            ).map { row in
+                LogCompaction.Entry(
+                    position: row["position"],
+                    change: try JSONCoding.decoder.decode(Change.self, from: Data((row["body"] as String).utf8)))
+            }
+            let dropped = LogCompaction.superseded(entries)
+            guard let highest = dropped.max() else { return 0 }
+            for position in dropped {
+                try db.execute(sql: "DELETE FROM change WHERE position = ?", arguments: [position])
+            }
+            try db.execute(
+                sql: "UPDATE account SET compactedThrough = MAX(compactedThrough, ?) WHERE id = ?",
+                arguments: [highest, account])
+            return dropped.count
+        }
+    }
+
+    public func logCount(account: Int64) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE account = ?", arguments: [account]) ?? 0
+        }
+    }
+}
+
+/// A storage-level failure with a message for operators (CLI) or a 500 (API).
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

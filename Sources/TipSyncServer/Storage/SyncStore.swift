@@ -1,0 +1,43 @@
+import TipSyncCore
+
+/// The server's storage: accounts, device tokens, each account's change log and its cursors.
+/// SQLite implements it (``SQLiteSyncStore``); a PostgreSQL backend implements the same protocol.
+/// Implementations must hand out cursors below which every transaction has committed.
+public protocol SyncStore: Sendable {
+    /// Creates the schema or upgrades it; run before serving.
+    func migrate() async throws
+    /// Creates an account; throws if the name is taken. Returns its id.
+    func createAccount(name: String) async throws -> Int64
+    /// Creates a device (if new) in the named account and a new token for it. Returns the token.
+    func createToken(accountName: String, device: String) async throws -> String
+    /// The device a token hash belongs to.
+    func identity(forTokenHash hash: String) async throws -> DeviceIdentity?
+    /// The highest sequence number stored for a device of the account, `nil` for an unknown device.
+    func highestSeq(account: Int64, device: String) async throws -> Int64?
+    /// Stores one device's batch atomically: changes at or below the device's highest stored sequence
+    /// number are duplicates (ignored); the rest must continue it without gaps, or nothing is stored
+    /// and ``SyncError`` `sequence_gap` is thrown.
+    func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome
+    /// Up to `limit` changes of the account after `cursor`, in log order.
+    func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage
+    /// Drops superseded log entries (``LogCompaction``). Returns how many.
+    func compact(account: Int64) async throws -> Int
+    /// Number of log entries of the account (for tests and operators).
+    func logCount(account: Int64) async throws -> Int
+}
+
+public struct PushOutcome: Sendable, Hashable {
+    public var accepted: Int
+    public var duplicates: Int
+    public var highestSeq: Int64
+}
+
+public struct PullPage: Sendable, Hashable {
+    /// Canonical JSON of each change, in log order.
+    public var bodies: [String]
+    /// The cursor after this page (the request's cursor when the page is empty).
+    public var cursor: Int64
+    public var more: Bool
+    /// The requested cursor predated a compaction: this page restarts from the beginning.
+    public var snapshot: Bool
+}

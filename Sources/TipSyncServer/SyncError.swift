@@ -1,0 +1,72 @@
+import Hummingbird
+import TipSyncCore
+
+/// Every error the sync API answers with: an HTTP status, a protocol error code and a message that
+/// says what to do. Rendered as `{"error": {"code": …, "message": …, "serverTime": …}}`.
+public struct SyncError: Error, Sendable, CustomStringConvertible {
+    public let status: HTTPResponse.Status
+    public let code: ErrorCode
+    public let message: String
+    public var expectedSeq: Int64?
+
+    init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, expectedSeq: Int64? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.expectedSeq = expectedSeq
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    static func unauthorized(_ message: String) -> SyncError { .init(.unauthorized, .unauthorized, message) }
+    static func notFound(_ message: String) -> SyncError { .init(.notFound, .notFound, message) }
+    static func malformedJSON(_ message: String) -> SyncError { .init(.badRequest, .malformedJSON, message) }
+    static func invalidChange(_ message: String) -> SyncError { .init(.unprocessableContent, .invalidChange, message) }
+    static func invalidCursor(_ message: String) -> SyncError { .init(.badRequest, .invalidCursor, message) }
+    static func invalidParameter(_ message: String) -> SyncError { .init(.badRequest, .invalidParameter, message) }
+    static func bodyTooLarge(_ limit: Int) -> SyncError {
+        .init(.contentTooLarge, .bodyTooLarge, "request body is larger than the server's limit of \(limit) bytes; push smaller batches")
+    }
+    static func batchTooLarge(_ count: Int, limit: Int) -> SyncError {
+        .init(.contentTooLarge, .batchTooLarge, "a push carries \(count) changes; the limit is \(limit): split the batch")
+    }
+    static func deviceMismatch(_ message: String) -> SyncError { .init(.forbidden, .deviceMismatch, message) }
+    static func sequenceGap(expected: Int64, got: Int64) -> SyncError {
+        .init(
+            .conflict, .sequenceGap,
+            "expected sequence number \(expected) from this device, got \(got); push again starting at \(expected)",
+            expectedSeq: expected)
+    }
+    static func clockSkew(hlc: HLC, serverTime: Int64, bound: Int64) -> SyncError {
+        let ahead = (Int64(hlc.milliseconds) - serverTime) / 1000
+        return .init(
+            .unprocessableContent, .clockSkew,
+            "a change is stamped \(ahead) s ahead of the server's clock (limit \(bound / 1000) s): "
+                + "correct the device clock by the serverTime in this response, re-stamp the unsent changes and push again")
+    }
+}
+
+extension SyncError: HTTPResponseError {
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        ErrorResponse.make(status: status, code: code, message: message, expectedSeq: expectedSeq)
+    }
+}
+
+/// Builds the JSON error response (also used for errors Hummingbird itself raises).
+enum ErrorResponse {
+    static func make(status: HTTPResponse.Status, code: ErrorCode, message: String, expectedSeq: Int64? = nil) -> Response {
+        let body = ErrorBody(
+            error: .init(code: code.rawValue, message: message, serverTime: ServerTime.now(), expectedSeq: expectedSeq))
+        let data = (try? JSONCoding.encoder.encode(body)) ?? Data()
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+import Foundation
+
+/// Wall-clock milliseconds, the `serverTime` of error bodies. (Successful responses use the injected clock.)
+enum ServerTime {
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}

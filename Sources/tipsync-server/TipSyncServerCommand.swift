@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import TipSyncServer
+
+@main
+struct TipSyncServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tipsync-server",
+        abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
+        subcommands: [Serve.self, Accounts.self, Tokens.self, Compact.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options every command shares. Each flag falls back to the environment variable named in its help.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "sqlite:PATH (env TIPSYNC_DATABASE; default \(DatabaseLocation.defaultValue)).")
+    var database: String?
+
+    func open() async throws -> any SyncStore {
+        let text = database ?? ProcessInfo.processInfo.environment["TIPSYNC_DATABASE"] ?? DatabaseLocation.defaultValue
+        return try await DatabaseLocation(text).open()
+    }
+}
+
+/// A flag's value, else its environment variable, else the default.
+func setting<T: LosslessStringConvertible>(_ flag: T?, _ variable: String, _ fallback: T) throws -> T {
+    if let flag { return flag }
+    guard let text = ProcessInfo.processInfo.environment[variable] else { return fallback }
+    guard let value = T(text) else { throw ValidationError("\(variable)='\(text)' is not a valid value") }
+    return value
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server until SIGTERM or SIGINT.")
+
+    @Option(help: "Address to bind (env HTTP_HOST; default 127.0.0.1).") var httpHost: String?
+    @Option(help: "Port to bind (env HTTP_PORT; default 8080).") var httpPort: Int?
+    @OptionGroup var databaseOptions: DatabaseOptions
+    @Option(help: "Largest request body in bytes (env TIPSYNC_MAX_BODY_BYTES; default 4194304).") var maxBodyBytes: Int?
+    @Option(help: "Most changes per push (env TIPSYNC_MAX_BATCH; default 1000).") var maxBatch: Int?
+    @Option(help: "Seconds a change may be stamped ahead of the server clock (env TIPSYNC_MAX_CLOCK_SKEW; default 300).")
+    var maxClockSkew: Int?
+    @Option(help: "Seconds between heartbeats on live streams (env TIPSYNC_HEARTBEAT; default 15).") var heartbeat: Double?
+    @Option(help: "Log level (env LOG_LEVEL; default info).") var logLevel: String?
+
+    func run() async throws {
+        let level = try setting(logLevel, "LOG_LEVEL", "info")
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = Logger.Level(rawValue: level) ?? .info
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+        var configuration = ServerConfiguration()
+        configuration.maxBodyBytes = try setting(maxBodyBytes, "TIPSYNC_MAX_BODY_BYTES", configuration.maxBodyBytes)
+        configuration.maxBatch = try setting(maxBatch, "TIPSYNC_MAX_BATCH", configuration.maxBatch)
+        configuration.maxClockSkewMilliseconds =
+            Int64(try setting(maxClockSkew, "TIPSYNC_MAX_CLOCK_SKEW", Int(configuration.maxClockSkewMilliseconds / 1000))) * 1000
+        configuration.heartbeatSeconds = try setting(heartbeat, "TIPSYNC_HEARTBEAT", configuration.heartbeatSeconds)
+        let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
+        let port = try setting(httpPort, "HTTP_PORT", 8080)
+
+        let store = try await databaseOptions.open()
+        let app = buildApplication(
+            address: .hostname(host, port: port), store: store, configuration: configuration, registry: registry)
+        try await app.runService()
+    }
+}
+
+struct Accounts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an account; prints its id.")
+        @Argument var name: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let store = try await databaseOptions.open()
+            print(try await store.createAccount(name: name))
+        }
+    }
+}
+
+struct Tokens: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a device token; prints only the token (stored as a hash, shown once).")
+        @Option var account: String
+        @Option var device: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let store = try await databaseOptions.open()
+            print(try await store.createToken(accountName: account, device: device))
+        }
+    }
+}
+
+struct Compact: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Drop superseded change-log entries of an account.")
+    @Option(help: "Account id.") var account: Int64
+    @OptionGroup var databaseOptions: DatabaseOptions
+
+    func run() async throws {
+        let store = try await databaseOptions.open()
+        print("dropped \(try await store.compact(account: account)) superseded changes")
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TipSync
+import TipSyncServer
+
+/// A server store in a temporary directory with one account and device tokens.
+struct ServerFixture {
+    let store: SQLiteSyncStore
+    let accountID: Int64
+    var tokens: [String: String] = [:]
+
+    static func make(devices: [String] = ["phone", "laptop"], account: String = "alice") async throws -> ServerFixture {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-server-\(UUID().uuidString)")
+        let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+        try await store.migrate()
+        var fixture = ServerFixture(store: store, accountID: try await store.createAccount(name: account))
+        for device in devices {
+            fixture.tokens[device] = try await store.createToken(accountName: account, device: device)
+        }
+        return fixture
+    }
+
+    func app(configuration: ServerConfiguration = ServerConfiguration(), now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) })
+        -> some ApplicationProtocol
+    {
+        buildApplication(address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration, now: now)
+    }
+
+    func headers(_ device: String) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(tokens[device] ?? "none")"
+        headers[.contentType] = "application/json"
+        return headers
+    }
+}
+
+func body(_ value: some Encodable) throws -> ByteBuffer {
+    ByteBuffer(bytes: try JSONCoding.encoder.encode(value))
+}
+
+func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer) throws -> T {
+    try JSONCoding.decoder.decode(T.self, from: Data(buffer.readableBytesView))
+}
+
+func change(_ device: String, _ seq: Int64, _ operation: Change.Operation, ms: UInt64 = UInt64(Date().timeIntervalSince1970 * 1000))
+    -> Change
+{
+    Change(device: device, seq: seq, hlc: HLC(milliseconds: ms, counter: 0), operation: operation)
+}
+
+/// A replica in a temporary directory.
+func makeDevice(_ name: String, clock: TipsClock = .system) throws -> TipsReplica {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-device-\(UUID().uuidString)")
+    return try TipsReplica(directory: directory, deviceID: name, clock: clock, environment: [:])
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TipSync
+import TipSyncServer
+
+/// Real replicas syncing through a real server on a loopback port.
+@Suite struct SyncEndToEndTests {
+    struct Dismissable: Tip {
+        var id: String { "dismissable" }
+        var title: String { "Dismiss me" }
+    }
+
+    struct Counted: Tip {
+        var id: String { "counted" }
+        var title: String { "Counted" }
+        var options: [Option] { Tips.MaxDisplayCount(2) }
+    }
+
+    func client(_ replica: TipsReplica, _ fixture: ServerFixture, port: Int) -> SyncClient {
+        var configuration = SyncConfiguration(
+            server: URL(string: "http://127.0.0.1:\(port)")!, token: fixture.tokens[replica.deviceID]!)
+        configuration.longPollSeconds = 5
+        return SyncClient(replica: replica, configuration: configuration)
+    }
+
+    @Test func aDismissalOnOneDeviceIsSeenOnTheOther() async throws {
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            #expect(Dismissable().status(in: laptop) == .available)
+            try Dismissable().invalidate(reason: .tipClosed, in: phone)
+            try await client(phone, fixture, port: port).syncOnce()
+            try await client(laptop, fixture, port: port).syncOnce()
+            #expect(Dismissable().status(in: laptop) == .invalidated(.tipClosed))
+        }
+    }
+
+    @Test func concurrentParameterWritesConvergeAndDisplaysAddUp() async throws {
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            try phone.setParameter("plan", to: .string("pro"))
+            try laptop.setParameter("plan", to: .string("free"))
+            try Counted().recordDisplay(in: phone)
+            try Counted().recordDisplay(in: laptop)
+            let phoneClient = client(phone, fixture, port: port)
+            let laptopClient = client(laptop, fixture, port: port)
+            try await phoneClient.syncOnce()
+            try await laptopClient.syncOnce()
+            try await phoneClient.syncOnce()
+            #expect(phone.parameterValue("plan") == laptop.parameterValue("plan"))
+            #expect(phone.state == laptop.state)
+            #expect(phone.displayTotals(ofTip: "counted").count == 2)
+            #expect(Counted().status(in: laptop) == .invalidated(.displayCountExceeded))
+            #expect(Counted().status(in: phone) == .invalidated(.displayCountExceeded))
+        }
+    }
+
+    @Test func aDeviceADayInTheFutureConvergesAndDoesNotWinForever() async throws {
+        let fixture = try await ServerFixture.make()
+        let future = try makeDevice("phone", clock: TipsClock.system.offset(by: 86_400))
+        let honest = try makeDevice("laptop")
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            try future.setParameter("theme", to: .string("dark"))
+            let futureClient = client(future, fixture, port: port)
+            try await futureClient.syncOnce()  // rejected as clock_skew, corrected, re-stamped, pushed
+            #expect(abs(future.clockOffset + 86_400_000) < 60_000)
+            #expect(try future.pushedSeq == 1)
+            #expect(try future.localChanges().allSatisfy { $0.hlc.milliseconds < UInt64(Date().timeIntervalSince1970 * 1000) + 300_000 })
+
+            // A later write by the honest device wins: the skewed one's stamp is not a day ahead any more.
+            let honestClient = client(honest, fixture, port: port)
+            try await honestClient.syncOnce()
+            #expect(honest.parameterValue("theme") == .string("dark"))
+            try honest.setParameter("theme", to: .string("light"))
+            try await honestClient.syncOnce()
+            try await futureClient.syncOnce()
+            #expect(future.parameterValue("theme") == .string("light"))
+            #expect(future.state == honest.state)
+        }
+    }
+
+    @Test func liveUpdatesReachARunningDevice() async throws {
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            let laptopClient = client(laptop, fixture, port: port)
+            let running = Task { try await laptopClient.run() }
+            defer { running.cancel() }
+            var updates = Dismissable().statusUpdates(in: laptop).makeAsyncIterator()
+            #expect(await updates.next() == .available)
+            try Dismissable().invalidate(reason: .tipClosed, in: phone)
+            try await client(phone, fixture, port: port).syncOnce()
+            // No sleeping: the laptop's long-poll wakes on the push and its status stream emits.
+            #expect(await updates.next() == .invalidated(.tipClosed))
+        }
+    }
+
+    @Test func anUnreachableServerIsAClearTransientError() async throws {
+        let phone = try makeDevice("phone")
+        let client = SyncClient(
+            replica: phone, configuration: SyncConfiguration(server: URL(string: "http://127.0.0.1:9")!, token: "x"))
+        try phone.donate(event: "e")
+        await #expect(throws: SyncClientError.self) { try await client.syncOnce() }
+        #expect(await client.lastError?.isTransient == true)
+        #expect(try phone.outbox(limit: 10).count == 1)  // nothing lost: it waits in the outbox
+    }
+}
