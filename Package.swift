@@ -50,7 +50,9 @@ let package = Package(
         // Performance measurements recorded in BENCHMARKS.md (run in release mode).
         .executableTarget(
             name: "tipsync-bench",
-            dependencies: ["TipSync", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "TipSync", "TipSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
         .target(

@@ -2,8 +2,8 @@ import Foundation
 
 /// A JSON value: what parameters hold, what donation payloads carry, and what rule literals are.
 ///
-/// Integers and floating-point numbers stay distinct so values round-trip exactly; comparisons treat
-/// them as numbers.
+/// Integers and floating-point numbers are kept as parsed, but compare (and hash) as numbers:
+/// `.int(8) == .double(8)`, as JSON itself does not distinguish `8` from `8.0`.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -19,6 +19,30 @@ public enum JSONValue: Sendable, Hashable {
         case .int(let value): Double(value)
         case .double(let value): value
         default: nil
+        }
+    }
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.int, .double), (.double, .int), (.double, .double): lhs.number == rhs.number
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        case .int, .double: hasher.combine(number!)
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
         }
     }
 
@@ -84,8 +108,9 @@ extension JSONValue {
 
     /// Canonical JSON text: sorted keys, no whitespace. Equal values give identical bytes.
     public var canonicalText: String {
-        // Encoding a JSONValue cannot fail: every case maps to valid JSON.
-        String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data("null".utf8), as: UTF8.self)
+        var output = ""
+        CanonicalJSON.write(self, into: &output)
+        return output
     }
 
     /// Parses JSON text.

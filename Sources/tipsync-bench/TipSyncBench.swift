@@ -3,11 +3,14 @@ import Foundation
 import TipSync
 
 @main
-struct TipSyncBench: ParsableCommand {
+struct TipSyncBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-bench",
         abstract: "Measures TipSync's performance targets. Build with -c release.",
-        subcommands: [EngineStatus.self, DonationWrite.self])
+        subcommands: [
+            EngineStatus.self, DonationWrite.self, PushIngest.self, ColdPull.self, LiveLatency.self, IdleConnections.self,
+            HoldConnections.self,
+        ])
 }
 
 /// Status of 100 tips whose events hold 1,000 donations each (target: under 2 ms in total).

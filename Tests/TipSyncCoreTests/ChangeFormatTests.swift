@@ -50,3 +50,16 @@ import TipSyncCore
         }
     }
 }
+
+@Suite struct CanonicalJSONTests {
+    @Test(arguments: ChangeFormatTests.examples) func canonicalJSONDecodesToTheSameChange(change: Change) throws {
+        let decoded = try JSONCoding.decoder.decode(Change.self, from: Data(change.canonicalJSON.utf8))
+        #expect(decoded == change)
+    }
+
+    @Test func stringsAreEscapedAndKeysSorted() throws {
+        let value = JSONValue.object(["b": .string("quote \" backslash \\ newline \n tab \t bell \u{7} é"), "a": .double(2.5), "c": .double(3)])
+        #expect(value.canonicalText == #"{"a":2.5,"b":"quote \" backslash \\ newline \n tab \t bell \u0007 é","c":3}"#)
+        #expect(try JSONValue(parsing: value.canonicalText) == value)
+    }
+}

@@ -22,7 +22,7 @@ extension ReplicaDatabase {
     }
 
     static func appendToLog(_ change: Change, _ db: Database) throws {
-        let body = String(decoding: try JSONCoding.encoder.encode(change), as: UTF8.self)
+        let body = change.canonicalJSON
         try db.cachedStatement(sql: "INSERT INTO change (seq, hlc, kind, body) VALUES (?, ?, ?, ?)")
             .execute(arguments: [change.seq, change.hlc.rawValue, change.kind.rawValue, body])
     }
@@ -150,7 +150,7 @@ extension ReplicaDatabase {
     func replaceLog(_ changes: [Change], state: ReplicaState) throws {
         try writer.write { db in
             for change in changes {
-                let body = String(decoding: try JSONCoding.encoder.encode(change), as: UTF8.self)
+                let body = change.canonicalJSON
                 try db.execute(
                     sql: "UPDATE change SET hlc = ?, body = ? WHERE seq = ?",
                     arguments: [change.hlc.rawValue, body, change.seq])

@@ -87,7 +87,7 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
-        let bodies = try changes.map { String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self) }
+        let bodies = changes.map(\.canonicalJSON)
         return try await pool.write { db in
             var highest =
                 try Int64.fetchOne(

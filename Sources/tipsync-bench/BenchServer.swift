@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import TipSync
+import TipSyncServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An in-process `tipsync-server` on a loopback port with a fresh SQLite database, for benchmarks.
+struct BenchServer {
+    let store: SQLiteSyncStore
+    let port: Int
+    let directory: URL
+    let task: Task<Void, any Error>
+
+    static func start(port: Int) async throws -> BenchServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)")
+        let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+        try await store.migrate()
+        var configuration = ServerConfiguration()
+        configuration.heartbeatSeconds = 30
+        let app = buildApplication(address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
+        let task = Task { try await app.runService() }
+        let server = BenchServer(store: store, port: port, directory: directory, task: task)
+        // A benchmark may poll for readiness (tests never do).
+        for _ in 0..<500 {
+            if (try? await URLSession.shared.data(from: server.url.appendingPathComponent("health"))) != nil { return server }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw BenchError("server did not start on port \(port)")
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    func stop() {
+        task.cancel()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Creates an account with `devices` devices; returns their tokens by device name.
+    func account(_ name: String, devices: [String]) async throws -> [String: String] {
+        _ = try await store.createAccount(name: name)
+        var tokens: [String: String] = [:]
+        for device in devices { tokens[device] = try await store.createToken(accountName: name, device: device) }
+        return tokens
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Resident memory of this process, from /proc (Linux).
+func residentMemoryBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return 0 }
+    return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
+}

@@ -1,0 +1,195 @@
+import ArgumentParser
+import Foundation
+import TipSync
+import TipSyncServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Push ingest over HTTP: N devices push 500-change batches concurrently (target ≥ 50,000 changes/s).
+struct PushIngest: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "push-ingest")
+    @Option var port = 18_080
+    @Option(help: "Concurrent devices.") var devices = 1
+    @Option(help: "Changes per push.") var batchSize = 500
+    @Option(help: "Total changes.") var total = 200_000
+
+    func run() async throws {
+        let server = try await BenchServer.start(port: port)
+        defer { server.stop() }
+        let names = (0..<devices).map { "device-\($0)" }
+        let tokens = try await server.account("bench", devices: names)
+        let perDevice = total / devices
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        // Bodies are encoded before timing: the figure is the server's ingest.
+        var bodies: [String: [Data]] = [:]
+        var bytes = 0
+        for name in names {
+            var list: [Data] = []
+            for start in stride(from: 1, through: perDevice, by: batchSize) {
+                let changes = (start..<min(start + batchSize, perDevice + 1)).map { seq in
+                    Change(
+                        device: name, seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
+                        operation: .donation(
+                            event: "opened-detail", id: "\(name):\(seq)", date: Int64(now), info: .object(["yardID": .int(7)])))
+                }
+                let body = try JSONCoding.encoder.encode(PushRequest(changes: changes))
+                bytes += body.count
+                list.append(body)
+            }
+            bodies[name] = list
+        }
+        let session = URLSession(configuration: .ephemeral)
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in names {
+                let token = tokens[name]!
+                let batches = bodies[name]!
+                let url = server.url.appendingPathComponent("v1/push")
+                group.addTask {
+                    for body in batches {
+                        var request = URLRequest(url: url)
+                        request.httpMethod = "POST"
+                        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+                        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                        request.httpBody = body
+                        let (_, response) = try await session.data(for: request)
+                        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("push failed") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = clock.now - start
+        let stored = try await server.store.logCount(account: 1)
+        guard stored == perDevice * devices else { throw BenchError("stored \(stored), expected \(perDevice * devices)") }
+        let seconds = elapsed.milliseconds / 1000
+        print(
+            "push-ingest devices=\(devices) batch=\(batchSize) changes=\(stored): \(format(seconds, 2)) s, "
+                + "\(Int(Double(stored) / seconds)) changes/s; \(bytes / stored) bytes/change pushed")
+    }
+}
+
+/// A new replica pulls 100,000 changes from the server (target under 2 s).
+struct ColdPull: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cold-pull")
+    @Option var port = 18_081
+    @Option var changes = 100_000
+    @Option var pullLimit = 5000
+
+    func run() async throws {
+        let server = try await BenchServer.start(port: port)
+        defer { server.stop() }
+        let tokens = try await server.account("bench", devices: ["writer", "reader"])
+        let writer = DeviceIdentity(accountID: 1, device: "writer")
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        for start in stride(from: 1, through: changes, by: 1000) {
+            let batch = (start..<min(start + 1000, changes + 1)).map { seq -> Change in
+                let operation: Change.Operation =
+                    seq % 10 == 0
+                    ? .parameter(id: "p\(seq % 50)", value: .int(Int64(seq)))
+                    : .donation(event: "e\(seq % 20)", id: "writer:\(seq)", date: Int64(now), info: .object(["yardID": .int(Int64(seq % 9))]))
+                return Change(device: "writer", seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)), operation: operation)
+            }
+            _ = try await server.store.push(batch, from: writer)
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-replica-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let replica = try TipsReplica(directory: directory, deviceID: "reader")
+        var configuration = SyncConfiguration(server: server.url, token: tokens["reader"]!)
+        configuration.pullLimit = pullLimit
+        let client = SyncClient(replica: replica, configuration: configuration)
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await client.syncOnce()
+        let elapsed = clock.now - start
+        let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
+        guard donations == changes - changes / 10 else { throw BenchError("replica holds \(donations) donations") }
+        print("cold-pull changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica")
+    }
+}
+
+/// Dismiss on device A → visible on device B (live long-poll), with other devices connected.
+struct LiveLatency: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "live-latency")
+    @Option var port = 18_082
+    @Option(help: "Other connected devices (in other accounts), each holding a live stream.") var others = 1000
+    @Option var rounds = 200
+
+    func run() async throws {
+        let server = try await BenchServer.start(port: port)
+        defer { server.stop() }
+        let tokens = try await server.account("bench", devices: ["a", "b"])
+        var otherTokens: [String] = []
+        for account in 0..<max(1, others / 10) {
+            let devices = (0..<10).map { "d\($0)" }
+            otherTokens += try await server.account("other-\(account)", devices: devices).values
+        }
+        let holder = try HoldConnections.spawn(port: port, tokens: Array(otherTokens.prefix(others)))
+        defer { holder.terminate() }
+        try await HoldConnections.waitUntilHeld(holder)
+
+        func replica(_ name: String) throws -> TipsReplica {
+            try TipsReplica(
+                directory: FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)"),
+                deviceID: name)
+        }
+        let a = try replica("a")
+        let b = try replica("b")
+        let clientA = SyncClient(replica: a, configuration: SyncConfiguration(server: server.url, token: tokens["a"]!))
+        let clientB = SyncClient(replica: b, configuration: SyncConfiguration(server: server.url, token: tokens["b"]!))
+        let running = Task { try await clientB.run() }
+        defer { running.cancel() }
+        let tip = TipDefinition(id: "bench-tip", title: "Bench")
+        var updates = b.statusUpdates { tip }.makeAsyncIterator()
+        _ = await updates.next()
+        var measurement = Measurement()
+        for round in 0..<rounds {
+            let invalidate = round % 2 == 0
+            let expected: TipStatus = invalidate ? .invalidated(.tipClosed) : .available
+            try await measurement.timeAsync {
+                if invalidate { try a.invalidate(tip: tip.id, reason: .tipClosed) } else { try a.resetEligibility(tip: tip.id) }
+                try await clientA.syncOnce()
+                while let status = await updates.next(), status != expected {}
+            }
+        }
+        print(
+            "live-latency others=\(others) rounds=\(rounds): p50 \(format(measurement.percentile(0.5).milliseconds, 2)) ms, "
+                + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms dismiss-to-visible on the second device")
+    }
+}
+
+/// Server memory with N idle live connections (target under 1 GiB for 10,000).
+struct IdleConnections: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "idle-connections")
+    @Option var port = 18_083
+    @Option var connections = 10_000
+
+    func run() async throws {
+        let server = try await BenchServer.start(port: port)
+        defer { server.stop() }
+        var tokens: [String] = []
+        for account in 0..<(connections / 100) {
+            tokens += try await server.account("idle-\(account)", devices: (0..<100).map { "d\($0)" }).values
+        }
+        let before = residentMemoryBytes()
+        let holder = try HoldConnections.spawn(port: port, tokens: tokens)
+        defer { holder.terminate() }
+        try await HoldConnections.waitUntilHeld(holder)
+        let after = residentMemoryBytes()
+        print(
+            "idle-connections n=\(connections): server RSS \(after / 1_048_576) MiB with them open "
+                + "(\(before / 1_048_576) MiB before; \((after - before) / max(1, connections)) bytes per connection)")
+    }
+}
+
+extension Measurement {
+    mutating func timeAsync(_ body: () async throws -> Void) async rethrows {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await body()
+        samples.append(clock.now - start)
+    }
+}
