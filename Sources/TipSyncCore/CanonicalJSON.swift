@@ -76,7 +76,8 @@ extension Change {
     /// The change as canonical JSON: the same fields as its `Codable` form, keys sorted.
     public var canonicalJSON: String {
         var fields: [(String, JSONValue)] = [
-            ("device", .string(device)), ("seq", .int(seq)), ("hlc", .string(hlc.description)), ("kind", .string(kind.rawValue)),
+            ("device", .string(device)), ("seq", .int(seq)), ("hlc", .string(hlc.description)),
+            ("kind", .string(kind.rawValue)),
         ]
         switch operation {
         case .parameter(let id, let value):
@@ -85,12 +86,17 @@ extension Change {
             fields.append(("tip", .string(tip)))
             switch state {
             case .eligible: fields.append(("state", .string("eligible")))
-            case .invalidated(let reason): fields += [("state", .string("invalidated")), ("reason", .string(reason.rawValue))]
+            case .invalidated(let reason):
+                fields += [("state", .string("invalidated")), ("reason", .string(reason.rawValue))]
             }
         case .display(let tip, let epoch, let count, let duration, let lastDisplayed):
-            fields += [("tip", .string(tip)), ("count", .int(count)), ("duration", .double(duration)), ("lastDisplayed", .int(lastDisplayed))]
+            fields += [
+                ("tip", .string(tip)), ("count", .int(count)), ("duration", .double(duration)),
+                ("lastDisplayed", .int(lastDisplayed)),
+            ]
             if let epoch {
-                fields.append(("epoch", .object(["hlc": .string(epoch.hlc.description), "device": .string(epoch.device)])))
+                fields.append(
+                    ("epoch", .object(["hlc": .string(epoch.hlc.description), "device": .string(epoch.device)])))
             }
         case .donation(let event, let id, let date, let info):
             fields += [("event", .string(event)), ("id", .string(id)), ("date", .int(date))]

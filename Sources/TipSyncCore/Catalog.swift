@@ -8,7 +8,8 @@ public struct Catalog: Sendable, Hashable, Codable {
     public var groups: [TipGroupDefinition]
 
     public init(
-        displayFrequency: DisplayFrequency? = nil, parameters: [ParameterDefinition] = [], events: [EventDefinition] = [],
+        displayFrequency: DisplayFrequency? = nil, parameters: [ParameterDefinition] = [],
+        events: [EventDefinition] = [],
         tips: [TipDefinition] = [], groups: [TipGroupDefinition] = []
     ) {
         self.displayFrequency = displayFrequency

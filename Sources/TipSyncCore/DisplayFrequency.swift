@@ -29,7 +29,9 @@ public struct DisplayFrequency: Sendable, Hashable, Codable {
             let name = try container.decode(String.self)
             guard let value = Self.names[name] else {
                 throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "unknown display frequency '\(name)'; use immediate, hourly, daily, weekly, monthly or seconds")
+                    in: container,
+                    debugDescription:
+                        "unknown display frequency '\(name)'; use immediate, hourly, daily, weekly, monthly or seconds")
             }
             self = value
         }

@@ -91,7 +91,8 @@ public struct RuleEvaluator<Context: RuleContext> {
 
     private func json(_ expression: RuleExpression, element: Donation?) throws -> JSONValue {
         guard case .json(let value) = try evaluate(expression, element: element) else {
-            throw RuleEvaluationError(description: "expected a value, got a donation list from \(expression.json.canonicalText)")
+            throw RuleEvaluationError(
+                description: "expected a value, got a donation list from \(expression.json.canonicalText)")
         }
         return value
     }
@@ -107,7 +108,9 @@ public struct RuleEvaluator<Context: RuleContext> {
                 RuleDonationList(
                     base: context.donations(event), source: context.donationsVersion(event).map { (event, $0) }))
         case .field(let name):
-            guard let element else { throw RuleEvaluationError(description: "field '\(name)' used outside filter/contains") }
+            guard let element else {
+                throw RuleEvaluationError(description: "field '\(name)' used outside filter/contains")
+            }
             return .json(RuleOperations.field(name, of: element))
         case .now:
             return .json(.double(context.now))
@@ -120,7 +123,8 @@ public struct RuleEvaluator<Context: RuleContext> {
             for e in es where try truth(e, element: element) { return .json(.bool(true)) }
             return .json(.bool(false))
         case .compare(let op, let a, let b):
-            return .json(.bool(RuleOperations.compare(op, try json(a, element: element), try json(b, element: element))))
+            return .json(
+                .bool(RuleOperations.compare(op, try json(a, element: element), try json(b, element: element))))
         case .arithmetic(let op, let a, let b):
             let lhs = try json(a, element: element)
             let rhs = try json(b, element: element)
@@ -191,7 +195,7 @@ struct RuleDonationList {
 
     /// Visits each donation in place: reading through the buffer borrows donations instead of
     /// copying them (a copy retains every reference a donation holds — measurable at 100k per query).
-    func forEach(_ body: (borrowing Donation) throws -> Void) rethrows {
+    func visitEach(_ body: (borrowing Donation) throws -> Void) rethrows {
         try base.withUnsafeBufferPointer { buffer in
             guard let pointer = buffer.baseAddress else { return }
             if let positions {
@@ -222,7 +226,7 @@ struct RuleDonationList {
 
     func contains(where predicate: CompiledPredicate) -> Bool {
         var found = false
-        forEach { donation in if !found, predicate.test(donation) { found = true } }
+        visitEach { donation in if !found, predicate.test(donation) { found = true } }
         return found
     }
 
@@ -245,7 +249,7 @@ struct RuleDonationList {
 
     func contains(where predicate: (borrowing Donation) throws -> Bool) rethrows -> Bool {
         var found = false
-        try forEach { donation in if !found, try predicate(donation) { found = true } }
+        try visitEach { donation in if !found, try predicate(donation) { found = true } }
         return found
     }
 }
@@ -357,7 +361,8 @@ enum RuleOperations {
             if !overflow { return .int(result) }
         }
         guard let a = lhs.number, let b = rhs.number else {
-            throw RuleEvaluationError(description: "'\(op.rawValue)' needs numbers, got \(lhs.canonicalText) and \(rhs.canonicalText)")
+            throw RuleEvaluationError(
+                description: "'\(op.rawValue)' needs numbers, got \(lhs.canonicalText) and \(rhs.canonicalText)")
         }
         switch op {
         case .add: return .double(a + b)
@@ -371,9 +376,11 @@ enum RuleOperations {
     /// whose value's canonical JSON sorts first, so every replica picks the same one.
     static func subset(_ donations: RuleDonationList, field: String, largest: Bool) -> RuleDonationList {
         var groups: [JSONValue: [Donation]] = [:]
-        donations.forEach { groups[Self.field(field, of: $0), default: []].append($0) }
+        donations.visitEach { groups[Self.field(field, of: $0), default: []].append($0) }
         let best = groups.min { a, b in
-            if a.value.count != b.value.count { return largest ? a.value.count > b.value.count : a.value.count < b.value.count }
+            if a.value.count != b.value.count {
+                return largest ? a.value.count > b.value.count : a.value.count < b.value.count
+            }
             return a.key.canonicalText < b.key.canonicalText
         }
         return RuleDonationList(base: ArraySlice(best?.value ?? []))

@@ -22,12 +22,16 @@ extension RuleExpression: Codable {
     /// Reads the JSON form.
     public init(json: JSONValue) throws {
         guard case .object(let members) = json else {
-            if case .array = json { throw FormatError(description: "a bare array is not a rule expression; wrap it in {\"literal\": […]}") }
+            if case .array = json {
+                throw FormatError(description: "a bare array is not a rule expression; wrap it in {\"literal\": […]}")
+            }
             self = .literal(json)
             return
         }
         guard members.count == 1, let (op, argument) = members.first else {
-            throw FormatError(description: "a rule expression object must have exactly one key (the operator), got \(members.keys.sorted())")
+            throw FormatError(
+                description:
+                    "a rule expression object must have exactly one key (the operator), got \(members.keys.sorted())")
         }
         func operands(_ count: Int) throws -> [JSONValue] {
             guard case .array(let items) = argument, items.count == count else {
@@ -90,7 +94,8 @@ extension RuleExpression: Codable {
             return unit * count
         }
         throw FormatError(
-            description: "donatedWithin needs seconds, \"minute\"/\"hour\"/\"day\"/\"week\", or {\"days\": n} and the like")
+            description:
+                "donatedWithin needs seconds, \"minute\"/\"hour\"/\"day\"/\"week\", or {\"days\": n} and the like")
     }
 
     /// The JSON form.

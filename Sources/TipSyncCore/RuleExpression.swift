@@ -37,11 +37,19 @@ public indirect enum RuleExpression: Sendable, Hashable {
     case smallestSubset(RuleExpression, field: String)
 
     public enum Comparison: String, Sendable, Hashable, CaseIterable {
-        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
     }
 
     public enum Arithmetic: String, Sendable, Hashable, CaseIterable {
-        case add = "+", subtract = "-", multiply = "*", divide = "/"
+        case add = "+"
+        case subtract = "-"
+        case multiply = "*"
+        case divide = "/"
     }
 }
 
@@ -66,7 +74,7 @@ extension RuleExpression {
         case .literal, .parameter, .donations, .field, .now: break
         case .not(let e), .count(let e), .donatedWithin(let e, _), .largestSubset(let e, _), .smallestSubset(let e, _):
             e.visit(body)
-        case .and(let es), .or(let es): es.forEach { $0.visit(body) }
+        case .and(let es), .or(let es): for e in es { e.visit(body) }
         case .compare(_, let a, let b), .arithmetic(_, let a, let b), .filter(let a, let b), .contains(let a, let b):
             a.visit(body)
             b.visit(body)

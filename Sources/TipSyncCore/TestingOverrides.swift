@@ -13,7 +13,10 @@ public struct TestingOverrides: Sendable, Hashable {
     public init(environment: [String: String]) {
         func flag(_ name: String) -> Bool { ["1", "true", "yes"].contains(environment[name]?.lowercased() ?? "") }
         func list(_ name: String) -> Set<String> {
-            Set((environment[name] ?? "").split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty })
+            Set(
+                (environment[name] ?? "").split(separator: ",").map { String($0).trimmingWhitespace() }.filter {
+                    !$0.isEmpty
+                })
         }
         showAll = flag("TIPSYNC_SHOW_ALL_TIPS")
         hideAll = flag("TIPSYNC_HIDE_ALL_TIPS")

@@ -12,7 +12,8 @@ public struct ParameterMacro: AccessorMacro, PeerMacro {
     }
 
     static func property(_ declaration: some DeclSyntaxProtocol) throws -> Property {
-        guard let variable = declaration.as(VariableDeclSyntax.self), variable.bindingSpecifier.tokenKind == .keyword(.var),
+        guard let variable = declaration.as(VariableDeclSyntax.self),
+            variable.bindingSpecifier.tokenKind == .keyword(.var),
             variable.bindings.count == 1, let binding = variable.bindings.first,
             let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmedDescription
         else { throw MacroError("@Parameter applies to one 'static var name: Type = default'") }
@@ -46,7 +47,8 @@ public struct ParameterMacro: AccessorMacro, PeerMacro {
         let property = try property(declaration)
         let owner = context.lexicalContext.lazy.compactMap(Self.typeName).first ?? "Tips"
         let options = node.arguments?.as(LabeledExprListSyntax.self)?.map(\.expression.trimmedDescription) ?? []
-        let access = declaration.as(VariableDeclSyntax.self)?.modifiers
+        let access =
+            declaration.as(VariableDeclSyntax.self)?.modifiers
             .first { ["public", "internal", "fileprivate", "private", "package"].contains($0.name.text) }
             .map { "\($0.name.text) " } ?? ""
         return [

@@ -70,7 +70,8 @@ struct RuleTranslator {
 
     private func translateFolded(_ expression: ExprSyntax, scope: Scope) throws -> String {
         if let literal = literal(expression) { return ".literal(\(literal))" }
-        if let tuple = expression.as(TupleExprSyntax.self), tuple.elements.count == 1, let inner = tuple.elements.first {
+        if let tuple = expression.as(TupleExprSyntax.self), tuple.elements.count == 1, let inner = tuple.elements.first
+        {
             return try translateFolded(inner.expression, scope: scope)
         }
         if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "!" {
@@ -85,7 +86,8 @@ struct RuleTranslator {
             let name = reference.baseName.text
             if scope == .subject && name == subjectName { return "__subject" }
             if case .element(let element) = scope, name == element {
-                throw MacroError("compare a field of the donation ('\(name).field' or '\(name).date'), not the donation itself")
+                throw MacroError(
+                    "compare a field of the donation ('\(name).field' or '\(name).date'), not the donation itself")
             }
         }
         if let member = expression.as(MemberAccessExprSyntax.self), let base = member.base {
@@ -94,10 +96,13 @@ struct RuleTranslator {
             if case .element(let element) = scope, isName(base, element) { return ".field(\"\(name)\")" }
             if isDateNow(expression) { return ".now" }
             if name == "count" { return ".count(\(try translateFolded(base, scope: scope)))" }
-            if name == "isEmpty" { return ".compare(.equal, .count(\(try translateFolded(base, scope: scope))), .literal(.int(0)))" }
+            if name == "isEmpty" {
+                return ".compare(.equal, .count(\(try translateFolded(base, scope: scope))), .literal(.int(0)))"
+            }
         }
         if isDateNow(expression) { return ".now" }
-        if let call = expression.as(FunctionCallExprSyntax.self), let member = call.calledExpression.as(MemberAccessExprSyntax.self),
+        if let call = expression.as(FunctionCallExprSyntax.self),
+            let member = call.calledExpression.as(MemberAccessExprSyntax.self),
             let base = member.base
         {
             let name = member.declName.baseName.text
@@ -105,7 +110,8 @@ struct RuleTranslator {
             let closure = call.trailingClosure ?? arguments.last?.expression.as(ClosureExprSyntax.self)
             switch name {
             case "donatedWithin" where arguments.count == 1:
-                return ".donatedWithin(\(try translateFolded(base, scope: scope)), seconds: TipSync.Tips.DonationTimeRange.__seconds(\(arguments[0].expression.trimmed)))"
+                return
+                    ".donatedWithin(\(try translateFolded(base, scope: scope)), seconds: TipSync.Tips.DonationTimeRange.__seconds(\(arguments[0].expression.trimmed)))"
             case "filter", "contains":
                 guard let closure else { break }
                 let element = RuleMacro.parameterName(of: closure)
@@ -116,16 +122,19 @@ struct RuleTranslator {
                     keyPath.components.count == 1,
                     let property = keyPath.components.first?.component.as(KeyPathPropertyComponentSyntax.self)
                 else { throw MacroError("\(name)(groupedBy:) takes a key path to one payload field, like \\.yardID") }
-                return ".\(name)(\(try translateFolded(base, scope: scope)), field: \"\(property.declName.baseName.text)\")"
+                return
+                    ".\(name)(\(try translateFolded(base, scope: scope)), field: \"\(property.declName.baseName.text)\")"
             case "addingTimeInterval" where arguments.count == 1:
-                return ".arithmetic(.add, \(try translateFolded(base, scope: scope)), \(try translateFolded(arguments[0].expression, scope: scope)))"
+                return
+                    ".arithmetic(.add, \(try translateFolded(base, scope: scope)), \(try translateFolded(arguments[0].expression, scope: scope)))"
             default: break
             }
         }
         // Anything else must be a value computed in Swift (a constant, a static property…): it is
         // captured when the rule is built, and may not mention the closure's parameters.
         if mentions(expression, names: scopeNames(scope)) {
-            throw MacroError("#Rule cannot translate '\(expression.trimmedDescription)'; see README 'Rules' for what rules support")
+            throw MacroError(
+                "#Rule cannot translate '\(expression.trimmedDescription)'; see README 'Rules' for what rules support")
         }
         return ".__value(\(expression.trimmed))"
     }
@@ -135,11 +144,16 @@ struct RuleTranslator {
         case "&&": return ".and([\(try translateFolded(lhs, scope: scope)), \(try translateFolded(rhs, scope: scope))])"
         case "||": return ".or([\(try translateFolded(lhs, scope: scope)), \(try translateFolded(rhs, scope: scope))])"
         case "==", "!=", "<", "<=", ">", ">=":
-            let names = ["==": "equal", "!=": "notEqual", "<": "less", "<=": "lessOrEqual", ">": "greater", ">=": "greaterOrEqual"]
-            return ".compare(.\(names[op]!), \(try operand(lhs, other: rhs, scope: scope)), \(try operand(rhs, other: lhs, scope: scope)))"
+            let names = [
+                "==": "equal", "!=": "notEqual", "<": "less", "<=": "lessOrEqual", ">": "greater",
+                ">=": "greaterOrEqual",
+            ]
+            return
+                ".compare(.\(names[op]!), \(try operand(lhs, other: rhs, scope: scope)), \(try operand(rhs, other: lhs, scope: scope)))"
         case "+", "-", "*", "/":
             let names = ["+": "add", "-": "subtract", "*": "multiply", "/": "divide"]
-            return ".arithmetic(.\(names[op]!), \(try operand(lhs, other: rhs, scope: scope)), \(try operand(rhs, other: lhs, scope: scope)))"
+            return
+                ".arithmetic(.\(names[op]!), \(try operand(lhs, other: rhs, scope: scope)), \(try operand(rhs, other: lhs, scope: scope)))"
         default:
             throw MacroError("#Rule does not support the operator '\(op)'")
         }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Prometheus
+import ServiceLifecycle
 import TipSyncCore
 
 /// Builds the sync server: the seam tests call directly (`app.test(.router)` / `.live`).
@@ -41,8 +42,6 @@ public func buildApplication(
         services: [NotifierShutdown(notifier: notifier)],
         logger: logger)
 }
-
-import ServiceLifecycle
 
 /// Closes live streams when the server shuts down gracefully.
 struct NotifierShutdown: Service {

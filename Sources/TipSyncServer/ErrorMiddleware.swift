@@ -4,11 +4,14 @@ import TipSyncCore
 /// Turns every error into the protocol's JSON error body, so clients parse one shape for all 4xx/5xx,
 /// including Hummingbird's own (unknown route, body too large).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as SyncError {
-            return ErrorResponse.make(status: error.status, code: error.code, message: error.message, expectedSeq: error.expectedSeq)
+            return ErrorResponse.make(
+                status: error.status, code: error.code, message: error.message, expectedSeq: error.expectedSeq)
         } catch let error as HTTPResponseError {
             let code: ErrorCode
             switch error.status {
@@ -22,7 +25,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return ErrorResponse.make(status: error.status, code: code, message: message)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(error)"])
-            return ErrorResponse.make(status: .internalServerError, code: .serverError, message: "internal error; retry with backoff")
+            return ErrorResponse.make(
+                status: .internalServerError, code: .serverError, message: "internal error; retry with backoff")
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import TipSyncCore
 
@@ -25,10 +26,13 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     static func invalidCursor(_ message: String) -> SyncError { .init(.badRequest, .invalidCursor, message) }
     static func invalidParameter(_ message: String) -> SyncError { .init(.badRequest, .invalidParameter, message) }
     static func bodyTooLarge(_ limit: Int) -> SyncError {
-        .init(.contentTooLarge, .bodyTooLarge, "request body is larger than the server's limit of \(limit) bytes; push smaller batches")
+        .init(
+            .contentTooLarge, .bodyTooLarge,
+            "request body is larger than the server's limit of \(limit) bytes; push smaller batches")
     }
     static func batchTooLarge(_ count: Int, limit: Int) -> SyncError {
-        .init(.contentTooLarge, .batchTooLarge, "a push carries \(count) changes; the limit is \(limit): split the batch")
+        .init(
+            .contentTooLarge, .batchTooLarge, "a push carries \(count) changes; the limit is \(limit): split the batch")
     }
     static func deviceMismatch(_ message: String) -> SyncError { .init(.forbidden, .deviceMismatch, message) }
     static func sequenceGap(expected: Int64, got: Int64) -> SyncError {
@@ -42,7 +46,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         return .init(
             .unprocessableContent, .clockSkew,
             "a change is stamped \(ahead) s ahead of the server's clock (limit \(bound / 1000) s): "
-                + "correct the device clock by the serverTime in this response, re-stamp the unsent changes and push again")
+                + "correct the device clock by the serverTime in this response, re-stamp the unsent changes and push again"
+        )
     }
 }
 
@@ -54,7 +59,9 @@ extension SyncError: HTTPResponseError {
 
 /// Builds the JSON error response (also used for errors Hummingbird itself raises).
 enum ErrorResponse {
-    static func make(status: HTTPResponse.Status, code: ErrorCode, message: String, expectedSeq: Int64? = nil) -> Response {
+    static func make(status: HTTPResponse.Status, code: ErrorCode, message: String, expectedSeq: Int64? = nil)
+        -> Response
+    {
         let body = ErrorBody(
             error: .init(code: code.rawValue, message: message, serverTime: ServerTime.now(), expectedSeq: expectedSeq))
         let data = (try? JSONCoding.encoder.encode(body)) ?? Data()
@@ -63,8 +70,6 @@ enum ErrorResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
-
-import Foundation
 
 /// Wall-clock milliseconds, the `serverTime` of error bodies. (Successful responses use the injected clock.)
 enum ServerTime {

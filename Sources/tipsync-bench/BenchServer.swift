@@ -4,7 +4,7 @@ import TipSync
 import TipSyncServer
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// An in-process `tipsync-server` on a loopback port with a fresh SQLite database, for benchmarks.
@@ -15,17 +15,21 @@ struct BenchServer {
     let task: Task<Void, any Error>
 
     static func start(port: Int) async throws -> BenchServer {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tipsync-bench-\(UUID().uuidString)")
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         var configuration = ServerConfiguration()
         configuration.heartbeatSeconds = 30
-        let app = buildApplication(address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
+        let app = buildApplication(
+            address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
         let task = Task { try await app.runService() }
         let server = BenchServer(store: store, port: port, directory: directory, task: task)
         // A benchmark may poll for readiness (tests never do).
         for _ in 0..<500 {
-            if (try? await URLSession.shared.data(from: server.url.appendingPathComponent("health"))) != nil { return server }
+            if (try? await URLSession.shared.data(from: server.url.appendingPathComponent("health"))) != nil {
+                return server
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw BenchError("server did not start on port \(port)")

@@ -4,7 +4,7 @@ import TipSync
 import TipSyncServer
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Push ingest over HTTP: N devices push 500-change batches concurrently (target ≥ 50,000 changes/s).
@@ -32,7 +32,8 @@ struct PushIngest: AsyncParsableCommand {
                     Change(
                         device: name, seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
                         operation: .donation(
-                            event: "opened-detail", id: "\(name):\(seq)", date: Int64(now), info: .object(["yardID": .int(7)])))
+                            event: "opened-detail", id: "\(name):\(seq)", date: Int64(now),
+                            info: .object(["yardID": .int(7)])))
                 }
                 let body = try JSONCoding.encoder.encode(PushRequest(changes: changes))
                 bytes += body.count
@@ -64,7 +65,9 @@ struct PushIngest: AsyncParsableCommand {
         }
         let elapsed = clock.now - start
         let stored = try await server.store.logCount(account: 1)
-        guard stored == perDevice * devices else { throw BenchError("stored \(stored), expected \(perDevice * devices)") }
+        guard stored == perDevice * devices else {
+            throw BenchError("stored \(stored), expected \(perDevice * devices)")
+        }
         let seconds = elapsed.milliseconds / 1000
         print(
             "push-ingest devices=\(devices) batch=\(batchSize) changes=\(stored): \(format(seconds, 2)) s, "
@@ -90,12 +93,17 @@ struct ColdPull: AsyncParsableCommand {
                 let operation: Change.Operation =
                     seq % 10 == 0
                     ? .parameter(id: "p\(seq % 50)", value: .int(Int64(seq)))
-                    : .donation(event: "e\(seq % 20)", id: "writer:\(seq)", date: Int64(now), info: .object(["yardID": .int(Int64(seq % 9))]))
-                return Change(device: "writer", seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)), operation: operation)
+                    : .donation(
+                        event: "e\(seq % 20)", id: "writer:\(seq)", date: Int64(now),
+                        info: .object(["yardID": .int(Int64(seq % 9))]))
+                return Change(
+                    device: "writer", seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
+                    operation: operation)
             }
             _ = try await server.store.push(batch, from: writer)
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-replica-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tipsync-bench-replica-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
         var configuration = SyncConfiguration(server: server.url, token: tokens["reader"]!)
@@ -107,7 +115,9 @@ struct ColdPull: AsyncParsableCommand {
         let elapsed = clock.now - start
         let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
         guard donations == changes - changes / 10 else { throw BenchError("replica holds \(donations) donations") }
-        print("cold-pull changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica")
+        print(
+            "cold-pull changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica"
+        )
     }
 }
 
@@ -133,7 +143,8 @@ struct LiveLatency: AsyncParsableCommand {
 
         func replica(_ name: String) throws -> TipsReplica {
             try TipsReplica(
-                directory: FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)"),
+                directory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "tipsync-bench-\(UUID().uuidString)"),
                 deviceID: name)
         }
         let a = try replica("a")
@@ -150,14 +161,19 @@ struct LiveLatency: AsyncParsableCommand {
             let invalidate = round % 2 == 0
             let expected: TipStatus = invalidate ? .invalidated(.tipClosed) : .available
             try await measurement.timeAsync {
-                if invalidate { try a.invalidate(tip: tip.id, reason: .tipClosed) } else { try a.resetEligibility(tip: tip.id) }
+                if invalidate {
+                    try a.invalidate(tip: tip.id, reason: .tipClosed)
+                } else {
+                    try a.resetEligibility(tip: tip.id)
+                }
                 try await clientA.syncOnce()
                 while let status = await updates.next(), status != expected {}
             }
         }
         print(
             "live-latency others=\(others) rounds=\(rounds): p50 \(format(measurement.percentile(0.5).milliseconds, 2)) ms, "
-                + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms dismiss-to-visible on the second device")
+                + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms dismiss-to-visible on the second device"
+        )
     }
 }
 

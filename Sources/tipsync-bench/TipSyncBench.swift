@@ -8,7 +8,8 @@ struct TipSyncBench: AsyncParsableCommand {
         commandName: "tipsync-bench",
         abstract: "Measures TipSync's performance targets. Build with -c release.",
         subcommands: [
-            EngineStatus.self, DonationWrite.self, PushIngest.self, ColdPull.self, LiveLatency.self, IdleConnections.self,
+            EngineStatus.self, DonationWrite.self, PushIngest.self, ColdPull.self, LiveLatency.self,
+            IdleConnections.self,
             HoldConnections.self,
         ])
 }
@@ -23,7 +24,8 @@ struct EngineStatus: ParsableCommand {
     @Option(help: "Timed rounds.") var rounds = 200
 
     func run() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tipsync-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualClock(Date())
         let replica = try TipsReplica(directory: directory, deviceID: "bench", clock: clock.clock)
@@ -41,7 +43,9 @@ struct EngineStatus: ParsableCommand {
                 TipDefinition(
                     id: "tip-\(index)", title: "Tip \(index)",
                     rules: [
-                        .compare(.greaterOrEqual, .count(.donatedWithin(.donations(event), seconds: 5 * 86_400)), .literal(.int(3))),
+                        .compare(
+                            .greaterOrEqual, .count(.donatedWithin(.donations(event), seconds: 5 * 86_400)),
+                            .literal(.int(3))),
                         .compare(
                             .greaterOrEqual,
                             .count(.filter(.donations(event), .compare(.equal, .field("yardID"), .literal(.int(7))))),
@@ -84,7 +88,8 @@ struct DonationWrite: ParsableCommand {
     @Option(help: "Donations to write.") var count = 20_000
 
     func run() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tipsync-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let replica = try TipsReplica(directory: directory, deviceID: "bench")
         let event = Tips.Event(id: "burst")
@@ -99,6 +104,7 @@ struct DonationWrite: ParsableCommand {
         let batch = clock.now - batchStart
         print(
             "donation-write count=\(count): one call each \(format(single.microseconds / Double(count), 2)) µs/donation "
-                + "(\(format(single.milliseconds, 1)) ms total); batch \(format(batch.microseconds / Double(count), 2)) µs/donation")
+                + "(\(format(single.milliseconds, 1)) ms total); batch \(format(batch.microseconds / Double(count), 2)) µs/donation"
+        )
     }
 }

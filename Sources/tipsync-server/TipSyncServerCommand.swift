@@ -42,9 +42,11 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var databaseOptions: DatabaseOptions
     @Option(help: "Largest request body in bytes (env TIPSYNC_MAX_BODY_BYTES; default 4194304).") var maxBodyBytes: Int?
     @Option(help: "Most changes per push (env TIPSYNC_MAX_BATCH; default 1000).") var maxBatch: Int?
-    @Option(help: "Seconds a change may be stamped ahead of the server clock (env TIPSYNC_MAX_CLOCK_SKEW; default 300).")
+    @Option(
+        help: "Seconds a change may be stamped ahead of the server clock (env TIPSYNC_MAX_CLOCK_SKEW; default 300).")
     var maxClockSkew: Int?
-    @Option(help: "Seconds between heartbeats on live streams (env TIPSYNC_HEARTBEAT; default 15).") var heartbeat: Double?
+    @Option(help: "Seconds between heartbeats on live streams (env TIPSYNC_HEARTBEAT; default 15).") var heartbeat:
+        Double?
     @Option(help: "Log level (env LOG_LEVEL; default info).") var logLevel: String?
 
     func run() async throws {
@@ -61,7 +63,9 @@ struct Serve: AsyncParsableCommand {
         configuration.maxBodyBytes = try setting(maxBodyBytes, "TIPSYNC_MAX_BODY_BYTES", configuration.maxBodyBytes)
         configuration.maxBatch = try setting(maxBatch, "TIPSYNC_MAX_BATCH", configuration.maxBatch)
         configuration.maxClockSkewMilliseconds =
-            Int64(try setting(maxClockSkew, "TIPSYNC_MAX_CLOCK_SKEW", Int(configuration.maxClockSkewMilliseconds / 1000))) * 1000
+            Int64(
+                try setting(maxClockSkew, "TIPSYNC_MAX_CLOCK_SKEW", Int(configuration.maxClockSkewMilliseconds / 1000)))
+            * 1000
         configuration.heartbeatSeconds = try setting(heartbeat, "TIPSYNC_HEARTBEAT", configuration.heartbeatSeconds)
         let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
         let port = try setting(httpPort, "HTTP_PORT", 8080)

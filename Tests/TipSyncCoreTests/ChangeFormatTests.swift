@@ -11,9 +11,14 @@ import TipSyncCore
         Change(device: "d", seq: 3, hlc: hlc, operation: .eligibility(tip: "t", state: .eligible)),
         Change(
             device: "d", seq: 4, hlc: hlc,
-            operation: .display(tip: "t", epoch: Stamp(hlc: hlc, device: "e"), count: 2, duration: 1.5, lastDisplayed: 9)),
-        Change(device: "d", seq: 5, hlc: hlc, operation: .display(tip: "t", epoch: nil, count: 1, duration: 0, lastDisplayed: 9)),
-        Change(device: "d", seq: 6, hlc: hlc, operation: .donation(event: "e", id: "d:6", date: 5, info: .object(["x": .int(1)]))),
+            operation: .display(
+                tip: "t", epoch: Stamp(hlc: hlc, device: "e"), count: 2, duration: 1.5, lastDisplayed: 9)),
+        Change(
+            device: "d", seq: 5, hlc: hlc,
+            operation: .display(tip: "t", epoch: nil, count: 1, duration: 0, lastDisplayed: 9)),
+        Change(
+            device: "d", seq: 6, hlc: hlc,
+            operation: .donation(event: "e", id: "d:6", date: 5, info: .object(["x": .int(1)]))),
         Change(device: "d", seq: 7, hlc: hlc, operation: .donation(event: "e", id: "d:7", date: 5, info: nil)),
         Change(device: "d", seq: 8, hlc: hlc, operation: .donationsDeleted(event: "e")),
         Change(device: "d", seq: 9, hlc: hlc, operation: .datastoreReset),
@@ -33,7 +38,9 @@ import TipSyncCore
     }
 
     @Test func unknownKindsAndBadFieldsAreRejectedWithAClearMessage() {
-        func decode(_ json: String) throws -> Change { try JSONCoding.decoder.decode(Change.self, from: Data(json.utf8)) }
+        func decode(_ json: String) throws -> Change {
+            try JSONCoding.decoder.decode(Change.self, from: Data(json.utf8))
+        }
         #expect(throws: DecodingError.self) {
             try decode(#"{"device":"d","seq":1,"hlc":"018bcfe56800-0001","kind":"teleport"}"#)
         }
@@ -58,7 +65,9 @@ import TipSyncCore
     }
 
     @Test func stringsAreEscapedAndKeysSorted() throws {
-        let value = JSONValue.object(["b": .string("quote \" backslash \\ newline \n tab \t bell \u{7} é"), "a": .double(2.5), "c": .double(3)])
+        let value = JSONValue.object([
+            "b": .string("quote \" backslash \\ newline \n tab \t bell \u{7} é"), "a": .double(2.5), "c": .double(3),
+        ])
         #expect(value.canonicalText == #"{"a":2.5,"b":"quote \" backslash \\ newline \n tab \t bell \u0007 é","c":3}"#)
         #expect(try JSONValue(parsing: value.canonicalText) == value)
     }

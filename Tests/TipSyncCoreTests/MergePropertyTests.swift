@@ -41,12 +41,19 @@ struct SimulatedDevice {
     mutating func randomOperation(using rng: inout SeededGenerator) {
         let tip = "t\(Int.random(in: 0..<3, using: &rng))"
         switch Int.random(in: 0..<100, using: &rng) {
-        case 0..<20: make(.parameter(id: "p\(Int.random(in: 0..<3, using: &rng))", value: .int(Int64.random(in: 0..<100, using: &rng))))
-        case 20..<32: make(.eligibility(tip: tip, state: .invalidated(InvalidationReason.allCases.randomElement(using: &rng)!)))
+        case 0..<20:
+            make(
+                .parameter(
+                    id: "p\(Int.random(in: 0..<3, using: &rng))", value: .int(Int64.random(in: 0..<100, using: &rng))))
+        case 20..<32:
+            make(.eligibility(tip: tip, state: .invalidated(InvalidationReason.allCases.randomElement(using: &rng)!)))
         case 32..<40: make(.eligibility(tip: tip, state: .eligible))
         case 40..<65: display(tip)
         case 65..<92:
-            make(.donation(event: "e\(Int.random(in: 0..<2, using: &rng))", id: "\(id):\(seq + 1)", date: Int64(physical), info: .int(Int64.random(in: 0..<3, using: &rng))))
+            make(
+                .donation(
+                    event: "e\(Int.random(in: 0..<2, using: &rng))", id: "\(id):\(seq + 1)", date: Int64(physical),
+                    info: .int(Int64.random(in: 0..<3, using: &rng))))
         case 92..<98: make(.donationsDeleted(event: "e\(Int.random(in: 0..<2, using: &rng))"))
         default: make(.datastoreReset)
         }
@@ -57,7 +64,8 @@ struct SimulatedDevice {
 func simulate(seed: UInt64, devices count: Int = 3, steps: Int = 60) -> [SimulatedDevice] {
     var rng = SeededGenerator(seed: seed)
     var devices = (0..<count).map {
-        SimulatedDevice(id: "dev\($0)", physical: 1_000_000 + UInt64.random(in: 0..<100_000, using: &rng) * UInt64($0 + 1))
+        SimulatedDevice(
+            id: "dev\($0)", physical: 1_000_000 + UInt64.random(in: 0..<100_000, using: &rng) * UInt64($0 + 1))
     }
     for _ in 0..<steps {
         let index = Int.random(in: 0..<count, using: &rng)
@@ -115,9 +123,12 @@ func simulate(seed: UInt64, devices count: Int = 3, steps: Int = 60) -> [Simulat
 
     @Test func lastWriterWinsByHLCThenDevice() {
         var state = ReplicaState()
-        let early = Change(device: "b", seq: 1, hlc: HLC(milliseconds: 10, counter: 0), operation: .parameter(id: "p", value: .int(1)))
-        let late = Change(device: "a", seq: 1, hlc: HLC(milliseconds: 11, counter: 0), operation: .parameter(id: "p", value: .int(2)))
-        let tie = Change(device: "c", seq: 1, hlc: HLC(milliseconds: 11, counter: 0), operation: .parameter(id: "p", value: .int(3)))
+        let early = Change(
+            device: "b", seq: 1, hlc: HLC(milliseconds: 10, counter: 0), operation: .parameter(id: "p", value: .int(1)))
+        let late = Change(
+            device: "a", seq: 1, hlc: HLC(milliseconds: 11, counter: 0), operation: .parameter(id: "p", value: .int(2)))
+        let tie = Change(
+            device: "c", seq: 1, hlc: HLC(milliseconds: 11, counter: 0), operation: .parameter(id: "p", value: .int(3)))
         state.apply(late)
         state.apply(early)
         #expect(state.parameterValue("p") == .int(2))
@@ -179,7 +190,8 @@ func simulate(seed: UInt64, devices count: Int = 3, steps: Int = 60) -> [Simulat
         for index in 0..<20 {
             changes.append(
                 Change(
-                    device: index % 2 == 0 ? "a" : "b", seq: Int64(index + 1), hlc: HLC(milliseconds: 100, counter: UInt16(index)),
+                    device: index % 2 == 0 ? "a" : "b", seq: Int64(index + 1),
+                    hlc: HLC(milliseconds: 100, counter: UInt16(index)),
                     operation: .donation(event: "e", id: "x\(index)", date: Int64(index % 7), info: nil)))
         }
         let limits = ["e": DonationLimit(maximumCount: 5)]
@@ -187,7 +199,9 @@ func simulate(seed: UInt64, devices count: Int = 3, steps: Int = 60) -> [Simulat
         var first = ReplicaState()
         for change in changes { first.apply(change, donationLimits: limits) }
         var second = ReplicaState()
-        for change in changes.shuffled(using: &rng) + changes.shuffled(using: &rng) { second.apply(change, donationLimits: limits) }
+        for change in changes.shuffled(using: &rng) + changes.shuffled(using: &rng) {
+            second.apply(change, donationLimits: limits)
+        }
         #expect(first == second)
         #expect(first.donations(of: "e").count == 5)
         #expect(first.donations(of: "e").allSatisfy { $0.date >= 5 })

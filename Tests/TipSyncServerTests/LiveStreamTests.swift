@@ -12,7 +12,8 @@ import TipSyncServer
         let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
         try await app.test(.router) { client in
             let stream = Task {
-                try await client.execute(uri: "/v1/live", method: .get, headers: fixture.headers("laptop")) { response in
+                try await client.execute(uri: "/v1/live", method: .get, headers: fixture.headers("laptop")) {
+                    response in
                     (response.status, response.headers[.contentType], String(buffer: response.body))
                 }
             }

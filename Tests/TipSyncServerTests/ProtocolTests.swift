@@ -36,14 +36,16 @@ import TipSyncServer
         ]
         try await fixture.app().test(.router) { client in
             try await client.execute(
-                uri: "/v1/push", method: .post, headers: fixture.headers("phone"), body: try body(PushRequest(changes: changes))
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: changes))
             ) { response in
                 #expect(response.status == .ok)
                 let result = try decode(PushResponse.self, response.body)
                 #expect(result.accepted == 2 && result.duplicates == 0 && result.highestSeq == 2)
             }
             try await client.execute(
-                uri: "/v1/push", method: .post, headers: fixture.headers("phone"), body: try body(PushRequest(changes: changes))
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: changes))
             ) { response in
                 let result = try decode(PushResponse.self, response.body)
                 #expect(result.accepted == 0 && result.duplicates == 2 && result.highestSeq == 2)
@@ -60,7 +62,9 @@ import TipSyncServer
 
     @Test func pullPagesWithServerMintedCursors() async throws {
         let fixture = try await ServerFixture.make()
-        let changes = (1...5).map { change("phone", Int64($0), .donation(event: "e", id: "phone:\($0)", date: 1, info: nil)) }
+        let changes = (1...5).map {
+            change("phone", Int64($0), .donation(event: "e", id: "phone:\($0)", date: 1, info: nil))
+        }
         _ = try await fixture.store.push(changes, from: DeviceIdentity(accountID: fixture.accountID, device: "phone"))
         try await fixture.app().test(.router) { client in
             var cursor: String?
@@ -90,16 +94,34 @@ import TipSyncServer
         let valid = #"{"device":"phone","seq":1,"hlc":"018bcfe56800-0000","kind":"datastoreReset"}"#
         let cases: [(String, HTTPResponse.Status, String)] = [
             ("{not json", .badRequest, "malformed_json"),
-            (#"{"changes":[{"device":"phone","seq":"one","hlc":"018bcfe56800-0000","kind":"datastoreReset"}]}"#, .unprocessableContent, "invalid_change"),
-            (#"{"changes":[{"device":"phone","seq":1,"hlc":"018bcfe56800-0000","kind":"teleport"}]}"#, .unprocessableContent, "invalid_change"),
-            (#"{"changes":[\#(valid),{"device":"phone","seq":2,"hlc":"nope","kind":"datastoreReset"}]}"#, .unprocessableContent, "invalid_change"),
-            (#"{"changes":[{"device":"laptop","seq":1,"hlc":"018bcfe56800-0000","kind":"datastoreReset"}]}"#, .forbidden, "device_mismatch"),
-            (#"{"changes":[{"device":"phone","seq":5,"hlc":"018bcfe56800-0000","kind":"datastoreReset"}]}"#, .conflict, "sequence_gap"),
+            (
+                #"{"changes":[{"device":"phone","seq":"one","hlc":"018bcfe56800-0000","kind":"datastoreReset"}]}"#,
+                .unprocessableContent, "invalid_change"
+            ),
+            (
+                #"{"changes":[{"device":"phone","seq":1,"hlc":"018bcfe56800-0000","kind":"teleport"}]}"#,
+                .unprocessableContent, "invalid_change"
+            ),
+            (
+                #"{"changes":[\#(valid),{"device":"phone","seq":2,"hlc":"nope","kind":"datastoreReset"}]}"#,
+                .unprocessableContent, "invalid_change"
+            ),
+            (
+                #"{"changes":[{"device":"laptop","seq":1,"hlc":"018bcfe56800-0000","kind":"datastoreReset"}]}"#,
+                .forbidden, "device_mismatch"
+            ),
+            (
+                #"{"changes":[{"device":"phone","seq":5,"hlc":"018bcfe56800-0000","kind":"datastoreReset"}]}"#,
+                .conflict, "sequence_gap"
+            ),
             (
                 #"{"changes":[{"device":"phone","seq":1,"hlc":"\#(HLC(milliseconds: UInt64(now + 3_600_000), counter: 0))","kind":"datastoreReset"}]}"#,
                 .unprocessableContent, "clock_skew"
             ),
-            (#"{"changes":[\#(Array(repeating: valid, count: 4).joined(separator: ","))]}"#, .contentTooLarge, "batch_too_large"),
+            (
+                #"{"changes":[\#(Array(repeating: valid, count: 4).joined(separator: ","))]}"#, .contentTooLarge,
+                "batch_too_large"
+            ),
             (#"{"changes":[],"pad":"\#(String(repeating: "x", count: 5000))"}"#, .contentTooLarge, "body_too_large"),
         ]
         try await fixture.app(configuration: configuration).test(.router) { client in
@@ -146,10 +168,11 @@ import TipSyncServer
 
     @Test func anotherAccountsDataIsInvisible() async throws {
         let fixture = try await ServerFixture.make()
-        let bobToken = try await fixture.store.createToken(accountName: try await {
-            _ = try await fixture.store.createAccount(name: "bob")
-            return "bob"
-        }(), device: "bob-phone")
+        let bobToken = try await fixture.store.createToken(
+            accountName: try await {
+                _ = try await fixture.store.createAccount(name: "bob")
+                return "bob"
+            }(), device: "bob-phone")
         _ = try await fixture.store.push(
             [change("phone", 1, .parameter(id: "secret", value: .string("alice")))],
             from: DeviceIdentity(accountID: fixture.accountID, device: "phone"))
@@ -163,10 +186,12 @@ import TipSyncServer
             try await client.execute(uri: "/v1/devices/phone", method: .get, headers: bob) { response in
                 #expect(response.status == .notFound)
             }
-            try await client.execute(uri: "/v1/devices/phone", method: .get, headers: fixture.headers("laptop")) { response in
+            try await client.execute(uri: "/v1/devices/phone", method: .get, headers: fixture.headers("laptop")) {
+                response in
                 #expect(response.status == .ok)
             }
-            try await client.execute(uri: "/v1/devices/bob-phone", method: .get, headers: fixture.headers("laptop")) { response in
+            try await client.execute(uri: "/v1/devices/bob-phone", method: .get, headers: fixture.headers("laptop")) {
+                response in
                 #expect(response.status == .notFound)
             }
         }
@@ -178,7 +203,10 @@ import TipSyncServer
         let base = UInt64(Date().timeIntervalSince1970 * 1000)
         var changes: [Change] = []
         for seq in 1...20 {
-            changes.append(change("phone", Int64(seq), .parameter(id: "p\(seq % 3)", value: .int(Int64(seq))), ms: base + UInt64(seq)))
+            changes.append(
+                change(
+                    "phone", Int64(seq), .parameter(id: "p\(seq % 3)", value: .int(Int64(seq))), ms: base + UInt64(seq))
+            )
         }
         changes.append(change("phone", 21, .donation(event: "e", id: "phone:21", date: 5, info: nil), ms: base + 21))
         _ = try await fixture.store.push(changes, from: phone)
@@ -186,7 +214,9 @@ import TipSyncServer
 
         try await fixture.app().test(.router) { client in
             // A device reads the first page, then the server compacts.
-            let first = try await client.execute(uri: "/v1/pull?limit=5", method: .get, headers: fixture.headers("laptop")) {
+            let first = try await client.execute(
+                uri: "/v1/pull?limit=5", method: .get, headers: fixture.headers("laptop")
+            ) {
                 try decode(PullResponse.self, $0.body)
             }
             let dropped = try await fixture.store.compact(account: fixture.accountID)

@@ -8,7 +8,9 @@ import TipSync
     static var productsDirectory: URL {
         let path = ProcessInfo.processInfo.arguments[0]
         var url = URL(fileURLWithPath: path).deletingLastPathComponent()
-        if url.lastPathComponent == "MacOS" { url = url.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+        if url.lastPathComponent == "MacOS" {
+            url = url.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        }
         return url
     }
 
@@ -30,15 +32,20 @@ import TipSync
     }
 
     @Test func operatorCommandsAndTwoDevicesSyncingThroughTheRealServer() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-process-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tipsync-process-\(UUID().uuidString)")
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
         let account = try Self.run(["accounts", "create", "alice", "--database", database])
         #expect(account.status == 0)
         #expect(Int(account.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil)
-        let phoneToken = try Self.run(["tokens", "create", "--account", "alice", "--device", "phone", "--database", database])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let laptopToken = try Self.run(["tokens", "create", "--account", "alice", "--device", "laptop", "--database", database])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let phoneToken = try Self.run([
+            "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
+        ])
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let laptopToken = try Self.run([
+            "tokens", "create", "--account", "alice", "--device", "laptop", "--database", database,
+        ])
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(phoneToken.hasPrefix("ts_") && laptopToken.hasPrefix("ts_") && phoneToken != laptopToken)
         let missing = try Self.run(["tokens", "create", "--account", "nobody", "--device", "x", "--database", database])
         #expect(missing.status != 0)
@@ -60,7 +67,8 @@ import TipSync
         let phone = try makeDevice("phone")
         let laptop = try makeDevice("laptop")
         let phoneClient = SyncClient(replica: phone, configuration: SyncConfiguration(server: url, token: phoneToken))
-        let laptopClient = SyncClient(replica: laptop, configuration: SyncConfiguration(server: url, token: laptopToken))
+        let laptopClient = SyncClient(
+            replica: laptop, configuration: SyncConfiguration(server: url, token: laptopToken))
         try phone.invalidate(tip: "favorite", reason: .tipClosed)
         let ready = await Self.waitForLine(containing: "listening", in: serverErr.fileHandleForReading)
         #expect(ready)

@@ -12,7 +12,8 @@ struct ServerFixture {
     var tokens: [String: String] = [:]
 
     static func make(devices: [String] = ["phone", "laptop"], account: String = "alice") async throws -> ServerFixture {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-server-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tipsync-server-\(UUID().uuidString)")
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         var fixture = ServerFixture(store: store, accountID: try await store.createAccount(name: account))
@@ -22,7 +23,10 @@ struct ServerFixture {
         return fixture
     }
 
-    func app(configuration: ServerConfiguration = ServerConfiguration(), now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) })
+    func app(
+        configuration: ServerConfiguration = ServerConfiguration(),
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    )
         -> some ApplicationProtocol
     {
         buildApplication(address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration, now: now)
@@ -44,7 +48,10 @@ func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer) throws -> T {
     try JSONCoding.decoder.decode(T.self, from: Data(buffer.readableBytesView))
 }
 
-func change(_ device: String, _ seq: Int64, _ operation: Change.Operation, ms: UInt64 = UInt64(Date().timeIntervalSince1970 * 1000))
+func change(
+    _ device: String, _ seq: Int64, _ operation: Change.Operation,
+    ms: UInt64 = UInt64(Date().timeIntervalSince1970 * 1000)
+)
     -> Change
 {
     Change(device: device, seq: seq, hlc: HLC(milliseconds: ms, counter: 0), operation: operation)

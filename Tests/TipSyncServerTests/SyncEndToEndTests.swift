@@ -73,7 +73,10 @@ import TipSyncServer
             try await futureClient.syncOnce()  // rejected as clock_skew, corrected, re-stamped, pushed
             #expect(abs(future.clockOffset + 86_400_000) < 60_000)
             #expect(try future.pushedSeq == 1)
-            #expect(try future.localChanges().allSatisfy { $0.hlc.milliseconds < UInt64(Date().timeIntervalSince1970 * 1000) + 300_000 })
+            #expect(
+                try future.localChanges().allSatisfy {
+                    $0.hlc.milliseconds < UInt64(Date().timeIntervalSince1970 * 1000) + 300_000
+                })
 
             // A later write by the honest device wins: the skewed one's stamp is not a day ahead any more.
             let honestClient = client(honest, fixture, port: port)

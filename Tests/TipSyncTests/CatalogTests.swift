@@ -55,7 +55,8 @@ import TipSync
             #expect("\(error)" == "duplicate tip id 't'")
         }
         #expect(throws: DecodingError.self) {
-            try JSONCoding.decoder.decode(Catalog.self, from: Data(#"{"tips":[{"id":"t","title":"T","rules":[{"~":[1,2]}]}]}"#.utf8))
+            try JSONCoding.decoder.decode(
+                Catalog.self, from: Data(#"{"tips":[{"id":"t","title":"T","rules":[{"~":[1,2]}]}]}"#.utf8))
         }
         #expect(replica.catalogTips.isEmpty)
     }
@@ -72,14 +73,20 @@ import TipSync
         let expression = try JSONCoding.decoder.decode(RuleExpression.self, from: Data(text.utf8))
         let reencoded = try JSONCoding.decoder.decode(RuleExpression.self, from: JSONCoding.encoder.encode(expression))
         #expect(reencoded == expression)
-        for bad in [#"{"count": 1, "extra": 2}"#, #"{"donatedWithin": [{"donations": "e"}, "fortnight"]}"#, #"[1, 2]"#, #"{"==": [1]}"#] {
-            #expect(throws: DecodingError.self) { try JSONCoding.decoder.decode(RuleExpression.self, from: Data(bad.utf8)) }
+        for bad in [
+            #"{"count": 1, "extra": 2}"#, #"{"donatedWithin": [{"donations": "e"}, "fortnight"]}"#, #"[1, 2]"#,
+            #"{"==": [1]}"#,
+        ] {
+            #expect(throws: DecodingError.self) {
+                try JSONCoding.decoder.decode(RuleExpression.self, from: Data(bad.utf8))
+            }
         }
     }
 
     @Test func typeErrorsInDataRulesMakeTheRuleFalseNotACrash() throws {
         let replica = try makeReplica()
-        let tip = TipDefinition(id: "t", title: "T", rules: [.compare(.equal, .count(.literal(.int(3))), .literal(.int(1)))])
+        let tip = TipDefinition(
+            id: "t", title: "T", rules: [.compare(.equal, .count(.literal(.int(3))), .literal(.int(1)))])
         #expect(replica.status(of: tip) == .pending)
     }
 }

@@ -52,7 +52,10 @@ import TipSync
         #expect(log.map(\.seq) == Array(1...7))
         #expect(log.allSatisfy { $0.device == "dev" })
         #expect(zip(log, log.dropFirst()).allSatisfy { $0.hlc < $1.hlc })
-        #expect(log.map(\.kind) == [.parameter, .donation, .display, .eligibility, .eligibility, .donationsDeleted, .datastoreReset])
+        #expect(
+            log.map(\.kind) == [
+                .parameter, .donation, .display, .eligibility, .eligibility, .donationsDeleted, .datastoreReset,
+            ])
     }
 
     @Test func remoteChangesInAnyOrderGiveTheSameDatabase() throws {
@@ -80,7 +83,9 @@ import TipSync
         let pool = try DatabasePool(path: directory.appendingPathComponent("replica.sqlite").path)
         try pool.write { db in
             try db.execute(
-                sql: "CREATE TRIGGER poison BEFORE INSERT ON donation WHEN NEW.id = 'poison' BEGIN SELECT RAISE(ABORT, 'injected'); END")
+                sql:
+                    "CREATE TRIGGER poison BEFORE INSERT ON donation WHEN NEW.id = 'poison' BEGIN SELECT RAISE(ABORT, 'injected'); END"
+            )
         }
         let hlc = HLC(milliseconds: 1_800_000_000_000, counter: 0)
         let batch = [
@@ -118,7 +123,8 @@ import TipSync
             rules: [
                 .compare(
                     .greaterOrEqual,
-                    .count(.filter(.donations("e"), .compare(.equal, .field("k"), .literal(.int(1))))), .literal(.int(3))),
+                    .count(.filter(.donations("e"), .compare(.equal, .field("k"), .literal(.int(1))))),
+                    .literal(.int(3))),
                 .not(.contains(.donations("e"), .compare(.greater, .field("k"), .literal(.int(5))))),
             ])
         var generator = SystemRandomNumberGenerator()

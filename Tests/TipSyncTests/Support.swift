@@ -15,7 +15,8 @@ func makeReplica(
     environment: [String: String] = [:]
 ) throws -> TipsReplica {
     try TipsReplica(
-        directory: directory ?? temporaryDirectory(device), deviceID: device, clock: clock.clock, environment: environment)
+        directory: directory ?? temporaryDirectory(device), deviceID: device, clock: clock.clock,
+        environment: environment)
 }
 
 /// Copies every local change of each replica into every other (a perfect sync, for tests).

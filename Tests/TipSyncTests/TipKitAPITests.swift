@@ -167,10 +167,22 @@ import TipSync
         }
         struct Open: Tip { var title: String { "Open" } }
         let replica = try makeReplica()
-        #expect(TipGroup(.ordered) { Gated(); Open() }.currentTip(in: replica) == nil)
-        #expect(TipGroup(.firstAvailable) { Gated(); Open() }.currentTip(in: replica)?.id == "Open")
+        #expect(
+            TipGroup(.ordered) {
+                Gated()
+                Open()
+            }.currentTip(in: replica) == nil)
+        #expect(
+            TipGroup(.firstAvailable) {
+                Gated()
+                Open()
+            }.currentTip(in: replica)?.id == "Open")
         try Gated.$ready.set(true, in: replica)
-        #expect(TipGroup(.ordered) { Gated(); Open() }.currentTip(in: replica)?.id == "Gated")
+        #expect(
+            TipGroup(.ordered) {
+                Gated()
+                Open()
+            }.currentTip(in: replica)?.id == "Gated")
     }
 
     @Test func statusUpdatesEmitOnEveryChange() async throws {
@@ -205,7 +217,10 @@ import TipSync
         struct TipA: Tip { var title: String { "A" } }
         struct TipB: Tip { var title: String { "B" } }
         let replica = try makeReplica()
-        var updates = TipGroup(.ordered) { TipA(); TipB() }.currentTipUpdates(in: replica).makeAsyncIterator()
+        var updates = TipGroup(.ordered) {
+            TipA()
+            TipB()
+        }.currentTipUpdates(in: replica).makeAsyncIterator()
         #expect(await updates.next()??.id == "TipA")
         try TipA().invalidate(reason: .tipClosed, in: replica)
         #expect(await updates.next()??.id == "TipB")
@@ -295,7 +310,10 @@ import TipSync
     }
 
     @Test func donationPayloadFieldsSubsetsAndContains() throws {
-        struct Visit: Codable, Sendable { let yardID: Int; let minutes: Double }
+        struct Visit: Codable, Sendable {
+            let yardID: Int
+            let minutes: Double
+        }
         struct YardTip: Tip {
             static let visited = Event<Visit>(id: "visited")
             var title: String { "Yard" }

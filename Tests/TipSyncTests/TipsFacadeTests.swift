@@ -80,7 +80,10 @@ import TipSync
         struct A: Tip { var title: String { "A" } }
         struct B: Tip { var title: String { "B" } }
         try Tips.configure([.datastoreLocation(.url(temporaryDirectory()))])
-        let group = TipGroup(.ordered) { A(); B() }
+        let group = TipGroup(.ordered) {
+            A()
+            B()
+        }
         #expect(group.currentTip?.id == "A")
         A().invalidate(reason: .tipClosed)
         #expect(group.currentTip?.id == "B")

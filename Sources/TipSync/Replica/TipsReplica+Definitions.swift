@@ -55,12 +55,22 @@ extension TipsReplica {
     /// The app-wide display frequency.
     public var displayFrequency: DisplayFrequency {
         get { core.withLock { $0.displayFrequency } }
-        set { core.withLock { core in core.displayFrequency = newValue; notifyObservers(&core) } }
+        set {
+            core.withLock { core in
+                core.displayFrequency = newValue
+                notifyObservers(&core)
+            }
+        }
     }
 
     /// Testing overrides (TipKit's show/hide for testing).
     public var testingOverrides: TestingOverrides {
         get { core.withLock { $0.overrides } }
-        set { core.withLock { core in core.overrides = newValue; notifyObservers(&core) } }
+        set {
+            core.withLock { core in
+                core.overrides = newValue
+                notifyObservers(&core)
+            }
+        }
     }
 }

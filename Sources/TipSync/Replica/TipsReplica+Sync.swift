@@ -69,7 +69,8 @@ extension TipsReplica {
                 if case .display(let tip, let epoch, let count, let duration, let last) = change.operation,
                     let epoch, let new = renamed[epoch]
                 {
-                    change.operation = .display(tip: tip, epoch: new, count: count, duration: duration, lastDisplayed: last)
+                    change.operation = .display(
+                        tip: tip, epoch: new, count: count, duration: duration, lastDisplayed: last)
                 }
                 restamped.append(change)
             }

@@ -62,7 +62,8 @@ public final class TipsReplica: Sendable {
 
     /// The device clock corrected by the offset sync measured, in milliseconds since 1970.
     var nowMilliseconds: Int64 {
-        Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down)) + clockOffsetMilliseconds.load(ordering: .relaxed)
+        Int64((clock.now().timeIntervalSince1970 * 1000).rounded(.down))
+            + clockOffsetMilliseconds.load(ordering: .relaxed)
     }
 
     /// The corrected clock as a date (what status evaluation uses).
@@ -85,7 +86,8 @@ public final class TipsReplica: Sendable {
         var changes: [Change] = []
         for operation in operations {
             let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
-            let change = Change(device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
+            let change = Change(
+                device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
             core.state.apply(change, donationLimits: core.donationLimits)
             if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
                 core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)

@@ -37,7 +37,8 @@ extension ReplicaDatabase {
             var record = ReplicaState.TipRecord()
             if let state: String = row["state"], let s = stamp(row["hlc"], row["device"]) {
                 let value: EligibilityState =
-                    state == "eligible" ? .eligible : .invalidated(InvalidationReason(rawValue: row["reason"]) ?? .tipClosed)
+                    state == "eligible"
+                    ? .eligible : .invalidated(InvalidationReason(rawValue: row["reason"]) ?? .tipClosed)
                 record.eligibility = Versioned(value: value, stamp: s)
             }
             record.resetStamp = stamp(row["resetHLC"], row["resetDevice"])

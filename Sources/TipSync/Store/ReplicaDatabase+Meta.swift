@@ -23,7 +23,8 @@ extension ReplicaDatabase {
 
     static func setMeta(_ key: MetaKey, _ value: String?, _ db: Database) throws {
         if let value {
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key.rawValue, value])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key.rawValue, value])
         } else {
             try db.execute(sql: "DELETE FROM meta WHERE key = ?", arguments: [key.rawValue])
         }

@@ -27,7 +27,9 @@ extension ReplicaDatabase {
             .execute(arguments: [change.seq, change.hlc.rawValue, change.kind.rawValue, body])
     }
 
-    static func writeRecords(touchedBy change: Change, state: ReplicaState, limits: [String: DonationLimit], _ db: Database) throws {
+    static func writeRecords(
+        touchedBy change: Change, state: ReplicaState, limits: [String: DonationLimit], _ db: Database
+    ) throws {
         switch change.operation {
         case .parameter(let id, _):
             try writeParameter(id, state: state, db)
@@ -70,7 +72,8 @@ extension ReplicaDatabase {
         case nil: break
         }
         try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO tip (id, state, reason, hlc, device, resetHLC, resetDevice) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            sql:
+                "INSERT OR REPLACE INTO tip (id, state, reason, hlc, device, resetHLC, resetDevice) VALUES (?, ?, ?, ?, ?, ?, ?)"
         ).execute(arguments: [
             tip, stateText, reason, record.eligibility?.stamp.hlc.rawValue, record.eligibility?.stamp.device,
             record.resetStamp?.hlc.rawValue, record.resetStamp?.device,
@@ -91,7 +94,9 @@ extension ReplicaDatabase {
     }
 
     /// Stores `donation` if the merged state kept it, then drops rows the state trimmed.
-    static func writeDonation(_ event: String, _ donation: Donation, state: ReplicaState, trimmed: Bool, _ db: Database) throws {
+    static func writeDonation(_ event: String, _ donation: Donation, state: ReplicaState, trimmed: Bool, _ db: Database)
+        throws
+    {
         guard let record = state.events[event] else { return }
         if record.ids.contains(donation.id) {
             try db.cachedStatement(
@@ -120,7 +125,8 @@ extension ReplicaDatabase {
 
     /// Rewrites every record table from the state (after a datastore reset, which is rare).
     static func rewriteAll(_ state: ReplicaState, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM parameter; DELETE FROM tip; DELETE FROM display; DELETE FROM event; DELETE FROM donation")
+        try db.execute(
+            sql: "DELETE FROM parameter; DELETE FROM tip; DELETE FROM display; DELETE FROM event; DELETE FROM donation")
         try setMeta(.datastoreResetHLC, state.datastoreReset.map { String($0.hlc.rawValue) }, db)
         try setMeta(.datastoreResetDevice, state.datastoreReset?.device, db)
         for id in state.parameters.keys { try writeParameter(id, state: state, db) }

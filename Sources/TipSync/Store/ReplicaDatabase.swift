@@ -18,7 +18,8 @@ struct ReplicaDatabase: Sendable {
             // transaction; only a power loss may forget the very latest commits.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        writer = try DatabasePool(path: directory.appendingPathComponent("replica.sqlite").path, configuration: configuration)
+        writer = try DatabasePool(
+            path: directory.appendingPathComponent("replica.sqlite").path, configuration: configuration)
         try Self.migrator.migrate(writer)
     }
 

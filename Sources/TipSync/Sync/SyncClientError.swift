@@ -13,7 +13,8 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .unreachable(let why): "sync server unreachable: \(why)"
         case .unauthorized(let message): "sync token refused: \(message)"
-        case .rejected(let status, let code, let message): "sync server refused the request (\(status) \(code)): \(message)"
+        case .rejected(let status, let code, let message):
+            "sync server refused the request (\(status) \(code)): \(message)"
         case .invalidServerURL(let url): "invalid sync server URL '\(url)'"
         case .transport(let why): "sync transport error: \(why)"
         }

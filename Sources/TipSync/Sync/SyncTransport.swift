@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One HTTP exchange with the sync server. The default is ``URLSessionTransport`` (Linux and Apple
@@ -19,7 +19,9 @@ public struct SyncHTTPRequest: Sendable, Hashable {
     /// How long to wait for the response.
     public var timeout: TimeInterval
 
-    public init(method: String, path: String, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30) {
+    public init(
+        method: String, path: String, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 30
+    ) {
         self.method = method
         self.path = path
         self.headers = headers

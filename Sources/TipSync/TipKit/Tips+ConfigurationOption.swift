@@ -17,10 +17,14 @@ extension Tips {
         public typealias DisplayFrequency = TipSyncCore.DisplayFrequency
 
         /// How often new tips may appear, app-wide.
-        public static func displayFrequency(_ frequency: DisplayFrequency) -> Self { Self(kind: .displayFrequency(frequency)) }
+        public static func displayFrequency(_ frequency: DisplayFrequency) -> Self {
+            Self(kind: .displayFrequency(frequency))
+        }
 
         /// Where the replica's database lives.
-        public static func datastoreLocation(_ location: DatastoreLocation) -> Self { Self(kind: .datastoreLocation(location)) }
+        public static func datastoreLocation(_ location: DatastoreLocation) -> Self {
+            Self(kind: .datastoreLocation(location))
+        }
 
         /// The id a new replica gets (default: a random UUID). TipSync only.
         public static func deviceID(_ id: String) -> Self { Self(kind: .deviceID(id)) }
@@ -44,9 +48,11 @@ extension Tips {
                 case .applicationDefault: return Self.defaultDirectory()
                 case .groupContainer(let identifier):
                     #if canImport(Darwin)
-                    if let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: identifier) {
-                        return container.appendingPathComponent("TipSync")
-                    }
+                        if let container = FileManager.default.containerURL(
+                            forSecurityApplicationGroupIdentifier: identifier)
+                        {
+                            return container.appendingPathComponent("TipSync")
+                        }
                     #endif
                     return Self.defaultDirectory().appendingPathComponent(identifier)
                 }
@@ -54,14 +60,15 @@ extension Tips {
 
             static func defaultDirectory() -> URL {
                 #if canImport(Darwin)
-                let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
-                return base.appendingPathComponent("TipSync")
+                    let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+                    return base.appendingPathComponent("TipSync")
                 #else
-                let environment = ProcessInfo.processInfo.environment
-                let base =
-                    environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
-                    ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
-                return base.appendingPathComponent("tipsync").appendingPathComponent(ProcessInfo.processInfo.processName)
+                    let environment = ProcessInfo.processInfo.environment
+                    let base =
+                        environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
+                        ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+                    return base.appendingPathComponent("tipsync").appendingPathComponent(
+                        ProcessInfo.processInfo.processName)
                 #endif
             }
         }

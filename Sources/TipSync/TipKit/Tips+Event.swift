@@ -24,6 +24,7 @@ extension Tips {
         public static func weeks(_ n: Int) -> Self { Self(seconds: Double(n) * 604_800) }
 
         /// Used by `#Rule` expansions to give `.days(5)` its type.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         public static func __seconds(_ range: Self) -> TimeInterval { range.seconds }
     }
 
@@ -72,7 +73,9 @@ extension Tips {
                     let info: DonationInfo? =
                         DonationInfo.self == EmptyDonation.self
                         ? EmptyDonation() as? DonationInfo : try? (donation.info ?? .null).decode(as: DonationInfo.self)
-                    return info.map { Donation(date: Date(timeIntervalSince1970: Double(donation.date) / 1000), info: $0) }
+                    return info.map {
+                        Donation(date: Date(timeIntervalSince1970: Double(donation.date) / 1000), info: $0)
+                    }
                 })
         }
 
@@ -108,11 +111,13 @@ extension Tips {
         }
 
         public func largestSubset<Key: Hashable>(groupedBy key: KeyPath<Info, Key>) -> DonationList {
-            DonationList(items: Dictionary(grouping: items) { $0.info[keyPath: key] }.values.max { $0.count < $1.count } ?? [])
+            DonationList(
+                items: Dictionary(grouping: items) { $0.info[keyPath: key] }.values.max { $0.count < $1.count } ?? [])
         }
 
         public func smallestSubset<Key: Hashable>(groupedBy key: KeyPath<Info, Key>) -> DonationList {
-            DonationList(items: Dictionary(grouping: items) { $0.info[keyPath: key] }.values.min { $0.count < $1.count } ?? [])
+            DonationList(
+                items: Dictionary(grouping: items) { $0.info[keyPath: key] }.values.min { $0.count < $1.count } ?? [])
         }
     }
 }

@@ -23,7 +23,8 @@ extension Tips {
 
         /// The parameter as data.
         public var definition: ParameterDefinition {
-            ParameterDefinition(id: id, defaultValue: (try? JSONValue(encoding: defaultValue)) ?? .null, isTransient: isTransient)
+            ParameterDefinition(
+                id: id, defaultValue: (try? JSONValue(encoding: defaultValue)) ?? .null, isTransient: isTransient)
         }
 
         /// The value in the shared replica (the default before `Tips.configure`).

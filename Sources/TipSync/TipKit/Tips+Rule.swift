@@ -9,7 +9,8 @@ extension Tips {
         public let parameters: [ParameterDefinition]
         public let events: [EventDefinition]
 
-        public init(expression: RuleExpression, parameters: [ParameterDefinition] = [], events: [EventDefinition] = []) {
+        public init(expression: RuleExpression, parameters: [ParameterDefinition] = [], events: [EventDefinition] = [])
+        {
             self.expression = expression
             self.parameters = parameters
             self.events = events
@@ -56,12 +57,14 @@ extension Tips {
 
 extension RuleExpression {
     /// A Swift value captured into a rule (used by `#Rule` expansions). Dates become seconds since 1970.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static func __value<T: Encodable>(_ value: T) -> RuleExpression {
         if let date = value as? Date { return .literal(.double(date.timeIntervalSince1970)) }
         return .literal((try? JSONValue(encoding: value)) ?? .null)
     }
 
     /// A value compared with a parameter: the parameter gives it its type (`$0 == .pro`).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static func __value<T: Encodable>(_ value: T, like parameter: Tips.Parameter<T>) -> RuleExpression {
         __value(value)
     }

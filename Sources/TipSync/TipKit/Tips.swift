@@ -1,6 +1,6 @@
-@_exported import TipSyncCore
 import Foundation
 import Synchronization
+@_exported import TipSyncCore
 
 /// TipKit's namespace: configuration, testing overrides and the types tips are made of.
 ///

@@ -45,7 +45,8 @@ struct SyncController: Sendable {
                     "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
             }
             guard Int64(change.hlc.milliseconds) <= serverTime + configuration.maxClockSkewMilliseconds else {
-                throw SyncError.clockSkew(hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds)
+                throw SyncError.clockSkew(
+                    hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds)
             }
         }
         guard zip(changes, changes.dropFirst()).allSatisfy({ $0.seq + 1 == $1.seq }) else {
@@ -64,7 +65,8 @@ struct SyncController: Sendable {
     @Sendable func pull(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let cursor = try Self.cursor(request.uri.queryParameters["cursor"].map(String.init))
-        let limit = try Self.integer(request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
+        let limit = try Self.integer(
+            request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
         guard (1...configuration.maxPullLimit).contains(limit) else {
             throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
         }
@@ -132,14 +134,17 @@ struct SyncController: Sendable {
     static func cursor(_ text: String?) throws -> Int64 {
         guard let text else { return 0 }
         guard let value = Int64(text), value >= 0 else {
-            throw SyncError.invalidCursor("'\(text)' is not a cursor this server minted; pull without a cursor to start over")
+            throw SyncError.invalidCursor(
+                "'\(text)' is not a cursor this server minted; pull without a cursor to start over")
         }
         return value
     }
 
     static func integer(_ text: String?, name: String, default value: Int) throws -> Int {
         guard let text else { return value }
-        guard let parsed = Int(text) else { throw SyncError.invalidParameter("\(name) must be an integer, got '\(text)'") }
+        guard let parsed = Int(text) else {
+            throw SyncError.invalidParameter("\(name) must be an integer, got '\(text)'")
+        }
         return parsed
     }
 

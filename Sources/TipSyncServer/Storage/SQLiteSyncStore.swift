@@ -61,8 +61,12 @@ public struct SQLiteSyncStore: SyncStore {
     public func createToken(accountName: String, device: String) async throws -> String {
         let token = TokenHasher.makeToken()
         try await pool.write { db in
-            guard let account = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName])
-            else { throw StoreError("no account named '\(accountName)'; create it with 'tipsync-server accounts create'") }
+            guard
+                let account = try Int64.fetchOne(
+                    db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName])
+            else {
+                throw StoreError("no account named '\(accountName)'; create it with 'tipsync-server accounts create'")
+            }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO device (account, name) VALUES (?, ?)", arguments: [account, device])
             try db.execute(
@@ -123,11 +127,13 @@ public struct SQLiteSyncStore: SyncStore {
     public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
         try await pool.read { db in
             let compactedThrough =
-                try Int64.fetchOne(db, sql: "SELECT compactedThrough FROM account WHERE id = ?", arguments: [account]) ?? 0
+                try Int64.fetchOne(db, sql: "SELECT compactedThrough FROM account WHERE id = ?", arguments: [account])
+                ?? 0
             let snapshot = cursor < compactedThrough
             let start = snapshot ? 0 : cursor
             let rows = try Row.fetchAll(
-                db, sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
+                db,
+                sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
                 arguments: [account, start, limit + 1])
             let page = rows.prefix(limit)
             return PullPage(
