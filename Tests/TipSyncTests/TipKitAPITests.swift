@@ -400,3 +400,19 @@ import TipSync
         #expect(b.state.donations(of: "e").isEmpty)
     }
 }
+
+@Suite struct TimeDrivenStatusTests {
+    @Test func refreshEmitsStatusChangesThatComeOnlyFromTimePassing() async throws {
+        struct First: Tip { var title: String { "1" } }
+        struct Second: Tip { var title: String { "2" } }
+        let clock = ManualClock()
+        let replica = try makeReplica(clock: clock)
+        replica.displayFrequency = .hourly
+        try First().recordDisplay(in: replica)
+        var updates = Second().statusUpdates(in: replica).makeAsyncIterator()
+        #expect(await updates.next() == .pending)
+        clock.advance(by: 3600)
+        replica.refresh()  // what the replica's own ticker does every second
+        #expect(await updates.next() == .available)
+    }
+}

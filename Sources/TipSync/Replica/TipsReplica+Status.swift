@@ -69,10 +69,25 @@ extension TipsReplica {
             continuation.yield(initial)
             core.observers[id] = Observer(
                 evaluate: evaluate, yield: { continuation.yield($0) }, last: initial)
+            if core.ticker == nil {
+                core.ticker = Task { [weak self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.timeRefreshInterval)
+                        guard let self, !Task.isCancelled else { return }
+                        self.refresh()
+                    }
+                }
+            }
             return id
         }
         continuation.onTermination = { [weak self] _ in
-            self?.core.withLock { core in _ = core.observers.removeValue(forKey: id) }
+            self?.core.withLock { core in
+                _ = core.observers.removeValue(forKey: id)
+                if core.observers.isEmpty {
+                    core.ticker?.cancel()
+                    core.ticker = nil
+                }
+            }
         }
         return stream
     }

@@ -33,6 +33,9 @@ public final class TipsReplica: Sendable {
         var overrides: TestingOverrides
         var observers: [UInt64: Observer] = [:]
         var nextObserverID: UInt64 = 0
+        /// Re-evaluates observers while any exist, so changes that come only from time passing
+        /// (a display-frequency throttle ending, a `donatedWithin` window sliding) are emitted too.
+        var ticker: Task<Void, Never>?
 
         init(snapshot: ReplicaDatabase.Snapshot, overrides: TestingOverrides) {
             state = snapshot.state
@@ -42,12 +45,19 @@ public final class TipsReplica: Sendable {
         }
     }
 
+    /// How often status streams re-check for changes that come from time passing alone.
+    public static let timeRefreshInterval: Duration = .seconds(1)
+
     /// Opens the replica stored in `directory`, creating it if needed.
     ///
     /// - Parameters:
     ///   - deviceID: the id to give a new replica (default: a random UUID); an existing one keeps its own.
     ///   - clock: physical time, injectable for tests.
     ///   - environment: read for testing overrides (`TIPSYNC_SHOW_ALL_TIPS` …).
+    deinit {
+        core.withLock { $0.ticker?.cancel() }
+    }
+
     public init(
         directory: URL, deviceID: String? = nil, clock: TipsClock = .system,
         environment: [String: String] = ProcessInfo.processInfo.environment
