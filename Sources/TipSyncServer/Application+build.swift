@@ -19,7 +19,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let router = Router(context: SyncRequestContext.self)
     router.addMiddleware {
-        ErrorMiddleware()
+        ErrorMiddleware(now: now)
         MetricsMiddleware()
         LogRequestsMiddleware(.debug)
     }

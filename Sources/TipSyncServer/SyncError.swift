@@ -53,25 +53,23 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 
 extension SyncError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        ErrorResponse.make(status: status, code: code, message: message, expectedSeq: expectedSeq)
+        // Only reached if thrown outside the router's ErrorMiddleware, which renders it with the injected clock.
+        ErrorResponse.make(
+            status: status, code: code, message: message, serverTime: Int64(Date().timeIntervalSince1970 * 1000),
+            expectedSeq: expectedSeq)
     }
 }
 
 /// Builds the JSON error response (also used for errors Hummingbird itself raises).
 enum ErrorResponse {
-    static func make(status: HTTPResponse.Status, code: ErrorCode, message: String, expectedSeq: Int64? = nil)
-        -> Response
-    {
+    static func make(
+        status: HTTPResponse.Status, code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil
+    ) -> Response {
         let body = ErrorBody(
-            error: .init(code: code.rawValue, message: message, serverTime: ServerTime.now(), expectedSeq: expectedSeq))
+            error: .init(code: code.rawValue, message: message, serverTime: serverTime, expectedSeq: expectedSeq))
         let data = (try? JSONCoding.encoder.encode(body)) ?? Data()
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
-}
-
-/// Wall-clock milliseconds, the `serverTime` of error bodies. (Successful responses use the injected clock.)
-enum ServerTime {
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

@@ -241,3 +241,23 @@ import TipSyncServer
         }
     }
 }
+
+@Suite struct ServerClockTests {
+    @Test func clockSkewErrorsReportTheServersOwnClock() async throws {
+        let fixture = try await ServerFixture.make()
+        let serverNow: Int64 = 1_800_000_000_000
+        let ahead = change("phone", 1, .datastoreReset, ms: UInt64(serverNow + 3_600_000))
+        try await fixture.app(now: { serverNow }).test(.router) { client in
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: [ahead]))
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "clock_skew")
+                #expect(error.serverTime == serverNow)
+                #expect(error.message.contains("3600 s ahead"))
+            }
+        }
+    }
+}
