@@ -74,7 +74,8 @@ extension TipsReplica {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: Self.timeRefreshInterval)
                         guard let self, !Task.isCancelled else { return }
-                        self.refresh()
+                        // Another process sharing the store may have written; reloading notifies.
+                        if (try? self.reloadIfChangedElsewhere()) != true { self.refresh() }
                     }
                 }
             }

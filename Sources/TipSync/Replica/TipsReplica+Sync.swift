@@ -51,6 +51,7 @@ extension TipsReplica {
     /// from the change log and forgets the pull cursor, so the next pull re-merges everything under
     /// the new stamps. Nothing unsent is lost.
     public func restampUnacknowledgedChanges() throws {
+        try reloadIfChangedElsewhere()
         let acknowledged = try pushedSeq
         try core.withLock { core in
             let log = try database.localChanges(after: 0)

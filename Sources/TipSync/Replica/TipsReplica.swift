@@ -36,11 +36,15 @@ public final class TipsReplica: Sendable {
         /// Re-evaluates observers while any exist, so changes that come only from time passing
         /// (a display-frequency throttle ending, a `donatedWithin` window sliding) are emitted too.
         var ticker: Task<Void, Never>?
+        /// SQLite's `data_version` on the writer connection when memory last matched the disk; it
+        /// moves only when another connection (another process sharing the store) commits.
+        var dataVersion: Int64
 
-        init(snapshot: ReplicaDatabase.Snapshot, overrides: TestingOverrides) {
+        init(snapshot: ReplicaDatabase.Snapshot, dataVersion: Int64, overrides: TestingOverrides) {
             state = snapshot.state
             hlc = HybridLogicalClock(last: snapshot.latestHLC)
             nextSeq = snapshot.nextSeq
+            self.dataVersion = dataVersion
             self.overrides = overrides
         }
     }
@@ -66,7 +70,9 @@ public final class TipsReplica: Sendable {
         self.clock = clock
         database = try ReplicaDatabase(directory: directory)
         self.deviceID = try database.deviceID(preferred: deviceID)
-        core = Mutex(Core(snapshot: try database.load(), overrides: TestingOverrides(environment: environment)))
+        let (snapshot, dataVersion) = try database.loadWithVersion()
+        core = Mutex(
+            Core(snapshot: snapshot, dataVersion: dataVersion, overrides: TestingOverrides(environment: environment)))
         clockOffsetMilliseconds.store(Int64(try database.meta(.clockOffset) ?? "0") ?? 0, ordering: .relaxed)
     }
 
@@ -89,25 +95,31 @@ public final class TipsReplica: Sendable {
     }
 
     /// Makes local changes: stamps each operation, merges it, and stores the changes and their
-    /// records in one transaction. On a storage error memory is reloaded from the database, so memory
-    /// and disk never disagree.
+    /// records in one transaction. The transaction holds SQLite's write lock from its start, so
+    /// writes another process made to the same store are adopted first and sequence numbers never
+    /// collide. On a storage error memory is reloaded from the database, so memory and disk never
+    /// disagree.
     @discardableResult
     func commitLocal(_ core: inout Core, _ operations: [Change.Operation]) throws -> [Change] {
         var changes: [Change] = []
-        for operation in operations {
-            let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
-            let change = Change(
-                device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
-            core.state.apply(change, donationLimits: core.donationLimits)
-            if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
-                core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)
-            }
-            changes.append(change)
-        }
         do {
-            try database.persist(changes.map { ($0, true) }, state: core.state, limits: core.donationLimits)
+            try database.writer.write { db in
+                try adoptWritesFromElsewhere(&core, db)
+                for operation in operations {
+                    let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
+                    let change = Change(
+                        device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
+                    core.state.apply(change, donationLimits: core.donationLimits)
+                    if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
+                        core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)
+                    }
+                    changes.append(change)
+                }
+                try ReplicaDatabase.persist(
+                    changes.map { ($0, true) }, state: core.state, limits: core.donationLimits, db)
+            }
         } catch {
-            core.state = (try? database.load().state) ?? core.state
+            reloadAfterFailure(&core)
             throw error
         }
         core.nextSeq += Int64(changes.count)
@@ -122,18 +134,25 @@ public final class TipsReplica: Sendable {
         try core.withLock { core in
             var applied: [(Change, Bool)] = []
             let clockBefore = core.hlc
-            for change in changes where change.device != deviceID {
-                core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
-                if core.state.apply(change, donationLimits: core.donationLimits) { applied.append((change, false)) }
-            }
-            guard !applied.isEmpty || core.hlc != clockBefore else { return }
+            var adopted = false
             do {
-                try database.persist(applied, state: core.state, limits: core.donationLimits, observed: core.hlc.last)
+                try database.writer.write { db in
+                    adopted = try adoptWritesFromElsewhere(&core, db)
+                    for change in changes where change.device != deviceID {
+                        core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
+                        if core.state.apply(change, donationLimits: core.donationLimits) {
+                            applied.append((change, false))
+                        }
+                    }
+                    guard !applied.isEmpty || core.hlc != clockBefore else { return }
+                    try ReplicaDatabase.persist(
+                        applied, state: core.state, limits: core.donationLimits, observed: core.hlc.last, db)
+                }
             } catch {
-                core.state = (try? database.load().state) ?? core.state
+                reloadAfterFailure(&core)
                 throw error
             }
-            notifyObservers(&core)
+            if !applied.isEmpty || adopted { notifyObservers(&core) }
         }
     }
 

@@ -15,6 +15,17 @@ extension ReplicaDatabase {
         try writer.read { db in try Self.load(db) }
     }
 
+    /// Loads on the writer connection, with the `data_version` that snapshot corresponds to.
+    func loadWithVersion() throws -> (Snapshot, dataVersion: Int64) {
+        try writer.write { db in (try Self.load(db), try Self.dataVersion(db)) }
+    }
+
+    /// SQLite's commit counter as seen by this connection: it changes only when *another*
+    /// connection — another process sharing the store — commits.
+    static func dataVersion(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+    }
+
     static func load(_ db: Database) throws -> Snapshot {
         var latest = HLC.zero
         func stamp(_ hlc: Int64?, _ device: String?) -> Stamp? {

@@ -5,20 +5,18 @@ import TipSyncCore
 /// Writing merged changes: the records a change touched are written from the in-memory state
 /// that already merged it, in the same transaction as the change-log entry.
 extension ReplicaDatabase {
-    /// Persists changes already merged into `state`. Local changes also go into the change log.
-    /// One transaction: all are stored or none.
+    /// Persists changes already merged into `state`, inside a transaction the caller holds.
+    /// Local changes also go into the change log.
     /// `observed`: the clock after observing remote changes, remembered across restarts.
-    func persist(
+    static func persist(
         _ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit],
-        observed: HLC? = nil
+        observed: HLC? = nil, _ db: Database
     ) throws {
-        try writer.write { db in
-            for (change, isLocal) in changes {
-                if isLocal { try Self.appendToLog(change, db) }
-                try Self.writeRecords(touchedBy: change, state: state, limits: limits, db)
-            }
-            if let observed { try Self.setMeta(.observedHLC, String(observed.rawValue), db) }
+        for (change, isLocal) in changes {
+            if isLocal { try appendToLog(change, db) }
+            try writeRecords(touchedBy: change, state: state, limits: limits, db)
         }
+        if let observed { try setMeta(.observedHLC, String(observed.rawValue), db) }
     }
 
     static func appendToLog(_ change: Change, _ db: Database) throws {
