@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "TipSyncCore", targets: ["TipSyncCore"]),
         .executable(name: "tipsync-bench", targets: ["tipsync-bench"]),
         .executable(name: "tipsync-server", targets: ["tipsync-server"]),
+        .executable(name: "tipsync-agent", targets: ["tipsync-agent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
@@ -51,7 +53,8 @@ let package = Package(
         .executableTarget(
             name: "tipsync-bench",
             dependencies: [
-                "TipSync", "TipSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TipSync", "TipSyncServer", "TipSyncAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
@@ -75,7 +78,30 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The per-device agent as a library: store layout, operations, the local API, the daemon.
+        .target(
+            name: "TipSyncAgent",
+            dependencies: [
+                "TipSync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "tipsync-agent",
+            dependencies: [
+                "TipSyncAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
+        .testTarget(
+            name: "TipSyncAgentTests",
+            dependencies: ["TipSyncAgent", "TipSyncServer", "tipsync-agent", "tipsync-server"],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(
             name: "TipSyncServerTests",
             dependencies: [

@@ -25,9 +25,17 @@ extension TipsReplica {
     }
 
     /// Loads a catalog: its tips, groups, parameters, events and display frequency.
-    public func load(catalog: Catalog) throws {
+    /// - Parameter replacing: forget tips, groups and parameters loaded before (a catalog file
+    ///   that changed); otherwise they are added to what is already known.
+    public func load(catalog: Catalog, replacing: Bool = false) throws {
         try catalog.validate()
         core.withLock { core in
+            if replacing {
+                core.catalog = [:]
+                core.groups = [:]
+                core.parameters = [:]
+                core.displayFrequency = .immediate
+            }
             for parameter in catalog.parameters { core.parameters[parameter.id] = parameter }
             for event in catalog.events { Self.register(event, in: &core) }
             for tip in catalog.tips { core.catalog[tip.id] = tip }
@@ -35,6 +43,11 @@ extension TipsReplica {
             if let frequency = catalog.displayFrequency { core.displayFrequency = frequency }
             notifyObservers(&core)
         }
+    }
+
+    /// The parameters registered or loaded from a catalog, in id order.
+    public var parameterDefinitions: [ParameterDefinition] {
+        core.withLock { $0.parameters.values.sorted { $0.id < $1.id } }
     }
 
     /// The catalog's tips, in id order.

@@ -183,7 +183,8 @@ struct SyncController: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// Waits for the first element of `stream` or the timeout, whichever comes first.
+    /// Waits for the first element of `stream`, the timeout or the server's graceful shutdown
+    /// (which then answers at once instead of holding the shutdown up), whichever comes first.
     static func firstOf(_ stream: AsyncStream<Void>, timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -191,6 +192,7 @@ struct SyncController: Sendable {
                 _ = await iterator.next()
             }
             group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { try? await gracefulShutdown() }
             await group.next()
             group.cancelAll()
         }

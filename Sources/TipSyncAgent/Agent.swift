@@ -1,0 +1,229 @@
+import Foundation
+import Synchronization
+import TipSync
+import TipSyncCore
+
+/// One device's agent: its replica, configuration and catalog, and the operations the CLI and the
+/// local API share. Opening one is cheap; several (the daemon and CLI calls) may share a store.
+public final class Agent: Sendable {
+    public let store: AgentStore
+    public let configuration: AgentConfiguration
+    public let replica: TipsReplica
+    /// The catalog file's modification date when it was last loaded (to notice `catalog load`).
+    let catalogModified: Mutex<Date?>
+
+    /// Opens an initialized store.
+    /// - Parameters:
+    ///   - clockOffset: seconds added to the system clock (`--clock-offset`), to simulate a skewed device.
+    ///   - clock: the clock to use instead of the system's (tests).
+    public init(
+        store: AgentStore, clockOffset: TimeInterval = 0, clock: TipsClock = .system,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
+        self.store = store
+        configuration = try store.readConfiguration()
+        do {
+            replica = try TipsReplica(
+                directory: store.replicaDirectory, deviceID: configuration.device,
+                clock: clockOffset == 0 ? clock : clock.offset(by: clockOffset), environment: environment)
+        } catch {
+            throw AgentError.wrap(error, "cannot open the replica in \(store.replicaDirectory.path)")
+        }
+        let (catalog, modified) = try store.readCatalog()
+        try replica.load(catalog: catalog)
+        catalogModified = Mutex(modified)
+    }
+
+    // MARK: Catalog
+
+    /// Validates a catalog file, stores it in the agent store and loads it. An invalid file changes nothing.
+    public func loadCatalog(from file: URL) throws -> Catalog {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw AgentError(code: "no-file", message: "cannot read \(file.path)")
+        }
+        let catalog = try AgentStore.decodeCatalog(data, name: file.path)
+        try store.writeCatalog(data)
+        try replica.load(catalog: catalog, replacing: true)
+        catalogModified.withLock { $0 = try? store.readCatalog().modified }
+        return catalog
+    }
+
+    /// Reloads the stored catalog if another process replaced it. Returns whether it did.
+    @discardableResult
+    public func reloadCatalogIfChanged() throws -> Bool {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: store.catalogFile.path)
+        let modified = attributes?[.modificationDate] as? Date
+        guard modified != catalogModified.withLock({ $0 }) else { return false }
+        let (catalog, stamp) = try store.readCatalog()
+        try replica.load(catalog: catalog, replacing: true)
+        catalogModified.withLock { $0 = stamp }
+        return true
+    }
+
+    var tipIDs: [String] { replica.catalogTips.map(\.id) }
+
+    func tip(_ id: String) throws -> TipDefinition {
+        guard let tip = replica.catalogTip(id) else { throw AgentError.unknownTip(id, known: tipIDs) }
+        return tip
+    }
+
+    // MARK: Reading
+
+    /// Every catalog tip's report (or one tip's), evaluated at one instant.
+    public func status(tip id: String? = nil) throws -> StatusReport {
+        let tips = try id.map { [try tip($0)] } ?? replica.catalogTips
+        let statuses = replica.statuses(of: tips)
+        return StatusReport(
+            tips: zip(tips, statuses).map { tip, status in
+                TipReport(id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count)
+            })
+    }
+
+    /// A parameter's current value (its default until written).
+    public func parameter(_ name: String) throws -> JSONValue {
+        _ = try parameterDefinition(name)
+        return replica.parameterValue(name)
+    }
+
+    func parameterDefinition(_ name: String) throws -> ParameterDefinition {
+        let known = Dictionary(replica.parameterDefinitions.map { ($0.id, $0) }) { first, _ in first }
+        guard let definition = known[name] else {
+            throw AgentError.unknownParameter(name, known: known.keys.sorted())
+        }
+        return definition
+    }
+
+    // MARK: Writing
+
+    /// Donates to an event; `value` is the donation's info (any JSON), matched by `field` rules.
+    public func donate(event: String, value: JSONValue? = nil) throws {
+        guard !event.isEmpty else { throw AgentError.badRequest("an event id must not be empty") }
+        try write { try replica.donate(event: event, info: value) }
+    }
+
+    /// Sets a parameter. The value must have the default's JSON type (`null` is always allowed).
+    /// - Parameter inMemory: whether this process keeps running (the daemon): only then can a
+    ///   transient parameter, which is never stored, be set meaningfully.
+    public func setParameter(_ name: String, to value: JSONValue, inMemory: Bool = false) throws {
+        let definition = try parameterDefinition(name)
+        if definition.isTransient && !inMemory {
+            throw AgentError(
+                code: "transient-parameter",
+                message:
+                    "parameter '\(name)' is transient (kept in memory, never stored); set it through a running agent's local API"
+            )
+        }
+        if let expected = Self.kind(of: definition.defaultValue), let actual = Self.kind(of: value), expected != actual
+        {
+            throw AgentError(
+                code: "wrong-type",
+                message: "parameter '\(name)' holds \(expected) values; got \(actual) \(value.canonicalText)")
+        }
+        try write { try replica.setParameter(name, to: value) }
+    }
+
+    static func kind(of value: JSONValue) -> String? {
+        switch value {
+        case .null: nil
+        case .bool: "boolean"
+        case .int, .double: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    /// Records that the tip was shown (counts toward `MaxDisplayCount` on every device).
+    public func display(tip id: String, duration: TimeInterval = 0) throws {
+        _ = try tip(id)
+        guard duration >= 0, duration.isFinite else { throw AgentError.badRequest("the duration must be ≥ 0 seconds") }
+        try write { try replica.recordDisplay(tip: id, duration: duration) }
+    }
+
+    /// Invalidates the tip everywhere (`tipClosed`: the person dismissed it).
+    public func invalidate(tip id: String, reason: InvalidationReason = .tipClosed) throws {
+        _ = try tip(id)
+        try write { try replica.invalidate(tip: id, reason: reason) }
+    }
+
+    /// Makes the tip eligible again and restarts its display counts.
+    public func resetEligibility(tip id: String) throws {
+        _ = try tip(id)
+        try write { try replica.resetEligibility(tip: id) }
+    }
+
+    func write(_ body: () throws -> Void) throws {
+        do { try body() } catch { throw AgentError.wrap(error, "cannot write to the store") }
+    }
+
+    // MARK: Sync and history
+
+    /// A sync client for this device, per the store's configuration.
+    public func syncClient() -> SyncClient {
+        SyncClient(
+            replica: replica,
+            configuration: SyncConfiguration(server: configuration.server, token: configuration.token))
+    }
+
+    /// One push + pull round; a clear error when the server cannot be reached (changes stay queued).
+    public func syncOnce() async throws {
+        do {
+            try await syncClient().syncOnce()
+        } catch let error as SyncClientError {
+            let queued = (try? replica.outbox(limit: 100_000).count) ?? 0
+            switch error {
+            case .unreachable:
+                throw AgentError(
+                    code: "unreachable",
+                    message:
+                        "cannot reach the server at \(configuration.server.absoluteString) (\(error)); \(queued) change(s) stay queued"
+                )
+            default:
+                throw AgentError(code: "sync-failed", message: "sync failed: \(error)")
+            }
+        }
+    }
+
+    /// This device's change log as a history export (`export-history`; see HISTORY.md).
+    public func exportHistory() throws -> String {
+        let changes = try replica.localChanges()
+        let lines = changes.map { "    " + $0.canonicalJSON }.joined(separator: ",\n")
+        return """
+            {
+              "format": "tipsync-export",
+              "version": 1,
+              "device": \(JSONValue.string(replica.deviceID).canonicalText),
+              "changes": [
+            \(lines)
+              ]
+            }
+
+            """
+    }
+
+    // MARK: Watching
+
+    /// The current report of each tip (or one), then a report whenever a tip's status changes.
+    public func watch(tip id: String? = nil) throws -> AsyncStream<TipReport> {
+        let tips = try id.map { [try tip($0)] } ?? replica.catalogTips
+        let (stream, continuation) = AsyncStream<TipReport>.makeStream()
+        let replica = self.replica
+        let task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for tip in tips {
+                    group.addTask {
+                        for await status in replica.statusUpdates(of: { tip }) {
+                            continuation.yield(
+                                TipReport(
+                                    id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count
+                                ))
+                        }
+                    }
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// What `tipsync-agent init` records in the store (`agent.json`, owner-only): where to sync and
+/// as which device.
+public struct AgentConfiguration: Codable, Sendable, Hashable {
+    /// The sync server's base URL.
+    public var server: URL
+    /// This device's bearer token (from `tipsync-server tokens create`).
+    public var token: String
+    /// This device's name: its replica's device id, the one the token was issued for.
+    public var device: String
+
+    public init(server: URL, token: String, device: String) {
+        self.server = server
+        self.token = token
+        self.device = device
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TipSync
+
+/// `tipsync-agent run`: live sync, the local API and a watch on the store (for CLI calls writing
+/// to it) as services, until SIGTERM or SIGINT; then each stops cleanly and the socket is removed.
+public struct AgentDaemon: Sendable {
+    public let agent: Agent
+    public let logger: Logger
+    /// How often the store is checked for writes by other processes (CLI calls) and catalog changes.
+    public var storePollInterval: Duration = .milliseconds(100)
+
+    public init(agent: Agent, logger: Logger) {
+        self.agent = agent
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let client = agent.syncClient()
+        let handler = LocalAPIHandler(agent: agent, sync: { try await client.syncOnce() })
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: LocalAPIServer(handler: handler, path: agent.store.socketPath, logger: logger)),
+                    .init(service: LiveSyncService(client: client, logger: logger)),
+                    .init(service: StoreWatchService(agent: agent, interval: storePollInterval, logger: logger)),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        logger.info(
+            "agent running",
+            metadata: ["device": "\(agent.configuration.device)", "server": "\(agent.configuration.server)"])
+        try await group.run()
+    }
+}
+
+/// Keeps the replica in sync with the server (long-poll live updates, push after each change,
+/// backoff while the server is unreachable) until shutdown.
+struct LiveSyncService: Service {
+    let client: SyncClient
+    let logger: Logger
+
+    func run() async throws {
+        try await untilGracefulShutdown {
+            do {
+                try await client.run()
+            } catch let error where !(error is CancellationError) {
+                logger.error("sync stopped", metadata: ["error": "\(error)"])
+                // A refused token: keep serving the local API; nothing syncs until `init` with a new token.
+                try await gracefulShutdown()
+            }
+        }
+    }
+}
+
+/// Notices writes other processes make to the store (a CLI `invalidate` while the daemon runs) and
+/// catalog replacements, so watchers see them and the sync pushes them at once.
+struct StoreWatchService: Service {
+    let agent: Agent
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try await untilGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try agent.replica.reloadIfChangedElsewhere()
+                    try agent.reloadCatalogIfChanged()
+                } catch {
+                    logger.warning("cannot reload the store", metadata: ["error": "\(error)"])
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}
+
+/// Runs `body` until it ends or graceful shutdown begins (then it is cancelled); the cancellation
+/// that shutdown causes is a clean stop, not an error.
+func untilGracefulShutdown(_ body: @escaping @Sendable () async throws -> Void) async throws {
+    do {
+        try await cancelWhenGracefulShutdown { try await body() }
+    } catch is CancellationError {
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import TipSyncCore
+
+/// Answers local API requests: one JSON line in, one JSON line out (`watch`: a stream of lines).
+/// The transport-free half of the local API, shared by the socket server and tests.
+public struct LocalAPIHandler: Sendable {
+    public let agent: Agent
+    /// Runs one sync round for `{"op":"sync"}` (the daemon's client); `nil`: sync is unavailable.
+    let sync: (@Sendable () async throws -> Void)?
+
+    public init(agent: Agent, sync: (@Sendable () async throws -> Void)? = nil) {
+        self.agent = agent
+        self.sync = sync
+    }
+
+    /// Decodes a request line; a clear error for anything malformed.
+    public static func decode(_ line: some Collection<UInt8>) throws -> LocalAPIRequest {
+        do {
+            return try JSONCoding.decoder.decode(LocalAPIRequest.self, from: Data(line))
+        } catch let error as AgentError {
+            throw error
+        } catch let error as DecodingError {
+            throw AgentError(code: "bad-request", message: "not a valid request: \(AgentStore.explain(error))")
+        } catch {
+            throw AgentError(code: "bad-request", message: "not a valid request: \(error)")
+        }
+    }
+
+    /// The response line (without the newline) to a non-`watch` request.
+    public func respond(to request: LocalAPIRequest) async -> String {
+        do {
+            // Another process (a CLI call) may have written to the store or replaced the catalog.
+            try agent.replica.reloadIfChangedElsewhere()
+            try agent.reloadCatalogIfChanged()
+            switch request.op {
+            case .status:
+                return #"{"ok":true,"tips":["#
+                    + (try agent.status(tip: request.tip)).tips.map(\.jsonLine)
+                    .joined(separator: ",") + "]}"
+            case .donate:
+                try agent.donate(event: try request.require(request.event, "event"), value: request.value)
+            case .display:
+                try agent.display(tip: try request.require(request.tip, "tip"), duration: request.duration ?? 0)
+            case .invalidate:
+                try agent.invalidate(tip: try request.require(request.tip, "tip"), reason: request.reason ?? .tipClosed)
+            case .resetEligibility:
+                try agent.resetEligibility(tip: try request.require(request.tip, "tip"))
+            case .parameterGet:
+                let value = try agent.parameter(try request.require(request.name, "name"))
+                return #"{"ok":true,"value":\#(value.canonicalText)}"#
+            case .parameterSet:
+                guard let value = request.value else { throw AgentError.badRequest("op 'param-set' needs \"value\"") }
+                try agent.setParameter(try request.require(request.name, "name"), to: value, inMemory: true)
+            case .sync:
+                guard let sync else { throw AgentError(code: "no-sync", message: "this agent does not sync") }
+                do { try await sync() } catch { throw AgentError.wrap(error, "sync failed") }
+            case .watch:
+                throw AgentError.badRequest("watch streams; it is served by the socket, not as one response")
+            }
+            return #"{"ok":true}"#
+        } catch {
+            return Self.errorLine(error)
+        }
+    }
+
+    /// `{"ok":false,"error":{"code":…,"message":…}}`.
+    public static func errorLine(_ error: any Error) -> String {
+        let agentError = AgentError.wrap(error, "request failed")
+        return
+            #"{"ok":false,"error":{"code":\#(JSONValue.string(agentError.code).canonicalText),"message":\#(JSONValue.string(agentError.message).canonicalText)}}"#
+    }
+}

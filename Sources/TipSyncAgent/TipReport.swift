@@ -1,0 +1,54 @@
+import TipSyncCore
+
+/// One tip's state as the agent reports it: `status --json`, `watch` lines and the local API.
+///
+/// JSON: `{"id":"favorite","status":"available|pending|invalidated","reason":"tipClosed"|null,"displayCount":2}`.
+public struct TipReport: Sendable, Hashable, Codable {
+    public var id: String
+    /// `available`, `pending` or `invalidated`.
+    public var status: String
+    /// Why it is invalidated (TipKit's `InvalidationReason` names); `nil` otherwise.
+    public var reason: String?
+    /// Displays recorded on all devices since the tip's eligibility was last reset.
+    public var displayCount: Int64
+
+    public init(id: String, status: TipStatus, displayCount: Int64) {
+        self.id = id
+        self.displayCount = displayCount
+        switch status {
+        case .available: (self.status, reason) = ("available", nil)
+        case .pending: (self.status, reason) = ("pending", nil)
+        case .invalidated(let why): (self.status, reason) = ("invalidated", why.rawValue)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, status, reason, displayCount }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(status, forKey: .status)
+        try container.encode(reason, forKey: .reason)  // `null`, never omitted
+        try container.encode(displayCount, forKey: .displayCount)
+    }
+
+    /// The JSON object on one line, keys in the documented order.
+    public var jsonLine: String {
+        let reasonText = reason.map { JSONValue.string($0).canonicalText } ?? "null"
+        return
+            #"{"id":\#(JSONValue.string(id).canonicalText),"status":"\#(status)","reason":\#(reasonText),"displayCount":\#(displayCount)}"#
+    }
+}
+
+/// `status --json`: `{"tips":[…]}`, tips in id order.
+public struct StatusReport: Sendable, Hashable, Codable {
+    public var tips: [TipReport]
+
+    public init(tips: [TipReport]) {
+        self.tips = tips
+    }
+
+    public var jsonLine: String {
+        #"{"tips":["# + tips.map(\.jsonLine).joined(separator: ",") + "]}"
+    }
+}

@@ -1,0 +1,328 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TipSync
+import TipSyncAgent
+import TipSyncCore
+
+/// `tipsync-agent`: one device's tips replica and sync as a command-line tool and daemon.
+@main
+struct TipSyncAgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tipsync-agent",
+        abstract: "A device's TipSync replica: ask whether a tip should show, record displays and dismissals, sync.",
+        subcommands: [
+            Init.self, CatalogCommand.self, Donate.self, ParamCommand.self, Display.self, Invalidate.self,
+            ResetEligibility.self, Status.self, Sync.self, Run.self, Watch.self, ExportHistory.self,
+        ])
+}
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    /// `--store` ↔ `TIPSYNC_STORE` (default `$XDG_DATA_HOME/tipsync`, else `~/.local/share/tipsync`).
+    @Option(name: .long, help: "The agent's store directory (env TIPSYNC_STORE).")
+    var store: String?
+
+    /// `--clock-offset` ↔ `TIPSYNC_CLOCK_OFFSET`: seconds added to the system clock.
+    @Option(
+        name: .long, help: "Seconds to add to the system clock, to simulate a skewed device (env TIPSYNC_CLOCK_OFFSET)."
+    )
+    var clockOffset: Double?
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var agentStore: AgentStore {
+        store.map { AgentStore(directory: URL(fileURLWithPath: $0)) }
+            ?? AgentStore(directory: AgentStore.defaultDirectory(environment: environment))
+    }
+
+    func offset() throws -> Double {
+        if let clockOffset { return clockOffset }
+        guard let text = environment["TIPSYNC_CLOCK_OFFSET"], !text.isEmpty else { return 0 }
+        guard let value = Double(text) else {
+            throw AgentError(
+                code: "bad-option", message: "TIPSYNC_CLOCK_OFFSET must be a number of seconds, got '\(text)'")
+        }
+        return value
+    }
+
+    func openAgent() throws -> Agent {
+        try Agent(store: agentStore, clockOffset: try offset(), environment: environment)
+    }
+}
+
+/// Parses a JSON argument with a clear error.
+func parseJSON(_ text: String, what: String) throws -> JSONValue {
+    do { return try JSONValue(parsing: text) } catch {
+        throw AgentError(
+            code: "bad-json",
+            message: "\(what) is not valid JSON: \(text) (strings need JSON quotes, e.g. '\"pro\"')")
+    }
+}
+
+/// Runs a command body; every failure becomes one line on stderr and exit status 1.
+func reporting(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        let line = AgentError.describe(error)
+        FileHandle.standardError.write(Data("tipsync-agent: \(line)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+extension AgentError {
+    static func describe(_ error: any Error) -> String {
+        (error as? AgentError)?.message ?? String(describing: error).replacingOccurrences(of: "\n", with: " ")
+    }
+}
+
+struct Init: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create the store: which server, which token, which device.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The sync server's URL, e.g. http://127.0.0.1:8080.") var server: String
+    @Option(help: "This device's token (from `tipsync-server tokens create`).") var token: String
+    @Option(help: "This device's name (the one its token was created for).") var device: String
+
+    func run() async throws {
+        try await reporting {
+            guard let url = URL(string: server) else {
+                throw AgentError(code: "bad-option", message: "--server is not a URL: \(server)")
+            }
+            let store = global.agentStore
+            try store.initialize(AgentConfiguration(server: url, token: token, device: device))
+            print("initialized \(store.directory.path) for device '\(device)'")
+        }
+    }
+}
+
+struct CatalogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog", abstract: "Manage the catalog of tips, parameters and events.", subcommands: [Load.self]
+    )
+
+    struct Load: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate a catalog file and make it this device's catalog.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The catalog JSON file (see Examples/catalog.json).") var file: String
+
+        func run() async throws {
+            try await reporting {
+                let catalog = try global.openAgent().loadCatalog(from: URL(fileURLWithPath: file))
+                print(
+                    "loaded \(catalog.tips.count) tips, \(catalog.parameters.count) parameters, \(catalog.events.count) events"
+                )
+            }
+        }
+    }
+}
+
+struct Donate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Donate to an event (counted by rules on every device).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The event id.") var event: String
+    @Option(help: "The donation's info as JSON, e.g. '{\"yardID\":7}'.") var value: String?
+
+    func run() async throws {
+        try await reporting {
+            let info = try value.map { try parseJSON($0, what: "--value") }
+            try global.openAgent().donate(event: event, value: info)
+        }
+    }
+}
+
+struct ParamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "param", abstract: "Read or write a parameter.", subcommands: [Set.self, Get.self])
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set a parameter to a JSON value.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The parameter id.") var name: String
+        @Argument(help: "The value as JSON: true, 3, '\"pro\"'.") var value: String
+
+        func run() async throws {
+            try await reporting {
+                let parsed = try parseJSON(value, what: "the value")
+                try global.openAgent().setParameter(name, to: parsed)
+            }
+        }
+    }
+
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a parameter's value as JSON.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The parameter id.") var name: String
+
+        func run() async throws {
+            try await reporting { print(try global.openAgent().parameter(name).canonicalText) }
+        }
+    }
+}
+
+struct Display: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Record that a tip was shown.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The tip id.") var tip: String
+    @Option(help: "Seconds it was on screen.") var duration: Double = 0
+
+    func run() async throws {
+        try await reporting { try global.openAgent().display(tip: tip, duration: duration) }
+    }
+}
+
+extension InvalidationReason: ExpressibleByArgument {}
+
+struct Invalidate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Invalidate a tip on every device.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The tip id.") var tip: String
+    @Option(help: "actionPerformed or tipClosed.") var reason: InvalidationReason = .tipClosed
+
+    func validate() throws {
+        guard reason == .tipClosed || reason == .actionPerformed else {
+            throw ValidationError("--reason must be actionPerformed or tipClosed")
+        }
+    }
+
+    func run() async throws {
+        try await reporting { try global.openAgent().invalidate(tip: tip, reason: reason) }
+    }
+}
+
+struct ResetEligibility: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset-eligibility", abstract: "Make a tip eligible again and restart its display counts.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The tip id.") var tip: String
+
+    func run() async throws {
+        try await reporting { try global.openAgent().resetEligibility(tip: tip) }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Whether each tip (or one) should show now.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "One tip id (default: every catalog tip).") var tip: String?
+    @Flag(help: "Print {\"tips\":[…]} JSON.") var json = false
+
+    func run() async throws {
+        try await reporting {
+            let report = try global.openAgent().status(tip: tip)
+            if json {
+                print(report.jsonLine)
+            } else {
+                for tip in report.tips {
+                    let status = tip.reason.map { "\(tip.status) (\($0))" } ?? tip.status
+                    print("\(tip.id)\t\(status)\tdisplays: \(tip.displayCount)")
+                }
+            }
+        }
+    }
+}
+
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "One push + pull round with the server.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reporting { try await global.openAgent().syncOnce() }
+    }
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run as a daemon: live sync and the local API socket, until SIGTERM.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "trace, debug, info, notice, warning, error or critical (env LOG_LEVEL).")
+    var logLevel: String?
+
+    func run() async throws {
+        try await reporting {
+            let agent = try global.openAgent()
+            let levelText = logLevel ?? global.environment["LOG_LEVEL"] ?? "info"
+            guard let level = Logger.Level(rawValue: levelText) else {
+                throw AgentError(code: "bad-option", message: "unknown log level '\(levelText)'")
+            }
+            // Logging is bootstrapped once, here in the executable.
+            LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+            var logger = Logger(label: "tipsync-agent")
+            logger.logLevel = level
+            try await AgentDaemon(agent: agent, logger: logger).run()
+        }
+    }
+}
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print each tip's status (or one's) as a JSON line, then a line whenever it changes.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "One tip id (default: every catalog tip).") var tip: String?
+    @Option(help: "Exit (status 0) once a watched tip reports this status: available, pending or invalidated.")
+    var until: String?
+    @Option(help: "Give up (status 1) after this many seconds.") var timeout: Double?
+
+    func validate() throws {
+        if let until, !["available", "pending", "invalidated"].contains(until) {
+            throw ValidationError("--until must be available, pending or invalidated")
+        }
+    }
+
+    func run() async throws {
+        try await reporting {
+            let agent = try global.openAgent()
+            let reports = try agent.watch(tip: tip)
+            // Other processes (the daemon's sync, CLI calls) write to the store: pick that up quickly.
+            let poll = Task {
+                while !Task.isCancelled {
+                    _ = try? agent.replica.reloadIfChangedElsewhere()
+                    _ = try? agent.reloadCatalogIfChanged()
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { poll.cancel() }
+            let until = self.until
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await report in reports {
+                        FileHandle.standardOutput.write(Data((report.jsonLine + "\n").utf8))
+                        if report.status == until { return }
+                    }
+                }
+                if let timeout {
+                    group.addTask {
+                        try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                        throw AgentError(code: "timeout", message: "no '\(until ?? "change")' within \(timeout) s")
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}
+
+struct ExportHistory: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export-history", abstract: "Write this device's change log to a file, for replay.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The file to write (- for stdout).") var file: String
+
+    func run() async throws {
+        try await reporting {
+            let text = try global.openAgent().exportHistory()
+            if file == "-" {
+                print(text, terminator: "")
+            } else {
+                guard FileManager.default.createFile(atPath: file, contents: Data(text.utf8)) else {
+                    throw AgentError(code: "write-failed", message: "cannot write \(file)")
+                }
+            }
+        }
+    }
+}
