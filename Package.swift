@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "tipsync-bench", targets: ["tipsync-bench"]),
         .executable(name: "tipsync-server", targets: ["tipsync-server"]),
         .executable(name: "tipsync-agent", targets: ["tipsync-agent"]),
+        .executable(name: "tipsync-sim", targets: ["tipsync-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -96,7 +97,30 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Conflict replay: histories, the replayer over real replicas and the in-process server, the
+        // generator, the shrinker. Test and tool code; never linked into apps.
+        .target(
+            name: "TipSyncSimulation",
+            dependencies: [
+                "TipSync", "TipSyncServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "tipsync-sim",
+            dependencies: [
+                "TipSyncSimulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
+        .testTarget(
+            name: "TipSyncSimulationTests",
+            dependencies: ["TipSyncSimulation", "TipSync", "TipSyncCore"],
+            resources: [.copy("Histories")]
+        ),
         .testTarget(
             name: "TipSyncAgentTests",
             dependencies: ["TipSyncAgent", "TipSyncServer", "tipsync-agent", "tipsync-server"],

@@ -17,6 +17,23 @@ public func buildApplication(
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
     logger: Logger = Logger(label: "tipsync-server")
 ) -> some ApplicationProtocol {
+    let router = buildRouter(store: store, configuration: configuration, notifier: notifier, registry: registry, now: now)
+    return Application(
+        router: router,
+        configuration: .init(address: address, serverName: "tipsync-server"),
+        services: [NotifierShutdown(notifier: notifier)],
+        logger: logger)
+}
+
+/// The server's routes and middleware without a listener: what ``buildApplication`` serves, and
+/// what the conflict-replay simulator calls directly (no sockets, injected time).
+public func buildRouter(
+    store: any SyncStore,
+    configuration: ServerConfiguration = ServerConfiguration(),
+    notifier: ChangeNotifier = ChangeNotifier(),
+    registry: PrometheusCollectorRegistry? = nil,
+    now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     router.addMiddleware {
         ErrorMiddleware(now: now)
@@ -36,11 +53,7 @@ public func buildApplication(
     let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(store: store))
     SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: ServerMetrics())
         .addRoutes(to: v1)
-    return Application(
-        router: router,
-        configuration: .init(address: address, serverName: "tipsync-server"),
-        services: [NotifierShutdown(notifier: notifier)],
-        logger: logger)
+    return router
 }
 
 /// Closes live streams when the server shuts down gracefully.

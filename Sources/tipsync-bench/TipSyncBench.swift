@@ -9,7 +9,7 @@ struct TipSyncBench: AsyncParsableCommand {
         abstract: "Measures TipSync's performance targets. Build with -c release.",
         subcommands: [
             EngineStatus.self, DonationWrite.self, PushIngest.self, ColdPull.self, LiveLatency.self,
-            IdleConnections.self,
+            IdleConnections.self, AgentStatus.self, AgentAPI.self,
             HoldConnections.self,
         ])
 }

@@ -51,3 +51,17 @@ import TipSyncCore
         #expect(try daemon.outbox(limit: 10).map(\.seq) == [1])
     }
 }
+
+@Suite struct SharedStoreDonationTests {
+    @Test func donationsFromTwoProcessesAreNeverMistakenForOne() throws {
+        let directory = temporaryDirectory("shared")
+        let daemon = try makeReplica("phone", directory: directory)
+        let cli = try makeReplica("phone", directory: directory)
+        try daemon.donate(event: "opened")
+        try cli.donate(event: "opened")  // its memory still thinks the next sequence number is 1
+        try daemon.donate(event: "opened")
+        try cli.reloadIfChangedElsewhere()
+        #expect(cli.state.events["opened"]?.donations.count == 3)
+        #expect(Set(cli.state.events["opened"]?.donations.map(\.id) ?? []).count == 3)
+    }
+}

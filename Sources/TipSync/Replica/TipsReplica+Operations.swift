@@ -39,11 +39,13 @@ extension TipsReplica {
     public func donate(event: String, infos: [JSONValue?]) throws {
         try core.withLock { core in
             let date = nowMilliseconds
-            let operations = infos.enumerated().map { offset, info in
-                Change.Operation.donation(
-                    event: event, id: "\(deviceID):\(core.nextSeq + Int64(offset))", date: date, info: info)
+            // Ids derive from sequence numbers, known only once other processes' writes are adopted.
+            _ = try commitLocal(&core) { firstSeq in
+                infos.enumerated().map { offset, info in
+                    Change.Operation.donation(
+                        event: event, id: "\(deviceID):\(firstSeq + Int64(offset))", date: date, info: info)
+                }
             }
-            _ = try commitLocal(&core, operations)
         }
     }
 

@@ -76,7 +76,7 @@ extension TipsReplica {
                 restamped.append(change)
             }
             var state = ReplicaState()
-            for change in kept + restamped { state.apply(change, donationLimits: core.donationLimits) }
+            for change in kept + restamped { _ = merge.apply(&state, change, core.donationLimits) }
             try database.replaceLog(restamped, state: state)
             core.state = state
             core.hlc = clock

@@ -16,6 +16,7 @@ public final class TipsReplica: Sendable {
     let clock: TipsClock
     let core: Mutex<Core>
     let ruleCache = RuleCache()
+    let merge: ReplicaMerge
     /// Added to the device clock: the correction sync measured against the server's clock.
     let clockOffsetMilliseconds = Atomic<Int64>(0)
     let localChangeSubscribers = Mutex<[UInt64: AsyncStream<Void>.Continuation]>([:])
@@ -62,10 +63,18 @@ public final class TipsReplica: Sendable {
         core.withLock { $0.ticker?.cancel() }
     }
 
-    public init(
+    public convenience init(
         directory: URL, deviceID: String? = nil, clock: TipsClock = .system,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
+        try self.init(directory: directory, deviceID: deviceID, clock: clock, environment: environment, merge: .standard)
+    }
+
+    /// Opens a replica that merges with `merge` (the simulator's broken-merge tests).
+    @_spi(Simulation) public init(
+        directory: URL, deviceID: String?, clock: TipsClock, environment: [String: String], merge: ReplicaMerge
+    ) throws {
+        self.merge = merge
         self.directory = directory
         self.clock = clock
         database = try ReplicaDatabase(directory: directory)
@@ -101,15 +110,24 @@ public final class TipsReplica: Sendable {
     /// disagree.
     @discardableResult
     func commitLocal(_ core: inout Core, _ operations: [Change.Operation]) throws -> [Change] {
+        try commitLocal(&core) { _ in operations }
+    }
+
+    /// ``commitLocal(_:_:)`` with operations built once the first sequence number is known (after
+    /// adopting other processes' writes), for operations whose ids derive from it.
+    @discardableResult
+    func commitLocal(_ core: inout Core, _ makeOperations: (_ firstSeq: Int64) -> [Change.Operation]) throws
+        -> [Change]
+    {
         var changes: [Change] = []
         do {
             try database.writer.write { db in
                 try adoptWritesFromElsewhere(&core, db)
-                for operation in operations {
+                for operation in makeOperations(core.nextSeq) {
                     let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                     let change = Change(
                         device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
-                    core.state.apply(change, donationLimits: core.donationLimits)
+                    _ = merge.apply(&core.state, change, core.donationLimits)
                     if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
                         core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)
                     }
@@ -140,13 +158,16 @@ public final class TipsReplica: Sendable {
                     adopted = try adoptWritesFromElsewhere(&core, db)
                     for change in changes where change.device != deviceID {
                         core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
-                        if core.state.apply(change, donationLimits: core.donationLimits) {
+                        if merge.apply(&core.state, change, core.donationLimits) {
                             applied.append((change, false))
                         }
                     }
                     guard !applied.isEmpty || core.hlc != clockBefore else { return }
+                    // Remember the latest *remote* stamp (not our own clock, which a skewed device
+                    // may have pushed far ahead): re-stamping after `clock_skew` restarts from it.
+                    let remoteLatest = changes.lazy.filter { $0.device != self.deviceID }.map(\.hlc).max()
                     try ReplicaDatabase.persist(
-                        applied, state: core.state, limits: core.donationLimits, observed: core.hlc.last, db)
+                        applied, state: core.state, limits: core.donationLimits, observed: remoteLatest, db)
                 }
             } catch {
                 reloadAfterFailure(&core)

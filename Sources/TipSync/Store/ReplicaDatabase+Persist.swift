@@ -16,7 +16,10 @@ extension ReplicaDatabase {
             if isLocal { try appendToLog(change, db) }
             try writeRecords(touchedBy: change, state: state, limits: limits, db)
         }
-        if let observed { try setMeta(.observedHLC, String(observed.rawValue), db) }
+        if let observed {
+            let known = try meta(.observedHLC, db).flatMap { Int64($0) } ?? Int64.min
+            if observed.rawValue > known { try setMeta(.observedHLC, String(observed.rawValue), db) }
+        }
     }
 
     static func appendToLog(_ change: Change, _ db: Database) throws {

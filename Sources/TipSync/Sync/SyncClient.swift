@@ -39,6 +39,16 @@ public actor SyncClient {
         }
     }
 
+    /// Pushes everything unsent: the first half of ``syncOnce()``.
+    public func push() async throws {
+        try await pushAll()
+    }
+
+    /// Pulls until the server has nothing more: the second half of ``syncOnce()``.
+    public func pull() async throws {
+        try await pullAll()
+    }
+
     /// Syncs until cancelled: a full round, then a long-poll for remote news alongside a push after
     /// every local change. Failures back off (doubling, with jitter) and retry; a refused token stops.
     public func run() async throws {

@@ -1,0 +1,92 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOEmbedded
+import TipSync
+import TipSyncServer
+
+/// The real server logic — `buildRouter`'s routes, middleware and the SQLite store — called in
+/// process with no sockets, on the simulation's clock. A restart reopens the same database file.
+actor SimulatedServer {
+    let path: String
+    let now: @Sendable () -> Int64
+    var store: SQLiteSyncStore
+    var responder: RouterResponder<SyncRequestContext>
+    let channel = EmbeddedChannel()
+    let logger = Logger(label: "tipsync-sim") { _ in SwiftLogNoOpLogHandler() }
+    private(set) var tokens: [String: String] = [:]
+
+    init(directory: URL, devices: [String], now: @escaping @Sendable () -> Int64) async throws {
+        path = directory.appendingPathComponent("server.sqlite").path
+        self.now = now
+        store = try SQLiteSyncStore(path: path)
+        try await store.migrate()
+        _ = try await store.createAccount(name: "sim")
+        for device in devices {
+            tokens[device] = try await store.createToken(accountName: "sim", device: device)
+        }
+        responder = buildRouter(store: store, now: now).buildResponder()
+    }
+
+    /// The server process dies and starts again: a new store on the same file, new routes.
+    func restart() throws {
+        store = try SQLiteSyncStore(path: path)
+        responder = buildRouter(store: store, now: now).buildResponder()
+    }
+
+    /// Handles one HTTP request exactly as the listening server would.
+    func handle(_ request: SyncHTTPRequest) async -> SyncHTTPResponse {
+        var fields = HTTPFields()
+        for (name, value) in request.headers {
+            switch name.lowercased() {
+            case "authorization": fields[.authorization] = value
+            case "content-type": fields[.contentType] = value
+            case "accept": fields[.accept] = value
+            default: break  // the sync client sends no others
+            }
+        }
+        let head = HTTPRequest(
+            method: HTTPRequest.Method(request.method) ?? .get, scheme: "http", authority: "sim", path: request.path,
+            headerFields: fields)
+        let body = RequestBody(buffer: ByteBuffer(bytes: request.body ?? Data()))
+        let context = SyncRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+        do {
+            let response = try await responder.respond(to: Request(head: head, body: body), context: context)
+            let collected = CollectedBody()
+            try await response.body.write(BodyCollector(target: collected))
+            return SyncHTTPResponse(status: Int(response.status.code), body: Data(collected.buffer.readableBytesView))
+        } catch {
+            return SyncHTTPResponse(
+                status: 500, body: Data(#"{"error":{"code":"internal","message":"\#(error)"}}"#.utf8))
+        }
+    }
+
+    /// Every change in the server's log, in log order (for checks).
+    func log() async throws -> [String] {
+        var all: [String] = []
+        var cursor: Int64 = 0
+        while true {
+            let page = try await store.pull(account: 1, after: cursor, limit: 10_000)
+            all += page.bodies
+            cursor = page.cursor
+            if !page.more { return all }
+        }
+    }
+}
+
+final class CollectedBody: @unchecked Sendable {
+    var buffer = ByteBuffer()
+}
+
+/// Collects a response body into memory.
+struct BodyCollector: ResponseBodyWriter {
+    let target: CollectedBody
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        var buffer = buffer
+        target.buffer.writeBuffer(&buffer)
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}
