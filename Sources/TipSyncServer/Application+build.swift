@@ -17,7 +17,8 @@ public func buildApplication(
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
     logger: Logger = Logger(label: "tipsync-server")
 ) -> some ApplicationProtocol {
-    let router = buildRouter(store: store, configuration: configuration, notifier: notifier, registry: registry, now: now)
+    let router = buildRouter(
+        store: store, configuration: configuration, notifier: notifier, registry: registry, now: now)
     return Application(
         router: router,
         configuration: .init(address: address, serverName: "tipsync-server"),

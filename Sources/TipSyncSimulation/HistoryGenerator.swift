@@ -21,7 +21,8 @@ public struct HistoryGenerator: Sendable {
         let deviceSpecs = ids.map { id -> History.Device in
             let offset: Int64 =
                 random.chance(0.25)
-                ? Int64.random(in: -Self.day...Self.day, using: &random) : Int64.random(in: -2_000...2_000, using: &random)
+                ? Int64.random(in: -Self.day...Self.day, using: &random)
+                : Int64.random(in: -2_000...2_000, using: &random)
             return History.Device(id: id, clockOffset: offset)
         }
         let tips = History.defaultCatalog.tips.map(\.id) + ["unlisted"]
@@ -32,8 +33,10 @@ public struct HistoryGenerator: Sendable {
             let roll = Int.random(in: 0..<100, using: &random)
             switch roll {
             case 0..<12:
-                let value: JSONValue? = random.chance(0.5) ? .object(["n": .int(Int64.random(in: 0..<5, using: &random))]) : nil
-                steps.append(HistoryStep(.donate, device: device, event: events.randomElement(using: &random)!, value: value))
+                let value: JSONValue? =
+                    random.chance(0.5) ? .object(["n": .int(Int64.random(in: 0..<5, using: &random))]) : nil
+                steps.append(
+                    HistoryStep(.donate, device: device, event: events.randomElement(using: &random)!, value: value))
             case 12..<20:
                 let (name, value): (String, JSONValue) =
                     random.chance(0.5)
@@ -55,7 +58,8 @@ public struct HistoryGenerator: Sendable {
             case 41..<42:
                 steps.append(HistoryStep(.resetDatastore, device: device))
             case 42..<44:
-                steps.append(HistoryStep(.deleteDonations, device: device, event: events.randomElement(using: &random)!))
+                steps.append(
+                    HistoryStep(.deleteDonations, device: device, event: events.randomElement(using: &random)!))
             case 44..<54: steps.append(HistoryStep(.push, device: device))
             case 54..<64: steps.append(HistoryStep(.pull, device: device))
             case 64..<70: steps.append(HistoryStep(.sync, device: device))
@@ -67,7 +71,7 @@ public struct HistoryGenerator: Sendable {
             case 85..<88: steps.append(HistoryStep(.heal, device: device))
             case 88..<90: steps.append(HistoryStep(.crashDevice, device: device))
             case 90..<91: steps.append(HistoryStep(.crashServer))
-            case 91..<92: steps.append(HistoryStep(.restartServer))
+            case 91..<92: steps.append(HistoryStep(random.chance(0.5) ? .restartServer : .compact))
             case 92..<98:
                 steps.append(HistoryStep(.advance, milliseconds: Int64.random(in: 1...3_600_000, using: &random)))
             default:

@@ -30,15 +30,19 @@ public enum HistoryImport {
             }
             let device = change.device
             switch change.operation {
-            case .parameter(let id, let value): steps.append(HistoryStep(.setParameter, device: device, name: id, value: value))
+            case .parameter(let id, let value):
+                steps.append(HistoryStep(.setParameter, device: device, name: id, value: value))
             case .eligibility(let tip, .invalidated(let reason)):
                 steps.append(HistoryStep(.invalidate, device: device, tip: tip, reason: reason))
-            case .eligibility(let tip, .eligible): steps.append(HistoryStep(.resetEligibility, device: device, tip: tip))
+            case .eligibility(let tip, .eligible):
+                steps.append(HistoryStep(.resetEligibility, device: device, tip: tip))
             case .display(let tip, let epoch, _, let duration, _):
                 let key = "\(device) \(tip) \(epoch?.description ?? "")"
-                steps.append(HistoryStep(.display, device: device, tip: tip, duration: duration - (durations[key] ?? 0)))
+                steps.append(
+                    HistoryStep(.display, device: device, tip: tip, duration: duration - (durations[key] ?? 0)))
                 durations[key] = duration
-            case .donation(let event, _, _, let info): steps.append(HistoryStep(.donate, device: device, event: event, value: info))
+            case .donation(let event, _, _, let info):
+                steps.append(HistoryStep(.donate, device: device, event: event, value: info))
             case .donationsDeleted(let event): steps.append(HistoryStep(.deleteDonations, device: device, event: event))
             case .datastoreReset: steps.append(HistoryStep(.resetDatastore, device: device))
             }

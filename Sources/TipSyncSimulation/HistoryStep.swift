@@ -42,6 +42,8 @@ public struct HistoryStep: Codable, Hashable, Sendable {
         case crashServer
         /// The server restarts cleanly (its database reopened).
         case restartServer
+        /// The server compacts the log (drops superseded last-writer-wins entries).
+        case compact
         // Time.
         /// Every clock moves `milliseconds` forward.
         case advance

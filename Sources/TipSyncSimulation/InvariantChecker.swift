@@ -51,7 +51,10 @@ public struct InvariantChecker: Sendable {
     }
 
     static func difference(_ a: ReplicaState, _ b: ReplicaState) -> String {
-        if a.datastoreReset != b.datastoreReset { return "datastore reset \(a.datastoreReset.map(\.description) ?? "nil") vs \(b.datastoreReset.map(\.description) ?? "nil")" }
+        if a.datastoreReset != b.datastoreReset {
+            return
+                "datastore reset \(a.datastoreReset.map(\.description) ?? "nil") vs \(b.datastoreReset.map(\.description) ?? "nil")"
+        }
         if a.parameters != b.parameters { return "parameters \(a.parameters) vs \(b.parameters)" }
         if a.tips != b.tips { return "tips \(a.tips) vs \(b.tips)" }
         if a.displays != b.displays { return "displays \(a.displays) vs \(b.displays)" }
@@ -108,7 +111,9 @@ struct Expected {
             return display.epoch.map { $0 >= reset } ?? false
         }
         var epoch: Stamp? = [resets[tip], reset].compactMap { $0 }.max()
-        for display in all where display.epoch.map({ e in epoch.map { e > $0 } ?? true }) ?? false { epoch = display.epoch }
+        for display in all where display.epoch.map({ e in epoch.map { e > $0 } ?? true }) ?? false {
+            epoch = display.epoch
+        }
         var perDevice: [String: (max: Int64, changes: Int64)] = [:]
         for display in all where display.epoch == epoch {
             let current = perDevice[display.device] ?? (0, 0)
@@ -120,10 +125,14 @@ struct Expected {
     func violations(in state: ReplicaState, device: String, catalog: Catalog, statuses: [TipStatus]) -> [String] {
         var found: [String] = []
         if state.datastoreReset != reset {
-            found.append("\(device): datastore reset \(String(describing: state.datastoreReset)), expected \(String(describing: reset))")
+            found.append(
+                "\(device): datastore reset \(String(describing: state.datastoreReset)), expected \(String(describing: reset))"
+            )
         }
         for (id, expected) in parameters where state.parameters[id] != expected {
-            found.append("last writer wins: \(device) has \(id) = \(state.parameters[id]?.value.canonicalText ?? "nil"), latest write is \(expected.value.canonicalText)")
+            found.append(
+                "last writer wins: \(device) has \(id) = \(state.parameters[id]?.value.canonicalText ?? "nil"), latest write is \(expected.value.canonicalText)"
+            )
         }
         for id in state.parameters.keys where parameters[id] == nil {
             found.append("\(device) holds parameter \(id) that no surviving write set")
@@ -131,7 +140,8 @@ struct Expected {
         for (tip, latest) in eligibility {
             guard case .invalidated(let reason) = latest.value else { continue }
             if state.tips[tip]?.eligibility?.value != latest.value {
-                found.append("dismissed stays dismissed: \(device) does not hold \(tip) invalidated (\(reason.rawValue))")
+                found.append(
+                    "dismissed stays dismissed: \(device) does not hold \(tip) invalidated (\(reason.rawValue))")
             }
             if let index = catalog.tips.firstIndex(where: { $0.id == tip }), statuses[index] != .invalidated(reason) {
                 found.append("dismissed stays dismissed: \(device) reports \(tip) as \(statuses[index])")
@@ -140,7 +150,9 @@ struct Expected {
         for event in Set(donations.keys).union(state.events.keys) {
             let held = state.events[event]?.donations.map(\.id) ?? []
             let expected = donations[event] ?? []
-            if held.count != Set(held).count { found.append("nothing doubled: \(device) holds a donation of \(event) twice") }
+            if held.count != Set(held).count {
+                found.append("nothing doubled: \(device) holds a donation of \(event) twice")
+            }
             if Set(held) != expected {
                 found.append(
                     "nothing lost: \(device) holds \(held.count) donations of \(event), expected \(expected.count)")
@@ -153,7 +165,8 @@ struct Expected {
             }
             let held = state.displayTotals(of: tip).count
             if held != expected {
-                found.append("display totals: \(device) counts \(held) displays of \(tip), devices recorded \(expected)")
+                found.append(
+                    "display totals: \(device) counts \(held) displays of \(tip), devices recorded \(expected)")
             }
         }
         return found

@@ -161,6 +161,7 @@ final class ReplayRun {
         case .crashDevice: try await restart(try index(of: step.device))
         case .crashServer: await network.armServerCrash()
         case .restartServer: try await server.restart()
+        case .compact: try await server.compact()
         case .advance: clock.advance(step.milliseconds ?? 1000)
         case .setClockOffset: clock.setOffset(devices[try index(of: step.device)].id, step.milliseconds ?? 0)
         }
@@ -194,10 +195,14 @@ final class ReplayRun {
         var problems: [String] = []
         for _ in 0..<2 {
             for index in devices.indices {
-                if let problem = await syncing(index, { try await $0.push() }) { problems.append("final push: \(problem)") }
+                if let problem = await syncing(index, { try await $0.push() }) {
+                    problems.append("final push: \(problem)")
+                }
             }
             for index in devices.indices {
-                if let problem = await syncing(index, { try await $0.pull() }) { problems.append("final pull: \(problem)") }
+                if let problem = await syncing(index, { try await $0.pull() }) {
+                    problems.append("final pull: \(problem)")
+                }
             }
         }
         for device in devices where try device.replica.outbox(limit: 1).isEmpty == false {

@@ -35,6 +35,11 @@ actor SimulatedServer {
         responder = buildRouter(store: store, now: now).buildResponder()
     }
 
+    /// Compacts the account's log, as `tipsync-server compact` does.
+    func compact() async throws {
+        _ = try await store.compact(account: 1)
+    }
+
     /// Handles one HTTP request exactly as the listening server would.
     func handle(_ request: SyncHTTPRequest) async -> SyncHTTPResponse {
         var fields = HTTPFields()

@@ -8,7 +8,7 @@ import TipSyncSimulation
 struct TipSyncSimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-sim", abstract: "Deterministic simulation of many TipSync devices; replayable histories.",
-        subcommands: [Run.self, Replay.self, Import.self], defaultSubcommand: Run.self)
+        subcommands: [Run.self, Replay.self, Generate.self, Import.self], defaultSubcommand: Run.self)
 
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -51,6 +51,20 @@ struct TipSyncSimCommand: AsyncParsableCommand {
                 }
             }
             if failed { throw ExitCode(1) }
+        }
+    }
+
+    struct Generate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the history a seed generates, without running it.")
+        @Option(help: "The seed.") var seed: UInt64
+        @Option(help: "Devices per history.") var devices = 3
+        @Option(help: "Steps per history.") var steps = 40
+        @Option(name: .shortAndLong, help: "The history file to write.") var output: String
+
+        func run() async throws {
+            let history = HistoryGenerator(devices: devices, steps: steps).history(seed: seed)
+            try Data(history.json().utf8).write(to: URL(fileURLWithPath: output))
         }
     }
 

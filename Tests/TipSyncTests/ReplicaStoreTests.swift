@@ -27,7 +27,8 @@ import TipSync
         try populate(a, b, clock: clock)
         let before = a.state
         let changes = try a.localChanges()
-        let latest = a.latestHLC
+        // Every stamp that exists anywhere (own and observed); the clock restarts above all of them.
+        let latest = try (changes + b.localChanges()).map(\.hlc).max()!
 
         let reopened = try makeReplica("ignored", clock: clock, directory: directory)
         #expect(reopened.deviceID == "a")
@@ -37,6 +38,7 @@ import TipSync
         // Sequence numbers continue where they stopped.
         try reopened.setParameter("p", to: .int(2))
         #expect(try reopened.localChanges().last?.seq == (changes.last?.seq ?? 0) + 1)
+        #expect(try reopened.localChanges().last!.hlc > latest)
     }
 
     @Test func everyMutationIsAChangeLogEntryWithHLCAndSequence() throws {

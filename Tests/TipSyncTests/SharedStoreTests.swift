@@ -64,4 +64,14 @@ import TipSyncCore
         #expect(cli.state.events["opened"]?.donations.count == 3)
         #expect(Set(cli.state.events["opened"]?.donations.map(\.id) ?? []).count == 3)
     }
+
+    @Test func displaysFromTwoProcessesBothCount() throws {
+        let directory = temporaryDirectory("shared")
+        let daemon = try makeReplica("phone", directory: directory)
+        let cli = try makeReplica("phone", directory: directory)
+        try daemon.recordDisplay(tip: "welcome", duration: 2)
+        try cli.recordDisplay(tip: "welcome", duration: 3)  // its memory has not seen the first display
+        try daemon.reloadIfChangedElsewhere()
+        #expect(daemon.displayTotals(ofTip: "welcome") == (2, 5))
+    }
 }

@@ -20,13 +20,18 @@ extension TipsReplica {
     /// Records that a tip was on screen (once), for `duration` seconds. Counts toward
     /// `MaxDisplayCount` and `MaxDisplayDuration` on every device, and toward display frequency.
     public func recordDisplay(tip: String, duration: TimeInterval = 0) throws {
+        let now = nowMilliseconds
         try core.withLock { core in
-            let (epoch, counter) = core.state.counter(of: tip, device: deviceID)
-            let operation = Change.Operation.display(
-                tip: tip, epoch: epoch, count: (counter?.count ?? 0) + 1,
-                duration: (counter?.duration ?? 0) + max(0, duration),
-                lastDisplayed: max(counter?.lastDisplayed ?? 0, nowMilliseconds))
-            _ = try commitLocal(&core, [operation])
+            // Built from the counter as it is once other processes' displays are adopted.
+            _ = try commitLocal(&core) { current in
+                let (epoch, counter) = current.state.counter(of: tip, device: deviceID)
+                return [
+                    .display(
+                        tip: tip, epoch: epoch, count: (counter?.count ?? 0) + 1,
+                        duration: (counter?.duration ?? 0) + max(0, duration),
+                        lastDisplayed: max(counter?.lastDisplayed ?? 0, now))
+                ]
+            }
         }
     }
 
@@ -40,10 +45,10 @@ extension TipsReplica {
         try core.withLock { core in
             let date = nowMilliseconds
             // Ids derive from sequence numbers, known only once other processes' writes are adopted.
-            _ = try commitLocal(&core) { firstSeq in
+            _ = try commitLocal(&core) { current in
                 infos.enumerated().map { offset, info in
                     Change.Operation.donation(
-                        event: event, id: "\(deviceID):\(firstSeq + Int64(offset))", date: date, info: info)
+                        event: event, id: "\(deviceID):\(current.nextSeq + Int64(offset))", date: date, info: info)
                 }
             }
         }

@@ -67,7 +67,8 @@ public final class TipsReplica: Sendable {
         directory: URL, deviceID: String? = nil, clock: TipsClock = .system,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
-        try self.init(directory: directory, deviceID: deviceID, clock: clock, environment: environment, merge: .standard)
+        try self.init(
+            directory: directory, deviceID: deviceID, clock: clock, environment: environment, merge: .standard)
     }
 
     /// Opens a replica that merges with `merge` (the simulator's broken-merge tests).
@@ -113,17 +114,18 @@ public final class TipsReplica: Sendable {
         try commitLocal(&core) { _ in operations }
     }
 
-    /// ``commitLocal(_:_:)`` with operations built once the first sequence number is known (after
-    /// adopting other processes' writes), for operations whose ids derive from it.
+    /// ``commitLocal(_:_:)`` with operations built from the state *after* other processes' writes
+    /// are adopted: for operations derived from it (donation ids from the next sequence number,
+    /// display counters from the current counter).
     @discardableResult
-    func commitLocal(_ core: inout Core, _ makeOperations: (_ firstSeq: Int64) -> [Change.Operation]) throws
+    func commitLocal(_ core: inout Core, _ makeOperations: (_ current: borrowing Core) -> [Change.Operation]) throws
         -> [Change]
     {
         var changes: [Change] = []
         do {
             try database.writer.write { db in
                 try adoptWritesFromElsewhere(&core, db)
-                for operation in makeOperations(core.nextSeq) {
+                for operation in makeOperations(core) {
                     let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                     let change = Change(
                         device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)

@@ -107,6 +107,10 @@ public actor SyncClient {
                 if let serverTime = errorCode(response.body)?.serverTime {
                     try correctClock(serverTime: serverTime, sent: sent, force: true)
                 }
+                // What the server already holds keeps its stamps (a push whose answer was lost).
+                if let highest = errorCode(response.body)?.highestSeq, highest > (try replica.pushedSeq) {
+                    try replica.setPushedSeq(highest)
+                }
                 try replica.restampUnacknowledgedChanges()
                 restamped = true
             default:

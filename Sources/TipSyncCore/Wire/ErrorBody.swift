@@ -9,12 +9,19 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         public var serverTime: Int64?
         /// With `sequence_gap`: the sequence number the server expects next from this device.
         public var expectedSeq: Int64?
+        /// With `clock_skew`: the highest sequence number the server already holds from this device
+        /// (those changes are stored as they were; only later ones may be re-stamped).
+        public var highestSeq: Int64?
 
-        public init(code: String, message: String, serverTime: Int64? = nil, expectedSeq: Int64? = nil) {
+        public init(
+            code: String, message: String, serverTime: Int64? = nil, expectedSeq: Int64? = nil,
+            highestSeq: Int64? = nil
+        ) {
             self.code = code
             self.message = message
             self.serverTime = serverTime
             self.expectedSeq = expectedSeq
+            self.highestSeq = highestSeq
         }
     }
 

@@ -45,8 +45,11 @@ struct SyncController: Sendable {
                     "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
             }
             guard Int64(change.hlc.milliseconds) <= serverTime + configuration.maxClockSkewMilliseconds else {
+                // The device must not re-stamp what the server already holds (a push whose answer it lost).
+                let highest = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
                 throw SyncError.clockSkew(
-                    hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds)
+                    hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds,
+                    highestSeq: highest)
             }
         }
         guard zip(changes, changes.dropFirst()).allSatisfy({ $0.seq + 1 == $1.seq }) else {
