@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
@@ -70,6 +71,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .executableTarget(
@@ -115,6 +117,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Test-only helpers shared by test targets: a throwaway PostgreSQL.
+        .target(
+            name: "TipSyncTestSupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")]
+        ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
         .testTarget(
             name: "TipSyncSimulationTests",
@@ -123,13 +130,13 @@ let package = Package(
         ),
         .testTarget(
             name: "TipSyncAgentTests",
-            dependencies: ["TipSyncAgent", "TipSyncServer", "tipsync-agent", "tipsync-server"],
+            dependencies: ["TipSyncAgent", "TipSyncServer", "TipSyncTestSupport", "tipsync-agent", "tipsync-server"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "TipSyncServerTests",
             dependencies: [
-                "TipSyncServer", "TipSync", "tipsync-server",
+                "TipSyncServer", "TipSync", "TipSyncTestSupport", "tipsync-server",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

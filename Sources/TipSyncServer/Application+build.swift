@@ -22,7 +22,7 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: address, serverName: "tipsync-server"),
-        services: [NotifierShutdown(notifier: notifier)],
+        services: [NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier)],
         logger: logger)
 }
 
@@ -55,6 +55,31 @@ public func buildRouter(
     SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: ServerMetrics())
         .addRoutes(to: v1)
     return router
+}
+
+/// Wakes this instance's live connections when *another* instance on the same database accepts a
+/// push (PostgreSQL `LISTEN`/`NOTIFY`); idle for single-instance backends.
+struct StoreChangeListener: Service {
+    let store: any SyncStore
+    let notifier: ChangeNotifier
+
+    func run() async throws {
+        let notifier = notifier
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await store.watchChanges { account in notifier.notify(account: account) }
+                    try await gracefulShutdown()  // nothing to watch: wait like the other services
+                    return
+                } catch is CancellationError {
+                    return
+                } catch {
+                    // The listening connection dropped: listen again shortly (pulls stay correct meanwhile).
+                    try await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+    }
 }
 
 /// Closes live streams when the server shuts down gracefully.

@@ -17,12 +17,16 @@ struct TipSyncServerCommand: AsyncParsableCommand {
 
 /// Options every command shares. Each flag falls back to the environment variable named in its help.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "sqlite:PATH (env TIPSYNC_DATABASE; default \(DatabaseLocation.defaultValue)).")
+    @Option(
+        help:
+            "sqlite:PATH or postgres://user:password@host:5432/db (env TIPSYNC_DATABASE; default \(DatabaseLocation.defaultValue))."
+    )
     var database: String?
 
-    func open() async throws -> any SyncStore {
+    /// Opens (and migrates) the store for the duration of `body`.
+    func withStore<Result: Sendable>(_ body: (any SyncStore) async throws -> Result) async throws -> Result {
         let text = database ?? ProcessInfo.processInfo.environment["TIPSYNC_DATABASE"] ?? DatabaseLocation.defaultValue
-        return try await DatabaseLocation(text).open()
+        return try await DatabaseLocation(text).withStore(body)
     }
 }
 
@@ -70,10 +74,11 @@ struct Serve: AsyncParsableCommand {
         let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
         let port = try setting(httpPort, "HTTP_PORT", 8080)
 
-        let store = try await databaseOptions.open()
-        let app = buildApplication(
-            address: .hostname(host, port: port), store: store, configuration: configuration, registry: registry)
-        try await app.runService()
+        try await databaseOptions.withStore { store in
+            let app = buildApplication(
+                address: .hostname(host, port: port), store: store, configuration: configuration, registry: registry)
+            try await app.runService()
+        }
     }
 }
 
@@ -86,8 +91,7 @@ struct Accounts: AsyncParsableCommand {
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func run() async throws {
-            let store = try await databaseOptions.open()
-            print(try await store.createAccount(name: name))
+            print(try await databaseOptions.withStore { try await $0.createAccount(name: name) })
         }
     }
 }
@@ -103,8 +107,8 @@ struct Tokens: AsyncParsableCommand {
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func run() async throws {
-            let store = try await databaseOptions.open()
-            print(try await store.createToken(accountName: account, device: device))
+            print(
+                try await databaseOptions.withStore { try await $0.createToken(accountName: account, device: device) })
         }
     }
 }
@@ -115,7 +119,7 @@ struct Compact: AsyncParsableCommand {
     @OptionGroup var databaseOptions: DatabaseOptions
 
     func run() async throws {
-        let store = try await databaseOptions.open()
-        print("dropped \(try await store.compact(account: account)) superseded changes")
+        let dropped = try await databaseOptions.withStore { try await $0.compact(account: account) }
+        print("dropped \(dropped) superseded changes")
     }
 }

@@ -24,12 +24,26 @@ public protocol SyncStore: Sendable {
     func compact(account: Int64) async throws -> Int
     /// Number of log entries of the account (for tests and operators).
     func logCount(account: Int64) async throws -> Int
+    /// Calls `onChange` with the account of every push committed by any server instance on this
+    /// database, until cancelled (PostgreSQL: `LISTEN`). Returns at once for single-instance
+    /// backends (SQLite), where the in-process notifier already knows every push.
+    func watchChanges(_ onChange: @escaping @Sendable (Int64) -> Void) async throws
+}
+
+extension SyncStore {
+    public func watchChanges(_ onChange: @escaping @Sendable (Int64) -> Void) async throws {}
 }
 
 public struct PushOutcome: Sendable, Hashable {
     public var accepted: Int
     public var duplicates: Int
     public var highestSeq: Int64
+
+    public init(accepted: Int, duplicates: Int, highestSeq: Int64) {
+        self.accepted = accepted
+        self.duplicates = duplicates
+        self.highestSeq = highestSeq
+    }
 }
 
 public struct PullPage: Sendable, Hashable {
@@ -40,4 +54,11 @@ public struct PullPage: Sendable, Hashable {
     public var more: Bool
     /// The requested cursor predated a compaction: this page restarts from the beginning.
     public var snapshot: Bool
+
+    public init(bodies: [String], cursor: Int64, more: Bool, snapshot: Bool) {
+        self.bodies = bodies
+        self.cursor = cursor
+        self.more = more
+        self.snapshot = snapshot
+    }
 }

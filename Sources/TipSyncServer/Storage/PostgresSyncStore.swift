@@ -1,0 +1,289 @@
+import Foundation
+import Logging
+import PostgresNIO
+import TipSyncCore
+
+/// ``SyncStore`` on PostgreSQL: several server instances may share one database.
+///
+/// Cursors stay correct with concurrent writers: a push takes its account's row lock (`FOR UPDATE`)
+/// to draw positions from the account's counter and holds it until commit, so an account's
+/// positions become visible in order — a reader can never see position N+1 committed while N is
+/// still in flight. A push also locks its device's row, so a retried push arriving at two instances
+/// at once is still applied once. Every commit that adds changes sends `NOTIFY tipsync_changes`
+/// with the account id, which every instance `LISTEN`s to (``watchChanges(_:)``), so devices live-
+/// connected to one instance learn of pushes accepted by another within milliseconds.
+///
+/// The client's connection pool must be running (``PostgresClient/run()``) while the store is used;
+/// ``DatabaseLocation/withStore(_:)`` does that.
+public struct PostgresSyncStore: SyncStore {
+    public let client: PostgresClient
+    let logger: Logger
+    static let channel = "tipsync_changes"
+    /// Serializes migrations of concurrently starting instances (`pg_advisory_xact_lock` key).
+    static let migrationLockKey: Int64 = 0x7469_7073_796e_63
+
+    public init(client: PostgresClient, logger: Logger = Logger(label: "tipsync-server.postgres")) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// A client for `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
+    public static func makeClient(url text: String) throws -> PostgresClient {
+        guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
+            throw StoreError(
+                "cannot read the database URL '\(text)'; expected postgres://user:password@host:5432/database")
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        let tls: PostgresClient.Configuration.TLS
+        switch sslmode {
+        case "disable": tls = .disable
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        case "require": tls = .require(.makeClientConfiguration())
+        default: throw StoreError("sslmode must be disable, prefer or require, got '\(sslmode)'")
+        }
+        let configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: database.isEmpty ? nil : database, tls: tls)
+        return PostgresClient(configuration: configuration)
+    }
+
+    /// One transaction; a failure inside it (a sequence gap, a taken name) is rethrown as itself.
+    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        } catch let error as PostgresTransactionError {
+            if let closureError = error.closureError { throw closureError }
+            throw error
+        }
+    }
+
+    // MARK: Schema
+
+    /// Migrations by version; each runs in the transaction that records it. Plain SQL only.
+    static let migrations: [(version: Int, sql: [String])] = [
+        (
+            1,
+            [
+                """
+                CREATE TABLE account (
+                    id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+                    compacted_through BIGINT NOT NULL DEFAULT 0, next_position BIGINT NOT NULL DEFAULT 0)
+                """,
+                """
+                CREATE TABLE device (
+                    account BIGINT NOT NULL REFERENCES account(id), name TEXT NOT NULL,
+                    highest_seq BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (account, name))
+                """,
+                """
+                CREATE TABLE token (
+                    hash TEXT PRIMARY KEY, account BIGINT NOT NULL, device TEXT NOT NULL,
+                    FOREIGN KEY (account, device) REFERENCES device(account, name))
+                """,
+                """
+                CREATE TABLE change (
+                    account BIGINT NOT NULL, position BIGINT NOT NULL, device TEXT NOT NULL, seq BIGINT NOT NULL,
+                    hlc BIGINT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
+                    PRIMARY KEY (account, position), UNIQUE (account, device, seq))
+                """,
+            ]
+        )
+    ]
+
+    /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
+    /// migrations run exactly once.
+    public func migrate() async throws {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS tipsync_schema_version (version INTEGER NOT NULL)", logger: logger)
+            var current = 0
+            for try await version in try await connection.query(
+                "SELECT COALESCE(MAX(version), 0) FROM tipsync_schema_version", logger: logger
+            ).decode(Int.self) {
+                current = version
+            }
+            for migration in Self.migrations where migration.version > current {
+                for statement in migration.sql {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO tipsync_schema_version (version) VALUES (\(migration.version))", logger: logger)
+            }
+        }
+    }
+
+    // MARK: Accounts and tokens
+
+    public func createAccount(name: String) async throws -> Int64 {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                "INSERT INTO account (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING RETURNING id", logger: logger
+            )
+            for try await id in rows.decode(Int64.self) { return id }
+            throw StoreError("account '\(name)' already exists")
+        }
+    }
+
+    public func createToken(accountName: String, device: String) async throws -> String {
+        let token = TokenHasher.makeToken()
+        let hash = TokenHasher.hash(token)
+        try await transaction { connection in
+            var account: Int64?
+            for try await id in try await connection.query(
+                "SELECT id FROM account WHERE name = \(accountName)", logger: logger
+            ).decode(Int64.self) {
+                account = id
+            }
+            guard let account else {
+                throw StoreError("no account named '\(accountName)'; create it with 'tipsync-server accounts create'")
+            }
+            try await connection.query(
+                "INSERT INTO device (account, name) VALUES (\(account), \(device)) ON CONFLICT DO NOTHING",
+                logger: logger)
+            try await connection.query(
+                "INSERT INTO token (hash, account, device) VALUES (\(hash), \(account), \(device))", logger: logger)
+        }
+        return token
+    }
+
+    public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
+        let rows = try await client.query("SELECT account, device FROM token WHERE hash = \(hash)", logger: logger)
+        for try await (account, device) in rows.decode((Int64, String).self) {
+            return DeviceIdentity(accountID: account, device: device)
+        }
+        return nil
+    }
+
+    public func highestSeq(account: Int64, device: String) async throws -> Int64? {
+        let rows = try await client.query(
+            "SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device)", logger: logger)
+        for try await seq in rows.decode(Int64.self) { return seq }
+        return nil
+    }
+
+    // MARK: Log
+
+    public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+        let account = identity.accountID
+        let device = identity.device
+        return try await transaction { connection in
+            // The device's row lock: one push per device at a time, whichever instance receives it.
+            var highest: Int64 = 0
+            for try await seq in try await connection.query(
+                "SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device) FOR UPDATE",
+                logger: logger
+            ).decode(Int64.self) {
+                highest = seq
+            }
+            var fresh: [Change] = []
+            for change in changes where change.seq > highest {
+                let expected = highest + Int64(fresh.count) + 1
+                guard change.seq == expected else { throw SyncError.sequenceGap(expected: expected, got: change.seq) }
+                fresh.append(change)
+            }
+            let duplicates = changes.count - fresh.count
+            guard !fresh.isEmpty else {
+                return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest)
+            }
+            // The account's row lock, held to commit: positions become visible in order.
+            let count = Int64(fresh.count)
+            var end: Int64 = 0
+            for try await value in try await connection.query(
+                "UPDATE account SET next_position = next_position + \(count) WHERE id = \(account) RETURNING next_position",
+                logger: logger
+            ).decode(Int64.self) {
+                end = value
+            }
+            let positions = Array((end - count + 1)...end)
+            let seqs = fresh.map(\.seq)
+            let hlcs = fresh.map(\.hlc.rawValue)
+            let kinds = fresh.map(\.kind.rawValue)
+            let bodies = fresh.map(\.canonicalJSON)
+            try await connection.query(
+                """
+                INSERT INTO change (account, position, device, seq, hlc, kind, body)
+                SELECT \(account), p, \(device), s, h, k, b
+                FROM UNNEST(\(positions)::BIGINT[], \(seqs)::BIGINT[], \(hlcs)::BIGINT[], \(kinds)::TEXT[], \(bodies)::TEXT[])
+                    AS batch(p, s, h, k, b)
+                """, logger: logger)
+            let newHighest = fresh.last!.seq
+            try await connection.query(
+                "UPDATE device SET highest_seq = \(newHighest) WHERE account = \(account) AND name = \(device)",
+                logger: logger)
+            // Delivered to every listening instance when (and only if) this transaction commits.
+            try await connection.query("SELECT pg_notify(\(Self.channel), \(String(account)))", logger: logger)
+            return PushOutcome(accepted: fresh.count, duplicates: duplicates, highestSeq: newHighest)
+        }
+    }
+
+    public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
+        try await transaction { connection in
+            var compactedThrough: Int64 = 0
+            for try await value in try await connection.query(
+                "SELECT compacted_through FROM account WHERE id = \(account)", logger: logger
+            ).decode(Int64.self) {
+                compactedThrough = value
+            }
+            let snapshot = cursor < compactedThrough
+            let start = snapshot ? 0 : cursor
+            var bodies: [String] = []
+            var last = start
+            let fetch = limit + 1
+            for try await (position, body) in try await connection.query(
+                "SELECT position, body FROM change WHERE account = \(account) AND position > \(start) ORDER BY position LIMIT \(fetch)",
+                logger: logger
+            ).decode((Int64, String).self) {
+                if bodies.count < limit {
+                    bodies.append(body)
+                    last = position
+                } else {
+                    return PullPage(bodies: bodies, cursor: last, more: true, snapshot: snapshot)
+                }
+            }
+            return PullPage(bodies: bodies, cursor: last, more: false, snapshot: snapshot)
+        }
+    }
+
+    public func compact(account: Int64) async throws -> Int {
+        try await transaction { connection in
+            // Pushes to this account wait while its log is compacted.
+            try await connection.query("SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
+            var entries: [LogCompaction.Entry] = []
+            for try await (position, body) in try await connection.query(
+                "SELECT position, body FROM change WHERE account = \(account) ORDER BY position", logger: logger
+            ).decode((Int64, String).self) {
+                entries.append(
+                    LogCompaction.Entry(
+                        position: position, change: try JSONCoding.decoder.decode(Change.self, from: Data(body.utf8))))
+            }
+            let dropped = LogCompaction.superseded(entries)
+            guard let highest = dropped.max() else { return 0 }
+            let positions = Array(dropped)
+            try await connection.query(
+                "DELETE FROM change WHERE account = \(account) AND position = ANY(\(positions)::BIGINT[])",
+                logger: logger)
+            try await connection.query(
+                "UPDATE account SET compacted_through = GREATEST(compacted_through, \(highest)) WHERE id = \(account)",
+                logger: logger)
+            return dropped.count
+        }
+    }
+
+    public func logCount(account: Int64) async throws -> Int {
+        let rows = try await client.query("SELECT COUNT(*) FROM change WHERE account = \(account)", logger: logger)
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
+    /// Calls `onChange` with the account id of every push any instance commits, until cancelled.
+    public func watchChanges(_ onChange: @escaping @Sendable (Int64) -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: Self.channel) { notifications in
+                for try await notification in notifications {
+                    if let account = Int64(notification.payload) { onChange(account) }
+                }
+            }
+        }
+    }
+}

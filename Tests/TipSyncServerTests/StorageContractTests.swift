@@ -1,0 +1,235 @@
+import Foundation
+import Synchronization
+import Testing
+import TipSyncCore
+import TipSyncServer
+import TipSyncTestSupport
+
+/// The storage protocol's contract, run against every backend: SQLite and a real PostgreSQL.
+enum Backend: String, CaseIterable, Sendable {
+    case sqlite, postgres
+
+    /// A fresh, migrated store for the duration of `body`.
+    func withStore<Result: Sendable>(_ body: (any SyncStore) async throws -> Result) async throws -> Result {
+        try await DatabaseLocation(try await freshLocation()).withStore(body)
+    }
+
+    func freshLocation() async throws -> String {
+        switch self {
+        case .sqlite:
+            "sqlite:"
+                + FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "tipsync-contract-\(UUID().uuidString)/server.sqlite"
+                ).path
+        case .postgres: try await ThrowawayPostgres.freshDatabase()
+        }
+    }
+}
+
+func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0) -> [Change] {
+    seqs.map { seq in
+        Change(
+            device: device, seq: seq, hlc: HLC(milliseconds: 1_800_000_000_000 + UInt64(seq), counter: 0),
+            operation: .parameter(id: "p-\(device)-\(seq % 7)", value: .int(value + seq)))
+    }
+}
+
+@Suite struct StorageContractTests {
+    @Test(arguments: Backend.allCases)
+    func accountsDevicesAndTokens(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let id = try await store.createAccount(name: "alice")
+            await #expect(throws: StoreError.self) { try await store.createAccount(name: "alice") }
+            let other = try await store.createAccount(name: "bob")
+            #expect(other != id)
+            let token = try await store.createToken(accountName: "alice", device: "phone")
+            let second = try await store.createToken(accountName: "alice", device: "phone")
+            #expect(token != second)
+            let identity = try await store.identity(forTokenHash: TokenHasher.hash(token))
+            #expect(identity == DeviceIdentity(accountID: id, device: "phone"))
+            let unknown = try await store.identity(forTokenHash: TokenHasher.hash("ts_nope"))
+            #expect(unknown == nil)
+            await #expect(throws: StoreError.self) { try await store.createToken(accountName: "carol", device: "x") }
+            let highest = try await store.highestSeq(account: id, device: "phone")
+            #expect(highest == 0)
+            let elsewhere = try await store.highestSeq(account: other, device: "phone")
+            #expect(elsewhere == nil)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func pushesAreAtomicAndIdempotent(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let first = try await store.push(parameterChanges(device: "phone", seqs: 1...3), from: phone)
+            #expect(first == PushOutcome(accepted: 3, duplicates: 0, highestSeq: 3))
+            let retried = try await store.push(parameterChanges(device: "phone", seqs: 1...3), from: phone)
+            #expect(retried == PushOutcome(accepted: 0, duplicates: 3, highestSeq: 3))
+            let overlapping = try await store.push(parameterChanges(device: "phone", seqs: 2...5), from: phone)
+            #expect(overlapping == PushOutcome(accepted: 2, duplicates: 2, highestSeq: 5))
+            // A gap stores nothing of the batch.
+            await #expect(throws: SyncError.self) {
+                try await store.push(
+                    parameterChanges(device: "phone", seqs: 6...6) + parameterChanges(device: "phone", seqs: 8...8),
+                    from: phone)
+            }
+            let count = try await store.logCount(account: account)
+            #expect(count == 5)
+            let highest = try await store.highestSeq(account: account, device: "phone")
+            #expect(highest == 5)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func pullsPageThroughTheLogWithServerCursors(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            for device in ["phone", "laptop"] { _ = try await store.createToken(accountName: "alice", device: device) }
+            _ = try await store.push(
+                parameterChanges(device: "phone", seqs: 1...13), from: .init(accountID: account, device: "phone"))
+            _ = try await store.push(
+                parameterChanges(device: "laptop", seqs: 1...12), from: .init(accountID: account, device: "laptop"))
+            var cursor: Int64 = 0
+            var bodies: [String] = []
+            var pages = 0
+            while true {
+                let page = try await store.pull(account: account, after: cursor, limit: 10)
+                bodies += page.bodies
+                pages += 1
+                #expect(!page.snapshot)
+                #expect(page.cursor >= cursor)
+                cursor = page.cursor
+                if !page.more { break }
+            }
+            #expect(bodies.count == 25 && pages == 3)
+            #expect(Set(bodies).count == 25)
+            let empty = try await store.pull(account: account, after: cursor, limit: 10)
+            #expect(empty == PullPage(bodies: [], cursor: cursor, more: false, snapshot: false))
+            // Another account sees none of it.
+            let bob = try await store.createAccount(name: "bob")
+            let bobs = try await store.pull(account: bob, after: 0, limit: 10)
+            #expect(bobs.bodies.isEmpty)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aCursorFromBeforeCompactionGetsASnapshot(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            _ = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
+            let early = try await store.pull(account: account, after: 0, limit: 3)
+            let dropped = try await store.compact(account: account)
+            #expect(dropped == 23)  // 30 writes to 7 parameters: 7 survive
+            let count = try await store.logCount(account: account)
+            #expect(count == 7)
+            let resumed = try await store.pull(account: account, after: early.cursor, limit: 100)
+            #expect(resumed.snapshot && resumed.bodies.count == 7 && !resumed.more)
+            let again = try await store.compact(account: account)
+            #expect(again == 0)
+        }
+    }
+
+    /// 8 devices push concurrently while a reader pulls: every change is stored once, and a reader
+    /// that follows the cursors sees every change — none skipped by a cursor handed out early.
+    @Test(arguments: Backend.allCases)
+    func concurrentPushersLoseNothingAndCursorsSkipNothing(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            let devices = (0..<8).map { "device-\($0)" }
+            for device in devices { _ = try await store.createToken(accountName: "alice", device: device) }
+            let done = FinishedCount()
+            let seen = try await withThrowingTaskGroup(of: [String].self) { group in
+                for device in devices {
+                    group.addTask {
+                        for batch in 0..<10 {
+                            let first = Int64(batch * 20 + 1)
+                            _ = try await store.push(
+                                parameterChanges(device: device, seqs: first...(first + 19)),
+                                from: DeviceIdentity(accountID: account, device: device))
+                        }
+                        done.value.add(1, ordering: .sequentiallyConsistent)
+                        return []
+                    }
+                }
+                group.addTask {
+                    var cursor: Int64 = 0
+                    var bodies: [String] = []
+                    while true {
+                        let finished = done.value.load(ordering: .sequentiallyConsistent) == devices.count
+                        let page = try await store.pull(account: account, after: cursor, limit: 37)
+                        bodies += page.bodies
+                        cursor = page.cursor
+                        if finished && !page.more { return bodies }
+                    }
+                }
+                var all: [String] = []
+                for try await part in group { all += part }
+                return all
+            }
+            #expect(seen.count == 8 * 200)
+            #expect(Set(seen).count == 8 * 200)
+            let count = try await store.logCount(account: account)
+            #expect(count == 1600)
+            for device in devices {
+                let highest = try await store.highestSeq(account: account, device: device)
+                #expect(highest == 200)
+            }
+        }
+    }
+}
+
+final class FinishedCount: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Several server instances on one PostgreSQL database.
+@Suite struct PostgresInstancesTests {
+    @Test func twoInstancesShareCursorsIdempotenceAndNotifications() async throws {
+        let url = try await ThrowawayPostgres.freshDatabase()
+        try await DatabaseLocation(url).withStore { first in
+            try await DatabaseLocation(url).withStore { second in
+                let account = try await first.createAccount(name: "alice")
+                _ = try await first.createToken(accountName: "alice", device: "phone")
+                let phone = DeviceIdentity(accountID: account, device: "phone")
+                // Instance 2 listens; instance 1 accepts a push.
+                let (heard, heardContinuation) = AsyncStream<Int64>.makeStream()
+                let listener = Task { try await second.watchChanges { heardContinuation.yield($0) } }
+                defer { listener.cancel() }
+                let firstHeard = Task { () -> Int64? in
+                    for await account in heard { return account }
+                    return nil
+                }
+                // LISTEN is registered asynchronously: push until instance 2 hears one (bounded).
+                var heardAccount: Int64?
+                var seq: Int64 = 0
+                while heardAccount == nil && seq < 50 {
+                    seq += 1
+                    _ = try await first.push(parameterChanges(device: "phone", seqs: seq...seq), from: phone)
+                    heardAccount = await withTaskGroup(of: Int64?.self) { group in
+                        group.addTask { await firstHeard.value }
+                        group.addTask {
+                            try? await Task.sleep(for: .milliseconds(200))
+                            return nil
+                        }
+                        let result = await group.next() ?? nil
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                #expect(heardAccount == account)
+                // The same push through both instances at once is stored once.
+                let batch = parameterChanges(device: "phone", seqs: (seq + 1)...(seq + 20))
+                async let viaFirst = first.push(batch, from: phone)
+                async let viaSecond = second.push(batch, from: phone)
+                let outcomes = try await [viaFirst, viaSecond]
+                #expect(outcomes.map(\.accepted).sorted() == [0, 20])
+                let count = try await second.logCount(account: account)
+                #expect(count == Int(seq) + 20)
+            }
+        }
+    }
+}
