@@ -143,16 +143,22 @@ final class Background: Sendable {
 
 /// A real `tipsync-server` on a SQLite file, with an account and per-device tokens.
 final class TestServer: Sendable {
-    let directory: URL
     let database: String
     let port: Int
     let process: Mutex<Background?>
 
-    init(directory: URL) throws {
-        self.directory = directory
-        database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
+    /// A server on a new SQLite file in `directory`, with the account `team`.
+    convenience init(directory: URL) throws {
+        try self.init(database: "sqlite:" + directory.appendingPathComponent("server.sqlite").path)
+    }
+
+    /// A server on `database` (`sqlite:PATH` or `postgres://…`); `createAccount: false` for a second
+    /// instance on a database another instance already set up.
+    init(database: String, createAccount: Bool = true) throws {
+        self.database = database
         port = Int.random(in: 20_000..<60_000)
         process = Mutex(nil)
+        guard createAccount else { return }
         let created = try runTool("tipsync-server", ["accounts", "create", "team", "--database", database])
         guard created.status == 0 else { throw TestFailure("accounts create: \(created.stderr)") }
     }
