@@ -55,8 +55,9 @@ let package = Package(
         .executableTarget(
             name: "tipsync-bench",
             dependencies: [
-                "TipSync", "TipSyncServer", "TipSyncAgent",
+                "TipSync", "TipSyncServer", "TipSyncAgent", "TipSyncTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.

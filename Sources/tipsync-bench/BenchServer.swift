@@ -1,23 +1,34 @@
 import Foundation
 import Hummingbird
+import PostgresNIO
 import TipSync
 import TipSyncServer
+import TipSyncTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// An in-process `tipsync-server` on a loopback port with a fresh SQLite database, for benchmarks.
+/// An in-process `tipsync-server` on a loopback port with a fresh database, for benchmarks: SQLite,
+/// or PostgreSQL (`postgres`: a throwaway server started with initdb/pg_ctl, or a `postgres://` URL).
 struct BenchServer {
-    let store: SQLiteSyncStore
+    let store: any SyncStore
     let port: Int
     let directory: URL
     let task: Task<Void, any Error>
 
-    static func start(port: Int) async throws -> BenchServer {
+    static func start(port: Int, backend: String = "sqlite") async throws -> BenchServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-\(UUID().uuidString)")
-        let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+        let store: any SyncStore
+        if backend == "sqlite" {
+            store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+        } else {
+            let url = backend.hasPrefix("postgres://") ? backend : try await ThrowawayPostgres.freshDatabase()
+            let client = try PostgresSyncStore.makeClient(url: url)
+            Task { await client.run() }  // lives as long as the benchmark process
+            store = PostgresSyncStore(client: client)
+        }
         try await store.migrate()
         var configuration = ServerConfiguration()
         configuration.heartbeatSeconds = 30

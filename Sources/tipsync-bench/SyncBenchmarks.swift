@@ -14,9 +14,10 @@ struct PushIngest: AsyncParsableCommand {
     @Option(help: "Concurrent devices.") var devices = 1
     @Option(help: "Changes per push.") var batchSize = 500
     @Option(help: "Total changes.") var total = 200_000
+    @Option(help: "sqlite, postgres (a throwaway server) or a postgres:// URL.") var backend = "sqlite"
 
     func run() async throws {
-        let server = try await BenchServer.start(port: port)
+        let server = try await BenchServer.start(port: port, backend: backend)
         defer { server.stop() }
         let names = (0..<devices).map { "device-\($0)" }
         let tokens = try await server.account("bench", devices: names)
@@ -70,7 +71,7 @@ struct PushIngest: AsyncParsableCommand {
         }
         let seconds = elapsed.milliseconds / 1000
         print(
-            "push-ingest devices=\(devices) batch=\(batchSize) changes=\(stored): \(format(seconds, 2)) s, "
+            "push-ingest backend=\(backend == "sqlite" ? "sqlite" : "postgres") devices=\(devices) batch=\(batchSize) changes=\(stored): \(format(seconds, 2)) s, "
                 + "\(Int(Double(stored) / seconds)) changes/s; \(bytes / stored) bytes/change pushed")
     }
 }

@@ -11,7 +11,7 @@ struct TipSyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-server",
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
-        subcommands: [Serve.self, Accounts.self, Tokens.self, Compact.self],
+        subcommands: [Serve.self, Migrate.self, Accounts.self, Tokens.self, Compact.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -110,6 +110,17 @@ struct Tokens: AsyncParsableCommand {
             print(
                 try await databaseOptions.withStore { try await $0.createToken(accountName: account, device: device) })
         }
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create or upgrade the database schema, then exit (serve also does this before accepting requests).")
+    @OptionGroup var databaseOptions: DatabaseOptions
+
+    func run() async throws {
+        try await databaseOptions.withStore { _ in }
+        print("schema is up to date")
     }
 }
 
