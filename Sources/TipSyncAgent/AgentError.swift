@@ -1,6 +1,6 @@
 /// A failure the agent reports as one line: on stderr from the CLI, as a JSON error from the
 /// local API. `code` is stable (for programs); `message` says what to do (for people).
-public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AgentError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     public let code: String
     public let message: String
 

@@ -24,6 +24,14 @@ public struct TipReport: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey { case id, status, reason, displayCount }
 
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        status = try container.decode(String.self, forKey: .status)
+        reason = try container.decodeIfPresent(String.self, forKey: .reason)
+        displayCount = try container.decode(Int64.self, forKey: .displayCount)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)

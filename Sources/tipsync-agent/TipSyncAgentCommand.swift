@@ -213,7 +213,7 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         try await reporting {
-            let report = try global.openAgent().status(tip: tip)
+            let report = try daemonReport() ?? global.openAgent().status(tip: tip)
             if json {
                 print(report.jsonLine)
             } else {
@@ -223,6 +223,27 @@ struct Status: AsyncParsableCommand {
                 }
             }
         }
+    }
+}
+
+extension Status {
+    /// When `run` is up on this store (and no clock offset is asked for), its in-memory replica
+    /// answers over the local socket: no store to open, no catalog to decode.
+    func daemonReport() throws -> StatusReport? {
+        guard global.clockOffset == nil, global.environment["TIPSYNC_CLOCK_OFFSET"] == nil,
+            let client = try? LocalAPIClient(path: global.agentStore.socketPath)
+        else { return nil }
+        var request = #"{"op":"status""#
+        if let tip { request += #","tip":\#(JSONValue.string(tip).canonicalText)"# }
+        guard let line = try? client.request(request + "}") else { return nil }
+        struct Reply: Decodable {
+            var ok: Bool
+            var tips: [TipReport]?
+            var error: AgentError?
+        }
+        let reply = try JSONDecoder().decode(Reply.self, from: Data(line.utf8))
+        if let error = reply.error { throw error }
+        return reply.tips.map(StatusReport.init(tips:))
     }
 }
 

@@ -114,6 +114,14 @@ import TipSyncAgent
         #expect(
             try watcher.readLine() == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
         print("dismiss on phone (CLI) → laptop watch line: \(ContinuousClock.now - started)")
+        // With the daemon up, `status` asks it over the socket; same answers, same errors.
+        let viaDaemon = try laptop.status("welcome")
+        #expect(viaDaemon.status == "invalidated" && viaDaemon.reason == "tipClosed")
+        let unknown = try laptop.run(["status", "nope"])
+        #expect(
+            unknown.status == 1
+                && unknown.stderr == "tipsync-agent: unknown tip 'nope' (the catalog has: favorite, upgrade, welcome)\n"
+        )
 
         // The local API: requests and clear errors, one line each.
         let api = try LocalAPIClient(path: laptop.socketPath)

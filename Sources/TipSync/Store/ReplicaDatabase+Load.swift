@@ -72,12 +72,13 @@ extension ReplicaDatabase {
 
         var donations: [String: [Donation]] = [:]
         let cursor = try Row.fetchCursor(db, sql: "SELECT eventID, id, date, info, hlc, device FROM donation")
+        // Positional columns: this loop runs once per stored donation.
         while let row = try cursor.next() {
-            let info: String? = row["info"]
-            donations[row["eventID"], default: []].append(
+            let info: String? = row[3]
+            donations[row[0], default: []].append(
                 Donation(
-                    id: row["id"], date: row["date"], info: try info.map(JSONValue.init(parsing:)),
-                    stamp: stamp(row["hlc"], row["device"])!))
+                    id: row[1], date: row[2], info: try info.map(JSONValue.init(parsing:)),
+                    stamp: stamp(row[4], row[5])!))
         }
 
         if let observed = try meta(.observedHLC, db).flatMap({ Int64($0) }) {
