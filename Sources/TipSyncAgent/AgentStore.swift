@@ -84,7 +84,7 @@ public struct AgentStore: Sendable, Hashable {
     static func decodeCatalog(_ data: Data, name: String) throws -> Catalog {
         let catalog: Catalog
         do {
-            catalog = try JSONCoding.decoder.decode(Catalog.self, from: data)
+            catalog = try JSONCoding.decode(Catalog.self, from: data)
         } catch let error as DecodingError {
             throw AgentError(code: "bad-catalog", message: "\(name) is not a valid catalog: \(Self.explain(error))")
         } catch {

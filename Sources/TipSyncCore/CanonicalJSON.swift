@@ -1,30 +1,47 @@
 /// A fast writer of canonical JSON (object keys sorted by their UTF-8 bytes, no whitespace, only the
 /// escapes JSON requires) for the hot paths: every stored change-log entry and server log row.
 /// `JSONEncoder` produces equivalent JSON but costs several times more per change.
-enum CanonicalJSON {
-    static func write(_ value: JSONValue, into output: inout String) {
+///
+/// It writes bytes; ``text`` turns them into a `String` once at the end.
+struct CanonicalJSON {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// What was written, as a string.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    static func text(of value: JSONValue) -> String {
+        var writer = CanonicalJSON()
+        writer.write(value)
+        return writer.text
+    }
+
+    mutating func write(_ value: JSONValue) {
         switch value {
-        case .null: output += "null"
-        case .bool(let flag): output += flag ? "true" : "false"
-        case .int(let number): output += String(number)
-        case .double(let number): writeDouble(number, into: &output)
-        case .string(let text): writeString(text, into: &output)
+        case .null: raw("null")
+        case .bool(let flag): raw(flag ? "true" : "false")
+        case .int(let number): write(number)
+        case .double(let number): write(number)
+        case .string(let text): write(text)
         case .array(let items):
-            output += "["
+            bytes.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { output += "," }
-                write(item, into: &output)
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(item)
             }
-            output += "]"
+            bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
-            for (index, key) in members.keys.sorted(by: utf8Precedes).enumerated() {
-                if index > 0 { output += "," }
-                writeString(key, into: &output)
-                output += ":"
-                write(members[key]!, into: &output)
+            bytes.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted(by: Self.utf8Precedes).enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(key)
+                bytes.append(UInt8(ascii: ":"))
+                write(members[key]!)
             }
-            output += "}"
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
@@ -32,90 +49,172 @@ enum CanonicalJSON {
         lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
-    static func writeDouble(_ number: Double, into output: inout String) {
+    /// Punctuation or a literal, as is.
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func write(_ number: Int64) {
+        bytes.append(contentsOf: String(number).utf8)
+    }
+
+    mutating func write(_ number: Double) {
         guard number.isFinite else {
-            output += "null"  // JSON has no infinities or NaN
+            raw("null")  // JSON has no infinities or NaN
             return
         }
         if number == number.rounded(), abs(number) < 1e15 {
-            output += String(Int64(number))  // integral: written as an integer, equal as a number
+            write(Int64(number))  // integral: written as an integer, equal as a number
         } else {
-            output += "\(number)"
+            bytes.append(contentsOf: "\(number)".utf8)
         }
     }
 
-    static func writeString(_ text: String, into output: inout String) {
-        output += "\""
-        var needsEscaping = false
-        for byte in text.utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            needsEscaping = true
-            break
-        }
-        if !needsEscaping {
-            output += text
-        } else {
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": output += "\\\""
-                case "\\": output += "\\\\"
-                case "\n": output += "\\n"
-                case "\r": output += "\\r"
-                case "\t": output += "\\t"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: output.unicodeScalars.append(scalar)
+    /// A string, quoted: `"` and `\` escaped, control characters as `\n` `\r` `\t` or `\u00XX`;
+    /// everything else (including non-ASCII) as its UTF-8 bytes.
+    mutating func write(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var plainFrom = 0
+            for (index, byte) in utf8.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainFrom..<index]))
+                plainFrom = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): raw("\\\"")
+                case UInt8(ascii: "\\"): raw("\\\\")
+                case UInt8(ascii: "\n"): raw("\\n")
+                case UInt8(ascii: "\r"): raw("\\r")
+                case UInt8(ascii: "\t"): raw("\\t")
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    raw("\\u00")
+                    bytes.append(hex[Int(byte >> 4)])
+                    bytes.append(hex[Int(byte & 0xF)])
                 }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainFrom...]))
         }
-        output += "\""
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// An object member: `,` unless it is the first, the quoted key and `:`. Callers write members in
+    /// ascending key order (checked in debug builds).
+    mutating func key(_ name: StaticString, after previous: inout StaticString?) {
+        if let before = previous {
+            assert(
+                before.withUTF8Buffer { old in name.withUTF8Buffer { old.lexicographicallyPrecedes($0) } },
+                "canonical JSON keys out of order: \(before) before \(name)")
+            bytes.append(UInt8(ascii: ","))
+        }
+        previous = name
+        bytes.append(UInt8(ascii: "\""))
+        raw(name)
+        raw("\":")
     }
 }
 
 extension Change {
     /// The change as canonical JSON: the same fields as its `Codable` form, keys sorted.
     public var canonicalJSON: String {
-        var fields: [(String, JSONValue)] = [
-            ("device", .string(device)), ("seq", .int(seq)), ("hlc", .string(hlc.description)),
-            ("kind", .string(kind.rawValue)),
-        ]
+        var writer = CanonicalJSON(capacity: 192)
+        var last: StaticString? = nil
+        writer.raw("{")
+        // Each kind's members, in ascending key order: count date device duration epoch event hlc id
+        // info kind lastDisplayed reason seq state tip value.
+        func device() {
+            writer.key("device", after: &last)
+            writer.write(self.device)
+        }
+        func hlc() {
+            writer.key("hlc", after: &last)
+            writer.write(self.hlc.description)
+        }
+        func kind() {
+            writer.key("kind", after: &last)
+            writer.write(self.kind.rawValue)
+        }
+        func seq() {
+            writer.key("seq", after: &last)
+            writer.write(self.seq)
+        }
         switch operation {
         case .parameter(let id, let value):
-            fields += [("id", .string(id)), ("value", value)]
+            device()
+            hlc()
+            writer.key("id", after: &last)
+            writer.write(id)
+            kind()
+            seq()
+            writer.key("value", after: &last)
+            writer.write(value)
         case .eligibility(let tip, let state):
-            fields.append(("tip", .string(tip)))
+            device()
+            hlc()
+            kind()
+            if case .invalidated(let reason) = state {
+                writer.key("reason", after: &last)
+                writer.write(reason.rawValue)
+            }
+            seq()
+            writer.key("state", after: &last)
             switch state {
-            case .eligible: fields.append(("state", .string("eligible")))
-            case .invalidated(let reason):
-                fields += [("state", .string("invalidated")), ("reason", .string(reason.rawValue))]
+            case .eligible: writer.write("eligible")
+            case .invalidated: writer.write("invalidated")
             }
+            writer.key("tip", after: &last)
+            writer.write(tip)
         case .display(let tip, let epoch, let count, let duration, let lastDisplayed):
-            fields += [
-                ("tip", .string(tip)), ("count", .int(count)), ("duration", .double(duration)),
-                ("lastDisplayed", .int(lastDisplayed)),
-            ]
+            writer.key("count", after: &last)
+            writer.write(count)
+            device()
+            writer.key("duration", after: &last)
+            writer.write(duration)
             if let epoch {
-                fields.append(
-                    ("epoch", .object(["hlc": .string(epoch.hlc.description), "device": .string(epoch.device)])))
+                writer.key("epoch", after: &last)
+                writer.raw("{\"device\":")
+                writer.write(epoch.device)
+                writer.raw(",\"hlc\":")
+                writer.write(epoch.hlc.description)
+                writer.raw("}")
             }
+            hlc()
+            kind()
+            writer.key("lastDisplayed", after: &last)
+            writer.write(lastDisplayed)
+            seq()
+            writer.key("tip", after: &last)
+            writer.write(tip)
         case .donation(let event, let id, let date, let info):
-            fields += [("event", .string(event)), ("id", .string(id)), ("date", .int(date))]
-            if let info { fields.append(("info", info)) }
+            writer.key("date", after: &last)
+            writer.write(date)
+            device()
+            writer.key("event", after: &last)
+            writer.write(event)
+            hlc()
+            writer.key("id", after: &last)
+            writer.write(id)
+            if let info {
+                writer.key("info", after: &last)
+                writer.write(info)
+            }
+            kind()
+            seq()
         case .donationsDeleted(let event):
-            fields.append(("event", .string(event)))
+            device()
+            writer.key("event", after: &last)
+            writer.write(event)
+            hlc()
+            kind()
+            seq()
         case .datastoreReset:
-            break
+            device()
+            hlc()
+            kind()
+            seq()
         }
-        fields.sort { CanonicalJSON.utf8Precedes($0.0, $1.0) }
-        var output = "{"
-        output.reserveCapacity(160)
-        for (index, (key, value)) in fields.enumerated() {
-            if index > 0 { output += "," }
-            CanonicalJSON.writeString(key, into: &output)
-            output += ":"
-            CanonicalJSON.write(value, into: &output)
-        }
-        output += "}"
-        return output
+        writer.raw("}")
+        return writer.text
     }
 }

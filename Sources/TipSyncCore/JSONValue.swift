@@ -55,7 +55,12 @@ public enum JSONValue: Sendable, Hashable {
 
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
-        // Decoders cannot be asked for a value's type, so each kind is tried in turn; the order puts
+        // Decoding from a parsed value (``JSONCoding/decode(_:from:)``): take it as is.
+        if let parsed = decoder as? ValueDecoder {
+            self = parsed.value
+            return
+        }
+        // Other decoders cannot be asked for a value's type, so each kind is tried in turn; the order puts
         // what payloads hold most (objects, strings, integers) first, since every miss costs an error.
         if let members = try? decoder.container(keyedBy: AnyKey.self) {
             var object: [String: JSONValue] = [:]
@@ -116,19 +121,15 @@ extension JSONValue {
     /// Decodes this JSON into a Swift value.
     public func decode<T: Decodable>(as type: T.Type = T.self) throws -> T {
         if let value = self as? T { return value }
-        return try JSONCoding.decoder.decode(T.self, from: JSONCoding.encoder.encode(self))
+        return try JSONValueDecoder().decode(T.self, from: self)
     }
 
     /// Canonical JSON text: sorted keys, no whitespace. Equal values give identical bytes.
-    public var canonicalText: String {
-        var output = ""
-        CanonicalJSON.write(self, into: &output)
-        return output
-    }
+    public var canonicalText: String { CanonicalJSON.text(of: self) }
 
     /// Parses JSON text.
     public init(parsing text: String) throws {
-        self = try JSONCoding.decoder.decode(JSONValue.self, from: Data(text.utf8))
+        self = try JSONParser.parse(text.utf8)
     }
 }
 
@@ -142,4 +143,11 @@ public enum JSONCoding {
     }()
 
     public static let decoder = JSONDecoder()
+
+    /// Decodes JSON bytes with ``JSONParser`` and ``JSONValueDecoder``: the fast path every hot
+    /// decode (pushes, pulls, change logs, catalogs) takes. Malformed JSON throws
+    /// ``JSONParser/Error``; a wrong shape throws `DecodingError`.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: some Collection<UInt8>) throws -> T {
+        try JSONValueDecoder().decode(type, from: try JSONParser.parse(data))
+    }
 }

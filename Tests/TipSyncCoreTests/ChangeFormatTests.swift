@@ -64,11 +64,28 @@ import TipSyncCore
         #expect(decoded == change)
     }
 
+    @Test(arguments: ChangeFormatTests.examples)
+    func canonicalJSONIsTheGenericCanonicalTextOfItsWireForm(change: Change) throws {
+        // The change writer lists each kind's keys by hand; the generic writer sorts them. Same bytes.
+        let wire = try JSONValue(parsing: String(decoding: JSONCoding.encoder.encode(change), as: UTF8.self))
+        #expect(change.canonicalJSON == wire.canonicalText)
+        #expect(try JSONValue(parsing: change.canonicalJSON) == wire)
+    }
+
     @Test func stringsAreEscapedAndKeysSorted() throws {
         let value = JSONValue.object([
             "b": .string("quote \" backslash \\ newline \n tab \t bell \u{7} é"), "a": .double(2.5), "c": .double(3),
         ])
         #expect(value.canonicalText == #"{"a":2.5,"b":"quote \" backslash \\ newline \n tab \t bell \u0007 é","c":3}"#)
+        // Every control character, and text on both sides of each escape.
+        let controls = String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) })
+        #expect(
+            JSONValue.string("a" + controls + "z").canonicalText
+                == #""a\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\t\n\u000b\u000c\r\u000e\u000f"#
+                + #"\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001fz""#
+        )
+        #expect(JSONValue.string("").canonicalText == #""""#)
+        #expect(JSONValue.string("\"").canonicalText == #""\"""#)
         #expect(try JSONValue(parsing: value.canonicalText) == value)
     }
 }

@@ -135,6 +135,19 @@ import TipSyncServer
                     #expect(!error.message.isEmpty && error.serverTime != nil)
                 }
             }
+            // A well-formed change whose event id holds a byte that is not UTF-8: refused, not repaired.
+            let notUTF8 =
+                Array(
+                    #"{"changes":[{"device":"phone","seq":1,"hlc":"018bcfe56800-0000","kind":"donation","event":"e"#
+                        .utf8)
+                + [0xFF] + Array(#"","id":"phone:1","date":1}]}"#.utf8)
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"), body: ByteBuffer(bytes: notUTF8)
+            ) { response in
+                #expect(response.status == .badRequest)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "malformed_json" && error.message.contains("UTF-8"))
+            }
             try await client.execute(uri: "/v1/pull?cursor=abc", method: .get, headers: fixture.headers("phone")) {
                 #expect($0.status == .badRequest)
                 let decoded = try decode(ErrorBody.self, $0.body)

@@ -146,7 +146,7 @@ extension ReplicaDatabase {
         try writer.read { db in
             try String.fetchAll(
                 db, sql: "SELECT body FROM change WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit]
-            ).map { try JSONCoding.decoder.decode(Change.self, from: Data($0.utf8)) }
+            ).map { try JSONCoding.decode(Change.self, from: $0.utf8) }
         }
     }
 }

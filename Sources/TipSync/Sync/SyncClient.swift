@@ -182,14 +182,14 @@ public actor SyncClient {
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         do {
-            return try JSONCoding.decoder.decode(T.self, from: data)
+            return try JSONCoding.decode(T.self, from: data)
         } catch {
             throw SyncClientError.transport("unexpected response from the server: \(error)")
         }
     }
 
     func errorCode(_ data: Data) -> ErrorBody.Detail? {
-        (try? JSONCoding.decoder.decode(ErrorBody.self, from: data))?.error
+        (try? JSONCoding.decode(ErrorBody.self, from: data))?.error
     }
 
     func rejection(_ response: SyncHTTPResponse) -> SyncClientError {

@@ -16,7 +16,7 @@ public struct LocalAPIHandler: Sendable {
     /// Decodes a request line; a clear error for anything malformed.
     public static func decode(_ line: some Collection<UInt8>) throws -> LocalAPIRequest {
         do {
-            return try JSONCoding.decoder.decode(LocalAPIRequest.self, from: Data(line))
+            return try JSONCoding.decode(LocalAPIRequest.self, from: line)
         } catch let error as AgentError {
             throw error
         } catch let error as DecodingError {

@@ -30,9 +30,11 @@ struct SyncController: Sendable {
         }
         let pushRequest: PushRequest
         do {
-            pushRequest = try JSONCoding.decoder.decode(PushRequest.self, from: Data(buffer: buffer))
+            pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)
         } catch let error as DecodingError {
             throw Self.describe(error)
+        } catch let error as JSONParser.Error {
+            throw SyncError.malformedJSON("the body is not valid JSON: \(error)")
         }
         let changes = pushRequest.changes
         guard changes.count <= configuration.maxBatch else {

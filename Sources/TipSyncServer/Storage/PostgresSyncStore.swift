@@ -255,7 +255,7 @@ public struct PostgresSyncStore: SyncStore {
             ).decode((Int64, String).self) {
                 entries.append(
                     LogCompaction.Entry(
-                        position: position, change: try JSONCoding.decoder.decode(Change.self, from: Data(body.utf8))))
+                        position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
             }
             let dropped = LogCompaction.superseded(entries)
             guard let highest = dropped.max() else { return 0 }

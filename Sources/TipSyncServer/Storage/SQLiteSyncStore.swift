@@ -149,7 +149,7 @@ public struct SQLiteSyncStore: SyncStore {
             ).map { row in
                 LogCompaction.Entry(
                     position: row["position"],
-                    change: try JSONCoding.decoder.decode(Change.self, from: Data((row["body"] as String).utf8)))
+                    change: try JSONCoding.decode(Change.self, from: (row["body"] as String).utf8))
             }
             let dropped = LogCompaction.superseded(entries)
             guard let highest = dropped.max() else { return 0 }
