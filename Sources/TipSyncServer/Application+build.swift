@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 import ServiceLifecycle
 import TipSyncCore
@@ -8,6 +9,8 @@ import TipSyncCore
 /// Builds the sync server: the seam tests call directly (`app.test(.router)` / `.live`).
 ///
 /// Bootstrapping logging and metrics belongs to `main`, which runs once; this may be called many times.
+/// `onServerRunning` is called with the listening channel once the server accepts connections (tests
+/// that bind port 0 read the port from it).
 public func buildApplication(
     address: BindAddress = .hostname("127.0.0.1", port: 8080),
     store: any SyncStore,
@@ -15,7 +18,8 @@ public func buildApplication(
     notifier: ChangeNotifier = ChangeNotifier(),
     registry: PrometheusCollectorRegistry? = nil,
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-    logger: Logger = Logger(label: "tipsync-server")
+    logger: Logger = Logger(label: "tipsync-server"),
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, registry: registry, now: now)
@@ -23,6 +27,7 @@ public func buildApplication(
         router: router,
         configuration: .init(address: address, serverName: "tipsync-server"),
         services: [NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier)],
+        onServerRunning: onServerRunning,
         logger: logger)
 }
 
