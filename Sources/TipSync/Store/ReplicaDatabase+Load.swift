@@ -23,7 +23,8 @@ extension ReplicaDatabase {
     /// SQLite's commit counter as seen by this connection: it changes only when *another*
     /// connection — another process sharing the store — commits.
     static func dataVersion(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+        // Asked before every write transaction: prepared once per connection, not per call.
+        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
     }
 
     static func load(_ db: Database) throws -> Snapshot {
