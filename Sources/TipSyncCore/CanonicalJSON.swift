@@ -99,120 +99,111 @@ struct CanonicalJSON {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// An object member: `,` unless it is the first, the quoted key and `:`. Callers write members in
-    /// ascending key order (checked in debug builds).
-    mutating func key(_ name: StaticString, after previous: inout StaticString?) {
-        if let before = previous {
+    /// The key of the last ``member(_:_:)`` written (members of one object, as a change writes them).
+    private var previousKey: StaticString?
+
+    /// `"name":` as the next member of the object being written: `,` unless it is the first. Callers
+    /// write members in ascending key order (checked in debug builds).
+    mutating func key(_ name: StaticString) {
+        if let before = previousKey {
             assert(
                 before.withUTF8Buffer { old in name.withUTF8Buffer { old.lexicographicallyPrecedes($0) } },
                 "canonical JSON keys out of order: \(before) before \(name)")
             bytes.append(UInt8(ascii: ","))
         }
-        previous = name
+        previousKey = name
         bytes.append(UInt8(ascii: "\""))
         raw(name)
         raw("\":")
     }
+
+    mutating func member(_ name: StaticString, _ value: String) {
+        key(name)
+        write(value)
+    }
+
+    mutating func member(_ name: StaticString, _ value: Int64) {
+        key(name)
+        write(value)
+    }
+
+    mutating func member(_ name: StaticString, _ value: Double) {
+        key(name)
+        write(value)
+    }
+
+    mutating func member(_ name: StaticString, _ value: JSONValue) {
+        key(name)
+        write(value)
+    }
 }
 
 extension Change {
-    /// The change as canonical JSON: the same fields as its `Codable` form, keys sorted.
+    /// The change as canonical JSON: the same fields as its `Codable` form, keys sorted. Each kind
+    /// lists its members in ascending key order by hand (faster than sorting; a test checks the bytes
+    /// against the generic writer).
     public var canonicalJSON: String {
         var writer = CanonicalJSON(capacity: 192)
-        var last: StaticString? = nil
         writer.raw("{")
-        // Each kind's members, in ascending key order: count date device duration epoch event hlc id
-        // info kind lastDisplayed reason seq state tip value.
-        func device() {
-            writer.key("device", after: &last)
-            writer.write(self.device)
-        }
-        func hlc() {
-            writer.key("hlc", after: &last)
-            writer.write(self.hlc.description)
-        }
-        func kind() {
-            writer.key("kind", after: &last)
-            writer.write(self.kind.rawValue)
-        }
-        func seq() {
-            writer.key("seq", after: &last)
-            writer.write(self.seq)
-        }
         switch operation {
         case .parameter(let id, let value):
-            device()
-            hlc()
-            writer.key("id", after: &last)
-            writer.write(id)
-            kind()
-            seq()
-            writer.key("value", after: &last)
-            writer.write(value)
+            writer.member("device", device)
+            writer.member("hlc", hlc.description)
+            writer.member("id", id)
+            writer.member("kind", kind.rawValue)
+            writer.member("seq", seq)
+            writer.member("value", value)
         case .eligibility(let tip, let state):
-            device()
-            hlc()
-            kind()
-            if case .invalidated(let reason) = state {
-                writer.key("reason", after: &last)
-                writer.write(reason.rawValue)
-            }
-            seq()
-            writer.key("state", after: &last)
+            writer.member("device", device)
+            writer.member("hlc", hlc.description)
+            writer.member("kind", kind.rawValue)
             switch state {
-            case .eligible: writer.write("eligible")
-            case .invalidated: writer.write("invalidated")
+            case .eligible:
+                writer.member("seq", seq)
+                writer.member("state", "eligible")
+            case .invalidated(let reason):
+                writer.member("reason", reason.rawValue)
+                writer.member("seq", seq)
+                writer.member("state", "invalidated")
             }
-            writer.key("tip", after: &last)
-            writer.write(tip)
+            writer.member("tip", tip)
         case .display(let tip, let epoch, let count, let duration, let lastDisplayed):
-            writer.key("count", after: &last)
-            writer.write(count)
-            device()
-            writer.key("duration", after: &last)
-            writer.write(duration)
+            writer.member("count", count)
+            writer.member("device", device)
+            writer.member("duration", duration)
             if let epoch {
-                writer.key("epoch", after: &last)
+                writer.key("epoch")
                 writer.raw("{\"device\":")
                 writer.write(epoch.device)
                 writer.raw(",\"hlc\":")
                 writer.write(epoch.hlc.description)
                 writer.raw("}")
             }
-            hlc()
-            kind()
-            writer.key("lastDisplayed", after: &last)
-            writer.write(lastDisplayed)
-            seq()
-            writer.key("tip", after: &last)
-            writer.write(tip)
+            writer.member("hlc", hlc.description)
+            writer.member("kind", kind.rawValue)
+            writer.member("lastDisplayed", lastDisplayed)
+            writer.member("seq", seq)
+            writer.member("tip", tip)
         case .donation(let event, let id, let date, let info):
-            writer.key("date", after: &last)
-            writer.write(date)
-            device()
-            writer.key("event", after: &last)
-            writer.write(event)
-            hlc()
-            writer.key("id", after: &last)
-            writer.write(id)
-            if let info {
-                writer.key("info", after: &last)
-                writer.write(info)
-            }
-            kind()
-            seq()
+            writer.member("date", date)
+            writer.member("device", device)
+            writer.member("event", event)
+            writer.member("hlc", hlc.description)
+            writer.member("id", id)
+            if let info { writer.member("info", info) }
+            writer.member("kind", kind.rawValue)
+            writer.member("seq", seq)
         case .donationsDeleted(let event):
-            device()
-            writer.key("event", after: &last)
-            writer.write(event)
-            hlc()
-            kind()
-            seq()
+            writer.member("device", device)
+            writer.member("event", event)
+            writer.member("hlc", hlc.description)
+            writer.member("kind", kind.rawValue)
+            writer.member("seq", seq)
         case .datastoreReset:
-            device()
-            hlc()
-            kind()
-            seq()
+            writer.member("device", device)
+            writer.member("hlc", hlc.description)
+            writer.member("kind", kind.rawValue)
+            writer.member("seq", seq)
         }
         writer.raw("}")
         return writer.text
