@@ -44,6 +44,12 @@ public struct HistoryStep: Codable, Hashable, Sendable {
         case restartServer
         /// The server compacts the log (drops superseded last-writer-wins entries).
         case compact
+        /// The operator backs the server's database up (online). The server starts with one backup,
+        /// taken when its accounts and tokens exist and its log is empty.
+        case backupServer
+        /// The server's database is lost and the latest backup restored, as `deploy/README.md` says:
+        /// migrate, `rotate-cursors`, serve. Devices must re-push what the backup lacks.
+        case restoreServer
         // Time.
         /// Every clock moves `milliseconds` forward.
         case advance

@@ -162,6 +162,8 @@ final class ReplayRun {
         case .crashServer: await network.armServerCrash()
         case .restartServer: try await server.restart()
         case .compact: try await server.compact()
+        case .backupServer: try await server.backup()
+        case .restoreServer: try await server.restoreLatestBackup()
         case .advance: clock.advance(step.milliseconds ?? 1000)
         case .setClockOffset: clock.setOffset(devices[try index(of: step.device)].id, step.milliseconds ?? 0)
         }

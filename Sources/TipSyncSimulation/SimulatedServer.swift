@@ -7,9 +7,14 @@ import TipSync
 import TipSyncServer
 
 /// The real server logic — `buildRouter`'s routes, middleware and the SQLite store — called in
-/// process with no sockets, on the simulation's clock. A restart reopens the same database file.
+/// process with no sockets, on the simulation's clock. A restart reopens the same database file; a
+/// restore serves a copy of the latest backup instead.
 actor SimulatedServer {
-    let path: String
+    let directory: URL
+    /// The database being served (a restore switches to a copy of the backup).
+    var path: String
+    var backupPath: String { directory.appendingPathComponent("backup.sqlite").path }
+    var restores = 0
     let now: @Sendable () -> Int64
     var store: SQLiteSyncStore
     var responder: RouterResponder<SyncRequestContext>
@@ -18,6 +23,7 @@ actor SimulatedServer {
     private(set) var tokens: [String: String] = [:]
 
     init(directory: URL, devices: [String], now: @escaping @Sendable () -> Int64) async throws {
+        self.directory = directory
         path = directory.appendingPathComponent("server.sqlite").path
         self.now = now
         store = try SQLiteSyncStore(path: path)
@@ -26,6 +32,25 @@ actor SimulatedServer {
         for device in devices {
             tokens[device] = try await store.createToken(accountName: "sim", device: device)
         }
+        responder = buildRouter(store: store, now: now).buildResponder()
+        try store.backup(to: backupPath)
+    }
+
+    /// The operator's backup (online, while serving).
+    func backup() throws {
+        try store.backup(to: backupPath)
+    }
+
+    /// The database is lost; the latest backup is copied into place and served after the restore
+    /// steps of `deploy/README.md`: migrate, rotate the cursor generation, start.
+    func restoreLatestBackup() async throws {
+        restores += 1
+        let restored = directory.appendingPathComponent("server-restored-\(restores).sqlite").path
+        try FileManager.default.copyItem(atPath: backupPath, toPath: restored)
+        path = restored
+        store = try SQLiteSyncStore(path: path)
+        try await store.migrate()
+        _ = try await store.rotateCursorGeneration()
         responder = buildRouter(store: store, now: now).buildResponder()
     }
 

@@ -11,7 +11,7 @@ struct TipSyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-server",
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
-        subcommands: [Serve.self, Migrate.self, Accounts.self, Tokens.self, Compact.self],
+        subcommands: [Serve.self, Migrate.self, Accounts.self, Tokens.self, Compact.self, RotateCursors.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -132,5 +132,23 @@ struct Compact: AsyncParsableCommand {
     func run() async throws {
         let dropped = try await databaseOptions.withStore { try await $0.compact(account: account) }
         print("dropped \(dropped) superseded changes")
+    }
+}
+
+struct RotateCursors: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-cursors",
+        abstract: "Invalidate every pull cursor handed out so far (run after restoring a backup).",
+        discussion: """
+            After a restore, positions the old log had handed out are handed out again for other changes; \
+            a device still holding an old cursor would skip them. Rotating makes the server refuse every \
+            old cursor (invalid_cursor), so each device pulls from the start once; merging is idempotent \
+            and devices keep their unsent changes.
+            """)
+    @OptionGroup var databaseOptions: DatabaseOptions
+
+    func run() async throws {
+        let generation = try await databaseOptions.withStore { try await $0.rotateCursorGeneration() }
+        print("cursor generation is now \(generation); devices will pull from the start once")
     }
 }

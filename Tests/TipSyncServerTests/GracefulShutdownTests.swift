@@ -111,5 +111,6 @@ struct GatedStore: SyncStore {
         try await base.pull(account: account, after: cursor, limit: limit)
     }
     func compact(account: Int64) async throws -> Int { try await base.compact(account: account) }
+    func rotateCursorGeneration() async throws -> String { try await base.rotateCursorGeneration() }
     func logCount(account: Int64) async throws -> Int { try await base.logCount(account: account) }
 }

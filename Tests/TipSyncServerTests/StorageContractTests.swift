@@ -106,7 +106,16 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             #expect(bodies.count == 25 && pages == 3)
             #expect(Set(bodies).count == 25)
             let empty = try await store.pull(account: account, after: cursor, limit: 10)
-            #expect(empty == PullPage(bodies: [], cursor: cursor, more: false, snapshot: false))
+            #expect(
+                empty
+                    == PullPage(
+                        bodies: [], cursor: cursor, more: false, snapshot: false, logEnd: cursor,
+                        generation: empty.generation))
+            // The generation is part of every cursor: the same on every pull until it is rotated.
+            #expect(empty.generation.count == 16 && empty.generation.allSatisfy(\.isHexDigit))
+            let rotated = try await store.rotateCursorGeneration()
+            #expect(rotated.count == 16 && rotated != empty.generation)
+            #expect(try await store.pull(account: account, after: cursor, limit: 10).generation == rotated)
             // Another account sees none of it.
             let bob = try await store.createAccount(name: "bob")
             let bobs = try await store.pull(account: bob, after: 0, limit: 10)
@@ -128,6 +137,9 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             #expect(count == 7)
             let resumed = try await store.pull(account: account, after: early.cursor, limit: 100)
             #expect(resumed.snapshot && resumed.bodies.count == 7 && !resumed.more)
+            // Compaction never lowers the end of the log below a cursor it handed out.
+            let whole = try await store.pull(account: account, after: 0, limit: 100)
+            #expect(whole.logEnd >= 30 && whole.logEnd >= whole.cursor)
             let again = try await store.compact(account: account)
             #expect(again == 0)
         }

@@ -141,6 +141,12 @@ public actor SyncClient {
             try correctClock(serverTime: page.serverTime, sent: sent)
             try replica.applyRemote(page.changes)
             try replica.setPullCursor(page.cursor)
+            if let held = page.highestSeq, held < (try replica.pushedSeq) {
+                // The server lost changes it had acknowledged (a restored backup): send them again.
+                // A push racing this pull can make it look so too; pushing again is then a no-op.
+                try replica.setPushedSeq(held)
+                try await pushAll()
+            }
             guard page.more else { return }
             waitNow = 0
         }

@@ -10,12 +10,19 @@ public struct PullResponse: Sendable, Hashable, Codable {
     public var snapshot: Bool
     /// The server's clock, milliseconds since 1970.
     public var serverTime: Int64
+    /// The highest sequence number the server holds from the device that pulled (0: none). Lower than
+    /// what the device believes it pushed means the server lost changes (a restored backup): the device
+    /// pushes again from there. Absent from servers before it existed.
+    public var highestSeq: Int64?
 
-    public init(changes: [Change], cursor: String, more: Bool, snapshot: Bool, serverTime: Int64) {
+    public init(
+        changes: [Change], cursor: String, more: Bool, snapshot: Bool, serverTime: Int64, highestSeq: Int64? = nil
+    ) {
         self.changes = changes
         self.cursor = cursor
         self.more = more
         self.snapshot = snapshot
         self.serverTime = serverTime
+        self.highestSeq = highestSeq
     }
 }

@@ -79,21 +79,23 @@ struct SyncController: Sendable {
         guard wait >= 0, Double(wait) <= configuration.maxWaitSeconds else {
             throw SyncError.invalidParameter("wait must be between 0 and \(Int(configuration.maxWaitSeconds)) seconds")
         }
-        var page = try await store.pull(account: identity.accountID, after: cursor, limit: limit)
+        var page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+        try Self.check(cursor, against: page)
         if page.bodies.isEmpty, wait > 0 {
             // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
             let news = notifier.subscribe(account: identity.accountID)
-            page = try await store.pull(account: identity.accountID, after: cursor, limit: limit)
+            page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             if page.bodies.isEmpty {
                 await Self.firstOf(news, timeout: .seconds(wait))
-                page = try await store.pull(account: identity.accountID, after: cursor, limit: limit)
+                page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             }
         }
         metrics.changesServed.increment(by: page.bodies.count)
+        let highestSeq = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
         // The page is assembled from the stored canonical JSON of each change, without re-encoding.
         let text =
-            #"{"changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + String(page.cursor)
-            + #"","more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
+            #"{"changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + Cursor.text(page)
+            + #"","highestSeq":\#(highestSeq),"more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
         return Self.json(text: text)
     }
 
@@ -136,13 +138,43 @@ struct SyncController: Sendable {
 
     // MARK: Helpers
 
-    static func cursor(_ text: String?) throws -> Int64 {
-        guard let text else { return 0 }
-        guard let value = Int64(text), value >= 0 else {
+    /// A pull's cursor: `GENERATION.POSITION` as minted by ``Cursor/text(_:)``. No cursor means the
+    /// start (position 0); a bare position is a cursor from a server before generations existed.
+    struct Cursor {
+        /// `nil`: no cursor, or a bare position (nothing to compare).
+        var generation: String?
+        var position: Int64
+
+        static func text(_ page: PullPage) -> String { "\(page.generation).\(page.cursor)" }
+    }
+
+    static func cursor(_ text: String?) throws -> Cursor {
+        guard let text else { return Cursor(generation: nil, position: 0) }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let generation = parts.count == 2 ? String(parts[0]) : nil
+        guard parts.count <= 2, generation?.isEmpty != true, let position = Int64(parts[parts.count - 1]),
+            position >= 0
+        else {
             throw SyncError.invalidCursor(
                 "'\(text)' is not a cursor this server minted; pull without a cursor to start over")
         }
-        return value
+        return Cursor(generation: generation, position: position)
+    }
+
+    /// Refuses a readable cursor that this database's log cannot have minted: one from before the
+    /// cursors were rotated, or one beyond the end of the log. Both mean the log was rewound (a backup
+    /// restored) and a device that kept pulling after that cursor would skip changes for good.
+    static func check(_ cursor: Cursor, against page: PullPage) throws {
+        if let generation = cursor.generation, generation != page.generation {
+            throw SyncError.invalidCursor(
+                "this cursor was minted before the server's log was restored or its cursors were rotated; "
+                    + "pull without a cursor to start over")
+        }
+        guard cursor.position <= page.logEnd else {
+            throw SyncError.invalidCursor(
+                "this cursor points beyond the end of the server's log (was its database restored from a backup?); "
+                    + "pull without a cursor to start over")
+        }
     }
 
     static func integer(_ text: String?, name: String, default value: Int) throws -> Int {

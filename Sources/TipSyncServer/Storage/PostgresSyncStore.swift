@@ -87,7 +87,17 @@ public struct PostgresSyncStore: SyncStore {
                     PRIMARY KEY (account, position), UNIQUE (account, device, seq))
                 """,
             ]
-        )
+        ),
+        (
+            2,
+            [
+                "CREATE TABLE server_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                """
+                INSERT INTO server_meta (key, value)
+                VALUES ('cursorGeneration', substr(md5(random()::text || clock_timestamp()::text), 1, 16))
+                """,
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
@@ -219,12 +229,16 @@ public struct PostgresSyncStore: SyncStore {
 
     public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
         try await transaction { connection in
+            // `next_position` as committed: the highest position handed out (never lowered, not even by
+            // compaction), so no cursor this database minted lies beyond it.
             var compactedThrough: Int64 = 0
-            for try await value in try await connection.query(
-                "SELECT compacted_through FROM account WHERE id = \(account)", logger: logger
-            ).decode(Int64.self) {
-                compactedThrough = value
+            var logEnd: Int64 = 0
+            for try await (compacted, next) in try await connection.query(
+                "SELECT compacted_through, next_position FROM account WHERE id = \(account)", logger: logger
+            ).decode((Int64, Int64).self) {
+                (compactedThrough, logEnd) = (compacted, next)
             }
+            let generation = try await Self.cursorGeneration(connection, logger: logger)
             let snapshot = cursor < compactedThrough
             let start = snapshot ? 0 : cursor
             var bodies: [String] = []
@@ -238,10 +252,32 @@ public struct PostgresSyncStore: SyncStore {
                     bodies.append(body)
                     last = position
                 } else {
-                    return PullPage(bodies: bodies, cursor: last, more: true, snapshot: snapshot)
+                    return PullPage(
+                        bodies: bodies, cursor: last, more: true, snapshot: snapshot, logEnd: logEnd,
+                        generation: generation)
                 }
             }
-            return PullPage(bodies: bodies, cursor: last, more: false, snapshot: snapshot)
+            return PullPage(
+                bodies: bodies, cursor: last, more: false, snapshot: snapshot, logEnd: logEnd, generation: generation)
+        }
+    }
+
+    static func cursorGeneration(_ connection: PostgresConnection, logger: Logger) async throws -> String {
+        var generation = ""
+        for try await value in try await connection.query(
+            "SELECT value FROM server_meta WHERE key = 'cursorGeneration'", logger: logger
+        ).decode(String.self) {
+            generation = value
+        }
+        return generation
+    }
+
+    public func rotateCursorGeneration() async throws -> String {
+        try await transaction { connection in
+            try await connection.query(
+                "UPDATE server_meta SET value = substr(md5(random()::text || clock_timestamp()::text), 1, 16) WHERE key = 'cursorGeneration'",
+                logger: logger)
+            return try await Self.cursorGeneration(connection, logger: logger)
         }
     }
 

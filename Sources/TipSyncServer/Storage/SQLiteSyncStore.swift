@@ -41,6 +41,13 @@ public struct SQLiteSyncStore: SyncStore {
                     CREATE INDEX change_by_account ON change (account, position);
                     """)
         }
+        migrator.registerMigration("v2-cursor-generation") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE server_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    INSERT INTO server_meta (key, value) VALUES ('cursorGeneration', lower(hex(randomblob(8))));
+                    """)
+        }
         return migrator
     }
 
@@ -136,9 +143,25 @@ public struct SQLiteSyncStore: SyncStore {
                 sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
                 arguments: [account, start, limit + 1])
             let page = rows.prefix(limit)
+            let lastStored =
+                try Int64.fetchOne(
+                    db, sql: "SELECT MAX(position) FROM change WHERE account = ?", arguments: [account]) ?? 0
             return PullPage(
                 bodies: page.map { $0["body"] }, cursor: page.last?["position"] ?? start, more: rows.count > limit,
-                snapshot: snapshot)
+                snapshot: snapshot, logEnd: max(lastStored, compactedThrough),
+                generation: try Self.cursorGeneration(db))
+        }
+    }
+
+    static func cursorGeneration(_ db: Database) throws -> String {
+        try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'cursorGeneration'") ?? ""
+    }
+
+    public func rotateCursorGeneration() async throws -> String {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE server_meta SET value = lower(hex(randomblob(8))) WHERE key = 'cursorGeneration'")
+            return try Self.cursorGeneration(db)
         }
     }
 
@@ -161,6 +184,12 @@ public struct SQLiteSyncStore: SyncStore {
                 arguments: [highest, account])
             return dropped.count
         }
+    }
+
+    /// Copies the whole database to `path` with SQLite's online backup API (the server may keep
+    /// serving); what `sqlite3 server.sqlite ".backup PATH"` does.
+    public func backup(to path: String) throws {
+        try pool.backup(to: try DatabaseQueue(path: path))
     }
 
     public func logCount(account: Int64) async throws -> Int {

@@ -18,8 +18,13 @@ public protocol SyncStore: Sendable {
     /// number are duplicates (ignored); the rest must continue it without gaps, or nothing is stored
     /// and ``SyncError`` `sequence_gap` is thrown.
     func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome
-    /// Up to `limit` changes of the account after `cursor`, in log order.
+    /// Up to `limit` changes of the account after `cursor`, in log order, with the database's cursor
+    /// generation and the end of the account's log, read in the same transaction.
     func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage
+    /// Replaces the cursor generation (part of every cursor handed out) with a new random one, so
+    /// every cursor minted before is refused (`invalid_cursor`) and devices pull from the start.
+    /// Operators run it after restoring a backup. Returns the new generation.
+    func rotateCursorGeneration() async throws -> String
     /// Drops superseded log entries (``LogCompaction``). Returns how many.
     func compact(account: Int64) async throws -> Int
     /// Number of log entries of the account (for tests and operators).
@@ -49,16 +54,24 @@ public struct PushOutcome: Sendable, Hashable {
 public struct PullPage: Sendable, Hashable {
     /// Canonical JSON of each change, in log order.
     public var bodies: [String]
-    /// The cursor after this page (the request's cursor when the page is empty).
+    /// The log position after this page (the request's position when the page is empty).
     public var cursor: Int64
     public var more: Bool
     /// The requested cursor predated a compaction: this page restarts from the beginning.
     public var snapshot: Bool
+    /// The highest position this database can have handed out for the account: its latest stored
+    /// entry or its latest compacted one, whichever is higher. A readable cursor beyond it comes from
+    /// a log that has since been rewound (a restored backup).
+    public var logEnd: Int64
+    /// The database's cursor generation (``SyncStore/rotateCursorGeneration()``).
+    public var generation: String
 
-    public init(bodies: [String], cursor: Int64, more: Bool, snapshot: Bool) {
+    public init(bodies: [String], cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String) {
         self.bodies = bodies
         self.cursor = cursor
         self.more = more
         self.snapshot = snapshot
+        self.logEnd = logEnd
+        self.generation = generation
     }
 }
