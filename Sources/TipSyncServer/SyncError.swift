@@ -11,16 +11,19 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var expectedSeq: Int64?
     /// With `clock_skew`: the highest sequence number the server already holds from this device.
     public var highestSeq: Int64?
+    /// With `clock_skew`: the database's cursor generation.
+    public var generation: String?
 
     init(
         _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, expectedSeq: Int64? = nil,
-        highestSeq: Int64? = nil
+        highestSeq: Int64? = nil, generation: String? = nil
     ) {
         self.status = status
         self.code = code
         self.message = message
         self.expectedSeq = expectedSeq
         self.highestSeq = highestSeq
+        self.generation = generation
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -47,14 +50,16 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
             "expected sequence number \(expected) from this device, got \(got); push again starting at \(expected)",
             expectedSeq: expected)
     }
-    static func clockSkew(hlc: HLC, serverTime: Int64, bound: Int64, highestSeq: Int64) -> SyncError {
+    static func clockSkew(hlc: HLC, serverTime: Int64, bound: Int64, highestSeq: Int64, generation: String)
+        -> SyncError
+    {
         let ahead = (Int64(hlc.milliseconds) - serverTime) / 1000
         return .init(
             .unprocessableContent, .clockSkew,
             "a change is stamped \(ahead) s ahead of the server's clock (limit \(bound / 1000) s): "
                 + "correct the device clock by the serverTime in this response, treat changes up to highestSeq as "
                 + "acknowledged, re-stamp the rest and push again",
-            highestSeq: highestSeq)
+            highestSeq: highestSeq, generation: generation)
     }
 }
 
@@ -63,7 +68,7 @@ extension SyncError: HTTPResponseError {
         // Only reached if thrown outside the router's ErrorMiddleware, which renders it with the injected clock.
         ErrorResponse.make(
             status: status, code: code, message: message, serverTime: Int64(Date().timeIntervalSince1970 * 1000),
-            expectedSeq: expectedSeq, highestSeq: highestSeq)
+            expectedSeq: expectedSeq, highestSeq: highestSeq, generation: generation)
     }
 }
 
@@ -71,12 +76,12 @@ extension SyncError: HTTPResponseError {
 enum ErrorResponse {
     static func make(
         status: HTTPResponse.Status, code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil,
-        highestSeq: Int64? = nil
+        highestSeq: Int64? = nil, generation: String? = nil
     ) -> Response {
         let body = ErrorBody(
             error: .init(
                 code: code.rawValue, message: message, serverTime: serverTime, expectedSeq: expectedSeq,
-                highestSeq: highestSeq))
+                highestSeq: highestSeq, generation: generation))
         let data = (try? JSONCoding.encoder.encode(body)) ?? Data()
         var headers = HTTPFields()
         headers[.contentType] = "application/json"

@@ -71,7 +71,10 @@ public struct HistoryGenerator: Sendable {
             case 85..<88: steps.append(HistoryStep(.heal, device: device))
             case 88..<90: steps.append(HistoryStep(.crashDevice, device: device))
             case 90..<91: steps.append(HistoryStep(.crashServer))
-            case 91..<92: steps.append(HistoryStep(random.chance(0.5) ? .restartServer : .compact))
+            case 91..<92:
+                // One draw, as before backups existed: every other step of a seed stays the same.
+                let operations: [HistoryStep.Operation] = [.restartServer, .compact, .backupServer, .restoreServer]
+                steps.append(HistoryStep(operations.randomElement(using: &random)!))
             case 92..<98:
                 steps.append(HistoryStep(.advance, milliseconds: Int64.random(in: 1...3_600_000, using: &random)))
             default:

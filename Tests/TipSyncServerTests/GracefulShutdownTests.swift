@@ -112,5 +112,6 @@ struct GatedStore: SyncStore {
     }
     func compact(account: Int64) async throws -> Int { try await base.compact(account: account) }
     func rotateCursorGeneration() async throws -> String { try await base.rotateCursorGeneration() }
+    func cursorGeneration() async throws -> String { try await base.cursorGeneration() }
     func logCount(account: Int64) async throws -> Int { try await base.logCount(account: account) }
 }

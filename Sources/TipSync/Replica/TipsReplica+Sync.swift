@@ -9,8 +9,54 @@ extension TipsReplica {
         get throws { Int64(try database.meta(.pushedSeq) ?? "0") ?? 0 }
     }
 
+    /// Sets the acknowledged mark: raised by acknowledgements, lowered when the server reports it lost
+    /// changes (a restored backup), which are then pushed again with their stamps.
     public func setPushedSeq(_ seq: Int64) throws {
-        try database.setMeta(.pushedSeq, String(seq))
+        try database.writer.write { db in
+            try ReplicaDatabase.setMeta(.pushedSeq, String(seq), db)
+            let high = try ReplicaDatabase.meta(.acknowledgedHighSeq, db).flatMap { Int64($0) } ?? 0
+            if seq > high { try ReplicaDatabase.setMeta(.acknowledgedHighSeq, String(seq), db) }
+        }
+    }
+
+    /// The highest sequence number the server ever acknowledged (``setPushedSeq(_:)`` never lowers it).
+    public var acknowledgedHighSeq: Int64 {
+        get throws { max(Int64(try database.meta(.acknowledgedHighSeq) ?? "0") ?? 0, try pushedSeq) }
+    }
+
+    /// The server's cursor generation from its latest answer (`nil` before any).
+    public var serverGeneration: String? {
+        get throws { try database.meta(.serverGeneration) }
+    }
+
+    public func setServerGeneration(_ generation: String) throws {
+        try database.setMeta(.serverGeneration, generation)
+    }
+
+    /// A push that got no answer: the server may have stored changes up to `seq`.
+    public var uncertainPush: (seq: Int64, generation: String?)? {
+        get throws {
+            guard let seq = try database.meta(.uncertainSeq).flatMap({ Int64($0) }) else { return nil }
+            return (seq, try database.meta(.uncertainGeneration))
+        }
+    }
+
+    /// Remembers a push through `seq` that got no answer, with the server generation known now.
+    public func recordUncertainPush(through seq: Int64) throws {
+        try database.writer.write { db in
+            let known = try ReplicaDatabase.meta(.uncertainSeq, db).flatMap { Int64($0) } ?? 0
+            try ReplicaDatabase.setMeta(.uncertainSeq, String(max(known, seq)), db)
+            try ReplicaDatabase.setMeta(
+                .uncertainGeneration, try ReplicaDatabase.meta(.serverGeneration, db), db)
+        }
+    }
+
+    /// The server's answer settled what the unanswered push did.
+    public func clearUncertainPush() throws {
+        try database.writer.write { db in
+            try ReplicaDatabase.setMeta(.uncertainSeq, nil, db)
+            try ReplicaDatabase.setMeta(.uncertainGeneration, nil, db)
+        }
     }
 
     /// The server-minted cursor to pull after (`nil`: from the beginning).
@@ -49,10 +95,11 @@ extension TipsReplica {
     /// After the server rejected far-future stamps: gives every unacknowledged local change a new
     /// stamp from the corrected clock (same sequence numbers, same meaning), then rebuilds the state
     /// from the change log and forgets the pull cursor, so the next pull re-merges everything under
-    /// the new stamps. Nothing unsent is lost.
-    public func restampUnacknowledgedChanges() throws {
+    /// the new stamps. Nothing unsent is lost. Changes at or below ``acknowledgedHighSeq`` or
+    /// `keepingThrough` keep their stamps: another device may hold them.
+    public func restampUnacknowledgedChanges(keepingThrough keep: Int64 = 0) throws {
         try reloadIfChangedElsewhere()
-        let acknowledged = try pushedSeq
+        let acknowledged = max(try acknowledgedHighSeq, keep)
         try core.withLock { core in
             let log = try database.localChanges(after: 0)
             let kept = log.filter { $0.seq <= acknowledged }

@@ -11,6 +11,16 @@ extension ReplicaDatabase {
         case observedHLC
         /// Sync: the highest local sequence number the server has acknowledged.
         case pushedSeq
+        /// Sync: the highest local sequence number the server ever acknowledged. Never lowered (unlike
+        /// `pushedSeq`, which drops when a restored server lost changes): nothing at or below it is
+        /// ever re-stamped, since other devices may hold it.
+        case acknowledgedHighSeq
+        /// Sync: the highest sequence number sent in a push that got no answer, and the server's cursor
+        /// generation known when it was sent (the server may have stored that push).
+        case uncertainSeq
+        case uncertainGeneration
+        /// Sync: the server's cursor generation, from its latest answer.
+        case serverGeneration
         /// Sync: the server-minted cursor to pull after.
         case pullCursor
         /// Sync: milliseconds to add to the device clock (the server's clock minus ours).

@@ -92,28 +92,41 @@ public actor SyncClient {
             let batch = try replica.outbox(limit: configuration.pushBatchSize)
             guard !batch.isEmpty else { return }
             let body = try JSONCoding.encoder.encode(PushRequest(changes: batch))
-            let (response, sent) = try await send("POST", "/v1/push", body: body)
+            let response: SyncHTTPResponse
+            let sent: Date
+            do {
+                (response, sent) = try await send("POST", "/v1/push", body: body)
+            } catch let error as SyncClientError where error.isTransient {
+                // No answer: the server may have stored the batch, and other devices pulled it.
+                try replica.recordUncertainPush(through: batch[batch.count - 1].seq)
+                throw error
+            }
             switch response.status {
             case 200:
                 let result = try decode(PushResponse.self, response.body)
                 try correctClock(serverTime: result.serverTime, sent: sent)
                 try replica.setPushedSeq(result.highestSeq)
+                try noteServer(holds: result.highestSeq, generation: result.generation)
             case 409 where errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
                 // The server has less (or more) of our log than we thought: resume from what it expects.
                 guard let expected = errorCode(response.body)?.expectedSeq else { throw rejection(response) }
                 try replica.setPushedSeq(max(0, expected - 1))
             case 422 where errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
                 // Our clock is ahead of the server's: correct it, re-stamp what is unsent, push again.
-                if let serverTime = errorCode(response.body)?.serverTime {
+                let detail = errorCode(response.body)
+                if let serverTime = detail?.serverTime {
                     try correctClock(serverTime: serverTime, sent: sent, force: true)
                 }
                 // What the server already holds keeps its stamps (a push whose answer was lost).
-                if let highest = errorCode(response.body)?.highestSeq, highest > (try replica.pushedSeq) {
-                    try replica.setPushedSeq(highest)
-                }
-                try replica.restampUnacknowledgedChanges()
+                let held = detail?.highestSeq ?? 0
+                if held > (try replica.pushedSeq) { try replica.setPushedSeq(held) }
+                try replica.restampUnacknowledgedChanges(keepingThrough: try keptThroughUncertainPush(held, detail))
                 restamped = true
             default:
+                if response.status >= 500 {
+                    // The server failed; it may have done so after committing.
+                    try replica.recordUncertainPush(through: batch[batch.count - 1].seq)
+                }
                 throw rejection(response)
             }
         }
@@ -141,15 +154,43 @@ public actor SyncClient {
             try correctClock(serverTime: page.serverTime, sent: sent)
             try replica.applyRemote(page.changes)
             try replica.setPullCursor(page.cursor)
-            if let held = page.highestSeq, held < (try replica.pushedSeq) {
-                // The server lost changes it had acknowledged (a restored backup): send them again.
-                // A push racing this pull can make it look so too; pushing again is then a no-op.
-                try replica.setPushedSeq(held)
-                try await pushAll()
+            if let held = page.highestSeq {
+                try noteServer(holds: held, generation: page.generation)
+                let pushed = try replica.pushedSeq
+                if held > pushed {
+                    try replica.setPushedSeq(held)  // a push whose answer was lost did arrive
+                } else if held < pushed {
+                    // The server lost changes it had acknowledged (a restored backup): send them again,
+                    // stamps unchanged. A push racing this pull can make it look so too; pushing again
+                    // is then a no-op.
+                    try replica.setPushedSeq(held)
+                    try await pushAll()
+                }
             }
             guard page.more else { return }
             waitNow = 0
         }
+    }
+
+    /// What the server's answer says about an earlier push that got none.
+    func noteServer(holds held: Int64, generation: String?) throws {
+        if let generation { try replica.setServerGeneration(generation) }
+        if let uncertain = try replica.uncertainPush, held >= uncertain.seq { try replica.clearUncertainPush() }
+    }
+
+    /// Before re-stamping after `clock_skew`: the highest sequence number whose stamps must stay.
+    /// A push that got no answer and is not among what the server holds (`held`) never arrived — if
+    /// the server's generation is the one known when it was sent (the server has lost nothing since).
+    /// Otherwise the server may have stored it, other devices pulled it, and a restore lost it:
+    /// re-stamping it then would make replicas disagree, so it keeps its stamps and waits until the
+    /// server's clock reaches them.
+    func keptThroughUncertainPush(_ held: Int64, _ detail: ErrorBody.Detail?) throws -> Int64 {
+        guard let uncertain = try replica.uncertainPush, uncertain.seq > held else { return 0 }
+        if let known = uncertain.generation, known == detail?.generation {
+            try replica.clearUncertainPush()
+            return 0
+        }
+        return uncertain.seq
     }
 
     // MARK: Helpers

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -58,8 +59,58 @@ public struct URLSessionTransport: SyncTransport {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let (data, response) = try await session.data(for: urlRequest)
+        let (data, response) = try await Self.perform(urlRequest, on: session)
         guard let http = response as? HTTPURLResponse else { throw SyncClientError.transport("not an HTTP response") }
         return SyncHTTPResponse(status: http.statusCode, body: data)
+    }
+
+    /// `session.data(for:)`, with a cancellation that cannot deadlock. On Linux, cancelling a task
+    /// that awaits `URLSession.data(for:)` as its response arrives can deadlock FoundationNetworking
+    /// (swift-corelibs-foundation#5412, fixed upstream after Swift 6.3.1): the canceller holds the task's
+    /// status lock while it waits for the session's queue, and that queue waits for the same lock to
+    /// resume the task. Seen here as an agent that never exited on SIGTERM. So the request runs with a
+    /// completion handler, and cancelling only schedules `URLSessionTask.cancel()` on another queue.
+    static func perform(_ request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
+        let pending = PendingRequest()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                    }
+                }
+                pending.start(task)
+            }
+        } onCancel: {
+            pending.cancel()
+        }
+    }
+}
+
+/// The `URLSessionTask` of one request and whether it was cancelled (cancellation may come before the
+/// task exists). Cancelling happens on a global queue, never on the thread that cancelled the Swift task.
+final class PendingRequest: Sendable {
+    private let state = Mutex<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
+
+    func start(_ task: URLSessionTask) {
+        let cancelled = state.withLock {
+            $0.task = task
+            return $0.cancelled
+        }
+        if cancelled { Self.cancelElsewhere(task) } else { task.resume() }
+    }
+
+    func cancel() {
+        let task = state.withLock {
+            $0.cancelled = true
+            return $0.task
+        }
+        if let task { Self.cancelElsewhere(task) }
+    }
+
+    private static func cancelElsewhere(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 }

@@ -12,16 +12,19 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         /// With `clock_skew`: the highest sequence number the server already holds from this device
         /// (those changes are stored as they were; only later ones may be re-stamped).
         public var highestSeq: Int64?
+        /// With `clock_skew`: the server's cursor generation (see ``PushResponse/generation``).
+        public var generation: String?
 
         public init(
             code: String, message: String, serverTime: Int64? = nil, expectedSeq: Int64? = nil,
-            highestSeq: Int64? = nil
+            highestSeq: Int64? = nil, generation: String? = nil
         ) {
             self.code = code
             self.message = message
             self.serverTime = serverTime
             self.expectedSeq = expectedSeq
             self.highestSeq = highestSeq
+            self.generation = generation
         }
     }
 

@@ -14,10 +14,14 @@ public struct PullResponse: Sendable, Hashable, Codable {
     /// what the device believes it pushed means the server lost changes (a restored backup): the device
     /// pushes again from there. Absent from servers before it existed.
     public var highestSeq: Int64?
+    /// The server database's cursor generation (see ``PushResponse/generation``).
+    public var generation: String?
 
     public init(
-        changes: [Change], cursor: String, more: Bool, snapshot: Bool, serverTime: Int64, highestSeq: Int64? = nil
+        changes: [Change], cursor: String, more: Bool, snapshot: Bool, serverTime: Int64, highestSeq: Int64? = nil,
+        generation: String? = nil
     ) {
+        self.generation = generation
         self.changes = changes
         self.cursor = cursor
         self.more = more

@@ -17,11 +17,15 @@ public struct PushResponse: Sendable, Hashable, Codable {
     public var highestSeq: Int64
     /// The server's clock, milliseconds since 1970.
     public var serverTime: Int64
+    /// The server database's cursor generation: it changes only when operators rotate it after
+    /// restoring a backup, so "unchanged" means the server has lost nothing it ever stored.
+    public var generation: String?
 
-    public init(accepted: Int, duplicates: Int, highestSeq: Int64, serverTime: Int64) {
+    public init(accepted: Int, duplicates: Int, highestSeq: Int64, serverTime: Int64, generation: String? = nil) {
         self.accepted = accepted
         self.duplicates = duplicates
         self.highestSeq = highestSeq
         self.serverTime = serverTime
+        self.generation = generation
     }
 }

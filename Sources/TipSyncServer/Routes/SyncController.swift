@@ -51,20 +51,21 @@ struct SyncController: Sendable {
                 let highest = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
                 throw SyncError.clockSkew(
                     hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds,
-                    highestSeq: highest)
+                    highestSeq: highest, generation: try await store.cursorGeneration())
             }
         }
         guard zip(changes, changes.dropFirst()).allSatisfy({ $0.seq + 1 == $1.seq }) else {
             throw SyncError.invalidChange("a push must carry consecutive sequence numbers in ascending order")
         }
         let outcome = try await store.push(changes, from: identity)
+        let generation = try await store.cursorGeneration()
         metrics.changesAccepted.increment(by: outcome.accepted)
         metrics.duplicatesIgnored.increment(by: outcome.duplicates)
         if outcome.accepted > 0 { notifier.notify(account: identity.accountID) }
         return try Self.json(
             PushResponse(
                 accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,
-                serverTime: serverTime))
+                serverTime: serverTime, generation: generation))
     }
 
     @Sendable func pull(_ request: Request, context: SyncRequestContext) async throws -> Response {
@@ -95,7 +96,7 @@ struct SyncController: Sendable {
         // The page is assembled from the stored canonical JSON of each change, without re-encoding.
         let text =
             #"{"changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + Cursor.text(page)
-            + #"","highestSeq":\#(highestSeq),"more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
+            + #"","generation":"\#(page.generation)","highestSeq":\#(highestSeq),"more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
         return Self.json(text: text)
     }
 

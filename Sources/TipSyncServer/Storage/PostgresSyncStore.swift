@@ -272,6 +272,10 @@ public struct PostgresSyncStore: SyncStore {
         return generation
     }
 
+    public func cursorGeneration() async throws -> String {
+        try await client.withConnection { try await Self.cursorGeneration($0, logger: logger) }
+    }
+
     public func rotateCursorGeneration() async throws -> String {
         try await transaction { connection in
             try await connection.query(

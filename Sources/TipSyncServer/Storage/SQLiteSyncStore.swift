@@ -157,6 +157,10 @@ public struct SQLiteSyncStore: SyncStore {
         try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'cursorGeneration'") ?? ""
     }
 
+    public func cursorGeneration() async throws -> String {
+        try await pool.read { db in try Self.cursorGeneration(db) }
+    }
+
     public func rotateCursorGeneration() async throws -> String {
         try await pool.write { db in
             try db.execute(

@@ -25,6 +25,8 @@ public protocol SyncStore: Sendable {
     /// every cursor minted before is refused (`invalid_cursor`) and devices pull from the start.
     /// Operators run it after restoring a backup. Returns the new generation.
     func rotateCursorGeneration() async throws -> String
+    /// The current cursor generation.
+    func cursorGeneration() async throws -> String
     /// Drops superseded log entries (``LogCompaction``). Returns how many.
     func compact(account: Int64) async throws -> Int
     /// Number of log entries of the account (for tests and operators).
