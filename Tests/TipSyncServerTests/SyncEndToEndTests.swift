@@ -117,4 +117,14 @@ import TipSyncServer
         #expect(await client.lastError?.isTransient == true)
         #expect(try phone.outbox(limit: 10).count == 1)  // nothing lost: it waits in the outbox
     }
+
+    @Test func refusalsThatAreWorthRetryingKeepLiveSyncRunning() {
+        // `run()` retries transient errors with backoff and stops on the others.
+        #expect(SyncClientError.rejected(status: 422, code: "clock_skew", message: "").isTransient)
+        #expect(SyncClientError.rejected(status: 503, code: "server_error", message: "").isTransient)
+        #expect(SyncClientError.rejected(status: 429, code: "slow_down", message: "").isTransient)
+        #expect(!SyncClientError.rejected(status: 422, code: "invalid_change", message: "").isTransient)
+        #expect(!SyncClientError.rejected(status: 403, code: "device_mismatch", message: "").isTransient)
+        #expect(!SyncClientError.unauthorized("revoked").isTransient)
+    }
 }

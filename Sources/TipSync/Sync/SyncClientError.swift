@@ -1,3 +1,5 @@
+import TipSyncCore
+
 /// Why a sync round did not complete.
 public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server did not answer (unreachable, timed out, connection dropped).
@@ -20,11 +22,13 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// Retrying later may succeed.
+    /// Retrying later may succeed. That includes `clock_skew` after the client has already corrected
+    /// its clock: changes it must keep under far-future stamps go through once the server's clock
+    /// reaches them (`protocol.md`, section 10).
     public var isTransient: Bool {
         switch self {
         case .unreachable, .transport: true
-        case .rejected(let status, _, _): status >= 500 || status == 429
+        case .rejected(let status, let code, _): status >= 500 || status == 429 || code == ErrorCode.clockSkew.rawValue
         case .unauthorized, .invalidServerURL: false
         }
     }
