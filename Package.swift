@@ -4,7 +4,8 @@ import PackageDescription
 
 let package = Package(
     name: "TipSync",
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+    // The minimums of Synchronization.Mutex, which the core and the library use.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         // What apps import: the TipKit-shaped engine, its SQLite replica and (later) the sync client.
         .library(name: "TipSync", targets: ["TipSync"]),
