@@ -63,7 +63,7 @@ struct CanonicalJSON {
             raw("null")  // JSON has no infinities or NaN
             return
         }
-        if number == number.rounded(), abs(number) < 1e15 {
+        if number == number.rounded(), abs(number) <= Double(JSONNumberLimits.maxInteger) {
             write(Int64(number))  // integral: written as an integer, equal as a number
         } else {
             bytes.append(contentsOf: "\(number)".utf8)

@@ -16,6 +16,8 @@ public struct HybridLogicalClock: Sendable, Hashable {
         if physical > last.milliseconds {
             last = HLC(milliseconds: physical, counter: 0)
         } else if last.counter == .max {
+            // At the end of time (2^48 - 1 ms) the clock stays put rather than trap.
+            guard last.milliseconds < HLC.maxMilliseconds else { return last }
             last = HLC(milliseconds: last.milliseconds + 1, counter: 0)
         } else {
             last = HLC(milliseconds: last.milliseconds, counter: last.counter + 1)
@@ -37,8 +39,13 @@ public struct HybridLogicalClock: Sendable, Hashable {
         } else {
             counter = 0
         }
-        last =
-            counter > UInt32(UInt16.max)
-            ? HLC(milliseconds: top + 1, counter: 0) : HLC(milliseconds: top, counter: UInt16(counter))
+        if counter <= UInt32(UInt16.max) {
+            last = HLC(milliseconds: top, counter: UInt16(counter))
+        } else if top < HLC.maxMilliseconds {
+            last = HLC(milliseconds: top + 1, counter: 0)
+        } else {
+            // A remote stamp at the end of time (`ffffffffffff-ffff`): saturate rather than trap.
+            last = HLC(milliseconds: top, counter: .max)
+        }
     }
 }

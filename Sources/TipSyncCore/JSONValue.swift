@@ -28,7 +28,8 @@ public enum JSONValue: Sendable, Hashable {
         case (.bool(let a), .bool(let b)): a == b
         case (.int(let a), .int(let b)): a == b
         case (.int, .double), (.double, .int), (.double, .double): lhs.number == rhs.number
-        case (.string(let a), .string(let b)): a == b
+        // Code points, never canonical equivalence (Swift's String ==): what every other language does.
+        case (.string(let a), .string(let b)): a.unicodeScalars.elementsEqual(b.unicodeScalars)
         case (.array(let a), .array(let b)): a == b
         case (.object(let a), .object(let b)): a == b
         default: false

@@ -4,8 +4,8 @@
 extension ReplicaState {
     /// Merges one change into the state. Returns whether anything changed.
     ///
-    /// - Parameter donationLimits: per-event storage limits; donations beyond them are trimmed
-    ///   deterministically (newest `maximumCount` by date, then id).
+    /// - Parameter donationLimits: per-event limits; donations that can never be visible under them
+    ///   again are dropped, whatever order they arrive in (visible ones are chosen when read).
     @discardableResult
     public mutating func apply(_ change: Change, donationLimits: [String: DonationLimit] = [:]) -> Bool {
         let stamp = change.stamp
@@ -70,11 +70,11 @@ extension ReplicaState {
         return true
     }
 
-    /// Donations: a grow-only set keyed by donation id, trimmed deterministically by the limit.
+    /// Donations: a grow-only set keyed by donation id; what the limit hides for good is dropped.
     mutating func mergeDonation(_ event: String, _ donation: Donation, limit: DonationLimit) -> Bool {
         if let deletedAt = events[event]?.deletedAt, donation.stamp <= deletedAt { return false }
         // Mutated in place: copying an event's donations on every insert would make bursts quadratic.
-        return events[event, default: EventRecord()].insertTrimming(donation, limit: limit)
+        return events[event, default: EventRecord()].insertPruning(donation, limit: limit)
     }
 
     /// `deleteDonations()`: a max-register; donations stamped at or before it are gone.

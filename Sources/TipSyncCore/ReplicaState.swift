@@ -61,10 +61,11 @@ public struct ReplicaState: Sendable, Equatable {
             return true
         }
 
-        /// Inserts, then trims to the limit; whether the donation is kept.
-        mutating func insertTrimming(_ donation: Donation, limit: DonationLimit) -> Bool {
+        /// Inserts, then drops what the limit makes invisible for good (``pruneDominated(keeping:)``);
+        /// whether the donation is kept.
+        mutating func insertPruning(_ donation: Donation, limit: DonationLimit) -> Bool {
             guard insert(donation) else { return false }
-            trim(to: limit)
+            if let maximum = limit.maximumCount { pruneDominated(keeping: maximum) }
             return ids.contains(donation.id)
         }
 
@@ -75,11 +76,31 @@ public struct ReplicaState: Sendable, Equatable {
             for donation in removed { ids.remove(donation.id) }
         }
 
-        /// Keeps the newest `maximumCount` donations.
-        mutating func trim(to limit: DonationLimit) {
-            guard let maximum = limit.maximumCount, donations.count > maximum else { return }
-            for donation in donations[..<(donations.count - maximum)] { ids.remove(donation.id) }
-            donations.removeFirst(donations.count - maximum)
+        /// Drops every donation that no future change can make visible under a `maximumCount` limit:
+        /// one outranked, by (date, id), by at least `maximum` donations stamped no earlier than it.
+        /// A deletion or reset that removes any of those (stamp ≤ its stamp) removes it too, so it stays
+        /// outranked by `maximum` visible donations forever. Which donations this drops depends only on
+        /// the set present, never on the order they came in (protocol.md, section 4), unlike keeping
+        /// "the newest `maximum`", which loses donations a later deletion would have revealed.
+        mutating func pruneDominated(keeping maximum: Int) {
+            guard maximum >= 0, donations.count > maximum else { return }
+            // Walk from the highest-ranked down, keeping the `maximum` largest stamps seen so far.
+            var largest: [Stamp] = []  // ascending; at most `maximum`
+            var dominated: Set<Int> = []
+            for index in donations.indices.reversed() {
+                let stamp = donations[index].stamp
+                if largest.count == maximum, let smallest = largest.first, smallest >= stamp {
+                    dominated.insert(index)
+                }
+                if maximum > 0, largest.count < maximum || largest[0] < stamp {
+                    if largest.count == maximum { largest.removeFirst() }
+                    let position = largest.firstIndex { $0 > stamp } ?? largest.count
+                    largest.insert(stamp, at: position)
+                }
+            }
+            guard !dominated.isEmpty else { return }
+            for index in dominated { ids.remove(donations[index].id) }
+            donations = donations.indices.filter { !dominated.contains($0) }.map { donations[$0] }
         }
     }
 
@@ -111,7 +132,9 @@ extension ReplicaState {
         var count: Int64 = 0
         var duration: Double = 0
         for (key, counter) in counters where key.epoch == epoch {
-            count += counter.count
+            // Saturating: counts are client-supplied, and no client value may trap.
+            let (sum, overflow) = count.addingReportingOverflow(counter.count)
+            count = overflow ? (counter.count > 0 ? .max : .min) : sum
             duration += counter.duration
         }
         return (count, duration)
@@ -165,12 +188,20 @@ extension ReplicaState {
         }
     }
 
-    /// Applies an event's storage limit now (count and age), as trimming after merge does.
+    /// How long past `maximumAge` a donation is still stored: replicas whose clocks differ by less
+    /// than this agree on what is visible at any instant after it is dropped.
+    public static let donationAgeGraceMilliseconds: Int64 = 86_400_000
+
+    /// Drops what an event's limit makes invisible for good at `nowMilliseconds`: donations outranked
+    /// by `maximumCount` donations stamped no earlier (see ``EventRecord/pruneDominated(keeping:)``)
+    /// and donations older than `maximumAge` plus a day's grace. Visible donations are chosen when
+    /// read (``StatusEvaluator/donations(_:)``), so dropping these changes nothing anyone sees.
     public mutating func trimDonations(of event: String, to limit: DonationLimit, nowMilliseconds: Int64) {
         guard events[event] != nil else { return }
-        events[event]?.trim(to: limit)
+        if let maximum = limit.maximumCount { events[event]?.pruneDominated(keeping: maximum) }
         if let maximumAge = limit.maximumAge {
-            let threshold = nowMilliseconds - Int64(maximumAge * 1000)
+            let threshold = Int64(
+                saturating: Double(nowMilliseconds) - maximumAge * 1000 - Double(Self.donationAgeGraceMilliseconds))
             if let oldest = events[event]?.donations.first, oldest.date < threshold {
                 events[event]?.removeAll { $0.date < threshold }
             }

@@ -148,7 +148,7 @@ public struct RuleEvaluator<Context: RuleContext> {
             if let compiled = CompiledPredicate(condition) { return .json(.bool(donations.contains(where: compiled))) }
             return .json(.bool(try donations.contains { try truth(condition, element: copy $0) }))
         case .donatedWithin(let e, let seconds):
-            let threshold = Int64(((context.now - seconds) * 1000).rounded(.up))
+            let threshold = Int64(saturating: ((context.now - seconds) * 1000).rounded(.up))
             let donations = try list(e, element: element)
             guard donations.positions == nil else {
                 return .list(donations.selecting { $0.date >= threshold })
@@ -336,7 +336,9 @@ enum RuleOperations {
         if let a = lhs.number, let b = rhs.number { return compareNumbers(op, a, b) }
         let order: Int?
         if case .string(let a) = lhs, case .string(let b) = rhs {
-            order = a < b ? -1 : (a > b ? 1 : 0)
+            // By Unicode code point (the same order as UTF-8 bytes), never by canonical equivalence.
+            let (x, y) = (a.unicodeScalars, b.unicodeScalars)
+            order = x.elementsEqual(y) ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
         } else {
             order = lhs == rhs ? 0 : nil
         }

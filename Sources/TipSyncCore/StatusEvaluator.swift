@@ -46,7 +46,7 @@ public struct StatusEvaluator: RuleContext {
         let limit = donationLimits[event]
         var visible = all[...]
         if let maximumAge = limit?.maximumAge {
-            let threshold = Int64(((now - maximumAge) * 1000).rounded(.up))
+            let threshold = Int64(saturating: ((now - maximumAge) * 1000).rounded(.up))
             visible = visible.drop { $0.date < threshold }  // sorted by date
         }
         return visible.suffix(min(Self.defaultQueryLimit, limit?.maximumCount ?? .max))

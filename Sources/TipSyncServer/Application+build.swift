@@ -21,12 +21,28 @@ public func buildApplication(
     logger: Logger = Logger(label: "tipsync-server"),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    let metrics = ServerMetrics(registry: registry)
     let router = buildRouter(
-        store: store, configuration: configuration, notifier: notifier, registry: registry, now: now)
+        store: store, configuration: configuration, notifier: notifier, registry: registry, metrics: metrics, now: now)
+    let limits = ConnectionGuard.Limits(
+        requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
+        requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
+        maxBodyBytes: configuration.maxBodyBytes)
+    let openFiles = Int(clamping: FileDescriptorLimit.current().soft)
+    let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
     return Application(
         router: router,
-        configuration: .init(address: address, serverName: "tipsync-server"),
-        services: [NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier)],
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [ConnectionGuard(limits: limits, metrics: metrics.connections, now: now)])),
+        configuration: .init(
+            address: address, serverName: "tipsync-server",
+            availableConnectionsDelegate: ConnectionCounter(
+                maximum: maxConnections, logger: logger, factory: metrics.factory)),
+        services: [
+            NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier),
+            OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
+        ],
         onServerRunning: onServerRunning,
         logger: logger)
 }
@@ -40,16 +56,28 @@ public func buildRouter(
     registry: PrometheusCollectorRegistry? = nil,
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 ) -> Router<SyncRequestContext> {
+    buildRouter(
+        store: store, configuration: configuration, notifier: notifier, registry: registry,
+        metrics: ServerMetrics(registry: registry), now: now)
+}
+
+func buildRouter(
+    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier,
+    registry: PrometheusCollectorRegistry?, metrics: ServerMetrics, now: @escaping @Sendable () -> Int64
+) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
+    let table = RouteTable()
+    // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
         ErrorMiddleware(now: now)
+        RequestLogMiddleware()
         MetricsMiddleware()
-        LogRequestsMiddleware(.debug)
+        MethodMiddleware(table: table)
     }
-    router.get("health") { _, _ -> Response in
+    router.on("health", method: .get, recordingIn: table) { _, _ -> Response in
         SyncController.json(text: #"{"status":"ok"}"#)
     }
-    router.get("metrics") { _, _ -> Response in
+    router.on("metrics", method: .get, recordingIn: table) { _, _ -> Response in
         var buffer: [UInt8] = []
         registry?.emit(into: &buffer)
         var headers = HTTPFields()
@@ -57,8 +85,8 @@ public func buildRouter(
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
     let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(store: store))
-    SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: ServerMetrics())
-        .addRoutes(to: v1)
+    SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics)
+        .addRoutes(to: v1, table: table)
     return router
 }
 

@@ -15,7 +15,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as SyncError {
             return ErrorResponse.make(
                 status: error.status, code: error.code, message: error.message, serverTime: now(),
-                expectedSeq: error.expectedSeq, highestSeq: error.highestSeq, generation: error.generation)
+                expectedSeq: error.expectedSeq, highestSeq: error.highestSeq, generation: error.generation,
+                allow: error.allow)
         } catch let error as HTTPResponseError {
             let code: ErrorCode
             switch error.status {

@@ -14,6 +14,16 @@ public struct ServerConfiguration: Sendable {
     public var heartbeatSeconds = 15.0
     /// The longest `wait` a long-poll pull may ask for, in seconds.
     public var maxWaitSeconds = 60.0
+    /// `--request-head-timeout` / `TIPSYNC_REQUEST_HEAD_TIMEOUT` (seconds): a connection must deliver a
+    /// complete request head this soon after it opens or after its previous response ended (the
+    /// keep-alive idle time), or it is closed. Stops idle and slow-loris connections holding descriptors.
+    public var requestHeadTimeoutSeconds = 10.0
+    /// `--request-body-timeout` / `TIPSYNC_REQUEST_BODY_TIMEOUT` (seconds): a request's whole body must
+    /// arrive this soon after its head, or the connection is closed.
+    public var requestBodyTimeoutSeconds = 30.0
+    /// `--max-connections` / `TIPSYNC_MAX_CONNECTIONS`: open connections beyond this wait in the
+    /// kernel's backlog. `nil`: the open-file limit less 256 descriptors kept for the database and logs.
+    public var maxConnections: Int?
 
     public init() {}
 }

@@ -1,9 +1,28 @@
-import Metrics
+import CoreMetrics
+import Prometheus
 
-/// The server's own metrics (exported at `/metrics` with Hummingbird's request metrics).
+/// The server's own metrics, exported at `/metrics` (with Hummingbird's request metrics). Made
+/// from the registry `buildApplication` is given, so each application (and each test) counts its own.
 struct ServerMetrics: Sendable {
-    let changesAccepted = Counter(label: "tipsync_changes_accepted_total")
-    let duplicatesIgnored = Counter(label: "tipsync_push_duplicates_total")
-    let changesServed = Counter(label: "tipsync_changes_served_total")
-    let liveConnections = Meter(label: "tipsync_live_connections")
+    let changesAccepted: CoreMetrics.Counter
+    let duplicatesIgnored: CoreMetrics.Counter
+    let changesServed: CoreMetrics.Counter
+    /// Open live (SSE) streams on this instance.
+    let liveConnections: CoreMetrics.Meter
+    /// Long-poll pulls waiting on this instance.
+    let longPolls: CoreMetrics.Meter
+    let connections: ConnectionMetrics
+    let factory: any MetricsFactory
+
+    init(registry: PrometheusCollectorRegistry?) {
+        let factory: any MetricsFactory =
+            registry.map { PrometheusMetricsFactory(registry: $0) } ?? MetricsSystem.factory
+        self.factory = factory
+        changesAccepted = CoreMetrics.Counter(label: "tipsync_changes_accepted_total", factory: factory)
+        duplicatesIgnored = CoreMetrics.Counter(label: "tipsync_push_duplicates_total", factory: factory)
+        changesServed = CoreMetrics.Counter(label: "tipsync_changes_served_total", factory: factory)
+        liveConnections = CoreMetrics.Meter(label: "tipsync_live_connections", factory: factory)
+        longPolls = CoreMetrics.Meter(label: "tipsync_long_polls", factory: factory)
+        connections = ConnectionMetrics(factory: factory)
+    }
 }

@@ -13,6 +13,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var highestSeq: Int64?
     /// With `clock_skew`: the database's cursor generation.
     public var generation: String?
+    /// With `method_not_allowed`: the `Allow` header's value.
+    public var allow: String?
 
     init(
         _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, expectedSeq: Int64? = nil,
@@ -43,6 +45,19 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         .init(
             .contentTooLarge, .batchTooLarge, "a push carries \(count) changes; the limit is \(limit): split the batch")
     }
+    static func methodNotAllowed(_ method: String, allow: [String]) -> SyncError {
+        var error = SyncError(
+            .methodNotAllowed, .methodNotAllowed,
+            "this route answers \(allow.joined(separator: ", ")), not \(method)")
+        error.allow = allow.joined(separator: ", ")
+        return error
+    }
+    static func unsupportedMediaType(_ contentType: String?) -> SyncError {
+        .init(
+            .unsupportedMediaType, .unsupportedMediaType,
+            "send the body as 'Content-Type: application/json'"
+                + (contentType.map { ", not '\($0.prefix(100))'" } ?? " (the header is missing)"))
+    }
     static func deviceMismatch(_ message: String) -> SyncError { .init(.forbidden, .deviceMismatch, message) }
     static func sequenceGap(expected: Int64, got: Int64) -> SyncError {
         .init(
@@ -68,7 +83,7 @@ extension SyncError: HTTPResponseError {
         // Only reached if thrown outside the router's ErrorMiddleware, which renders it with the injected clock.
         ErrorResponse.make(
             status: status, code: code, message: message, serverTime: Int64(Date().timeIntervalSince1970 * 1000),
-            expectedSeq: expectedSeq, highestSeq: highestSeq, generation: generation)
+            expectedSeq: expectedSeq, highestSeq: highestSeq, generation: generation, allow: allow)
     }
 }
 
@@ -76,15 +91,26 @@ extension SyncError: HTTPResponseError {
 enum ErrorResponse {
     static func make(
         status: HTTPResponse.Status, code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil,
-        highestSeq: Int64? = nil, generation: String? = nil
+        highestSeq: Int64? = nil, generation: String? = nil, allow: String? = nil
     ) -> Response {
+        let data = bodyBytes(
+            code: code, message: message, serverTime: serverTime, expectedSeq: expectedSeq, highestSeq: highestSeq,
+            generation: generation)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        if let allow { headers[.allow] = allow }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The JSON error body's bytes (also written below the router, by ``ConnectionGuard``).
+    static func bodyBytes(
+        code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil, highestSeq: Int64? = nil,
+        generation: String? = nil
+    ) -> Data {
         let body = ErrorBody(
             error: .init(
                 code: code.rawValue, message: message, serverTime: serverTime, expectedSeq: expectedSeq,
                 highestSeq: highestSeq, generation: generation))
-        let data = (try? JSONCoding.encoder.encode(body)) ?? Data()
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (try? JSONCoding.encoder.encode(body)) ?? Data()
     }
 }

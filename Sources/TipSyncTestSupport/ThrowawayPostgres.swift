@@ -47,7 +47,13 @@ public enum ThrowawayPostgres {
         func url() async throws -> String {
             let task = started.withLock { task in
                 if let task { return task }
-                let new = Task { try ThrowawayPostgres.start() }
+                // initdb and pg_ctl block for seconds: on a thread of their own, never on one of the
+                // few threads every test task shares (blocking one stalled the whole suite).
+                let new = Task {
+                    try await withCheckedThrowingContinuation { continuation in
+                        Thread.detachNewThread { continuation.resume(with: Result { try ThrowawayPostgres.start() }) }
+                    }
+                }
                 task = new
                 return new
             }
@@ -73,7 +79,7 @@ public enum ThrowawayPostgres {
         try run(
             bin + "/initdb", ["-D", data, "-U", "tipsync", "--auth=trust", "-E", "UTF8", "--no-sync"],
             as: asRoot ? "postgres" : nil)
-        let port = Int.random(in: 20_000..<60_000)
+        let port = FreePort.next()
         try run(
             bin + "/pg_ctl",
             [

@@ -51,6 +51,19 @@ struct Serve: AsyncParsableCommand {
     var maxClockSkew: Int?
     @Option(help: "Seconds between heartbeats on live streams (env TIPSYNC_HEARTBEAT; default 15).") var heartbeat:
         Double?
+    @Option(
+        help:
+            "Seconds a connection has to deliver a complete request head, after opening or after its previous response (env TIPSYNC_REQUEST_HEAD_TIMEOUT; default 10)."
+    )
+    var requestHeadTimeout: Double?
+    @Option(
+        help: "Seconds a request's body has to arrive after its head (env TIPSYNC_REQUEST_BODY_TIMEOUT; default 30).")
+    var requestBodyTimeout: Double?
+    @Option(
+        help:
+            "Open connections beyond this wait in the kernel backlog (env TIPSYNC_MAX_CONNECTIONS; default: the open-file limit less 256)."
+    )
+    var maxConnections: Int?
     @Option(help: "Log level (env LOG_LEVEL; default info).") var logLevel: String?
 
     func run() async throws {
@@ -62,6 +75,17 @@ struct Serve: AsyncParsableCommand {
         }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = Logger(label: "tipsync-server")
+        // Every connection holds a descriptor: the usual soft limit (1024) is far too low for a server.
+        let files = FileDescriptorLimit.raiseSoftLimitToHardLimit()
+        logger.info(
+            "open-file limit",
+            metadata: ["soft": "\(files.after)", "softAtStart": "\(files.before)", "hard": "\(files.hard)"])
+        if files.after < 4096 {
+            logger.warning(
+                "the open-file limit is low: raise the hard limit (systemd LimitNOFILE, docker ulimits nofile)",
+                metadata: ["soft": "\(files.after)"])
+        }
 
         var configuration = ServerConfiguration()
         configuration.maxBodyBytes = try setting(maxBodyBytes, "TIPSYNC_MAX_BODY_BYTES", configuration.maxBodyBytes)
@@ -71,12 +95,30 @@ struct Serve: AsyncParsableCommand {
                 try setting(maxClockSkew, "TIPSYNC_MAX_CLOCK_SKEW", Int(configuration.maxClockSkewMilliseconds / 1000)))
             * 1000
         configuration.heartbeatSeconds = try setting(heartbeat, "TIPSYNC_HEARTBEAT", configuration.heartbeatSeconds)
+        configuration.requestHeadTimeoutSeconds = try setting(
+            requestHeadTimeout, "TIPSYNC_REQUEST_HEAD_TIMEOUT", configuration.requestHeadTimeoutSeconds)
+        configuration.requestBodyTimeoutSeconds = try setting(
+            requestBodyTimeout, "TIPSYNC_REQUEST_BODY_TIMEOUT", configuration.requestBodyTimeoutSeconds)
+        if let maximum = try maxConnections
+            ?? ProcessInfo.processInfo.environment["TIPSYNC_MAX_CONNECTIONS"].map({
+                guard let value = Int($0) else {
+                    throw ValidationError("TIPSYNC_MAX_CONNECTIONS='\($0)' is not a valid value")
+                }
+                return value
+            })
+        {
+            configuration.maxConnections = maximum
+        }
+        guard configuration.requestHeadTimeoutSeconds > 0, configuration.requestBodyTimeoutSeconds > 0 else {
+            throw ValidationError("request timeouts must be positive numbers of seconds")
+        }
         let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
         let port = try setting(httpPort, "HTTP_PORT", 8080)
 
         try await databaseOptions.withStore { store in
             let app = buildApplication(
-                address: .hostname(host, port: port), store: store, configuration: configuration, registry: registry)
+                address: .hostname(host, port: port), store: store, configuration: configuration, registry: registry,
+                logger: logger)
             try await app.runService()
         }
     }

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TipSyncAgent
+import TipSyncTestSupport
 
 /// The real `tipsync-server` and `tipsync-agent` executables, as people and scripts use them.
 @Suite struct AgentEndToEndTests {
-    @Test func readmeWalkthroughRunsAsWritten() throws {
+    @Test func readmeWalkthroughRunsAsWritten() async throws {
         let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let marker = try #require(readme.range(of: "<!-- walkthrough -->\n```sh\n"))
         let end = try #require(readme.range(of: "\n```", range: marker.upperBound..<readme.endIndex))
@@ -17,7 +18,7 @@ import TipSyncAgent
         process.arguments = ["-e", "-c", script]
         process.currentDirectoryURL = packageRoot
         process.environment = ProcessInfo.processInfo.environment.merging([
-            "DEMO": demo.path, "PORT": String(Int.random(in: 20_000..<60_000)),
+            "DEMO": demo.path, "PORT": String(FreePort.next()),
             "PATH": productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
         ]) { $1 }
         let out = Pipe()
@@ -27,7 +28,7 @@ import TipSyncAgent
         try process.run()
         let stdout = Drain(out.fileHandleForReading)
         let stderr = Drain(err.fileHandleForReading)
-        process.waitUntilExit()
+        await process.exit()
         let output = stdout.finish()
         #expect(process.terminationStatus == 0, "stderr: \(stderr.finish())")
         #expect(output.contains("welcome\tavailable"))
@@ -39,29 +40,29 @@ import TipSyncAgent
 
     @Test func aDismissalReachesAnotherDeviceAfterSyncAndErrorsAreOneClearLine() async throws {
         let directory = scratchDirectory()
-        let server = try TestServer(directory: directory)
+        let server = try await TestServer(directory: directory)
         try await server.start()
-        defer { server.stop() }
-        let phone = try TestAgent("phone", in: directory, server: server)
-        let laptop = try TestAgent("laptop", in: directory, server: server)
+        defer { server.terminate() }
+        let phone = try await TestAgent("phone", in: directory, server: server)
+        let laptop = try await TestAgent("laptop", in: directory, server: server)
 
-        #expect(try laptop.status("welcome").status == "available")
-        try phone.check(["invalidate", "welcome"])
-        try phone.check(["sync"])
-        #expect(try laptop.status("welcome").status == "available")  // not synced yet
-        try laptop.check(["sync"])
-        let after = try laptop.status("welcome")
+        #expect(try await laptop.status("welcome").status == "available")
+        try await phone.check(["invalidate", "welcome"])
+        try await phone.check(["sync"])
+        #expect(try await laptop.status("welcome").status == "available")  // not synced yet
+        try await laptop.check(["sync"])
+        let after = try await laptop.status("welcome")
         #expect(after.status == "invalidated" && after.reason == "tipClosed")
 
         // The whole report's shape.
-        let all = try laptop.check(["status", "--json"])
+        let all = try await laptop.check(["status", "--json"])
         #expect(
             all == #"{"tips":[{"id":"favorite","status":"pending","reason":null,"displayCount":0},"#
                 + #"{"id":"upgrade","status":"available","reason":null,"displayCount":0},"#
                 + #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}]}"# + "\n")
 
         // Errors: one line on stderr, exit status 1, nothing written.
-        let before = try phone.check(["export-history", "-"])
+        let before = try await phone.check(["export-history", "-"])
         let cases: [([String], String)] = [
             (["status", "nope"], "unknown tip 'nope' (the catalog has: favorite, upgrade, welcome)"),
             (["display", "nope"], "unknown tip 'nope'"),
@@ -73,51 +74,53 @@ import TipSyncAgent
             (["catalog", "load", "/nonexistent.json"], "cannot read /nonexistent.json"),
         ]
         for (arguments, message) in cases {
-            let result = try phone.run(arguments)
+            let result = try await phone.run(arguments)
             #expect(result.status == 1, "\(arguments)")
             #expect(result.stderr.hasPrefix("tipsync-agent: ") && result.stderr.contains(message), "\(result.stderr)")
             #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
         }
-        #expect(try phone.check(["export-history", "-"]) == before)
-        let missing = try runTool("tipsync-agent", ["status", "--store", directory.path + "/nowhere"])
+        #expect(try await phone.check(["export-history", "-"]) == before)
+        let missing = try await runTool("tipsync-agent", ["status", "--store", directory.path + "/nowhere"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no agent store at \(directory.path)/nowhere; run `tipsync-agent init"))
 
         // A broken catalog file is refused and the stored one kept.
         let broken = directory.appendingPathComponent("broken.json")
         try Data(#"{"tips":[{"id":"x"}]}"#.utf8).write(to: broken)
-        let refused = try phone.run(["catalog", "load", broken.path])
+        let refused = try await phone.run(["catalog", "load", broken.path])
         #expect(refused.status == 1 && refused.stderr.contains("missing 'title'"))
-        #expect(try phone.status("favorite").status == "pending")
+        #expect(try await phone.status("favorite").status == "pending")
     }
 
     @Test func runningDaemonsCarryADismissalLiveAndServeTheLocalAPI() async throws {
         let directory = scratchDirectory()
-        let server = try TestServer(directory: directory)
+        let server = try await TestServer(directory: directory)
         try await server.start()
-        defer { server.stop() }
-        let phone = try TestAgent("phone", in: directory, server: server)
-        let laptop = try TestAgent("laptop", in: directory, server: server)
+        defer { server.terminate() }
+        let phone = try await TestAgent("phone", in: directory, server: server)
+        let laptop = try await TestAgent("laptop", in: directory, server: server)
         let phoneDaemon = try await phone.startDaemon()
         let laptopDaemon = try await laptop.startDaemon()
 
         // A second daemon on the same store is refused.
-        let second = try laptop.run(["run"])
+        let second = try await laptop.run(["run"])
         #expect(second.status == 1 && second.stderr.contains("already running"))
 
         // The laptop watches over its socket; the phone's CLI (beside its daemon) dismisses.
         let watcher = try LocalAPIClient(path: laptop.socketPath)
         try watcher.send(#"{"op":"watch","tip":"welcome"}"#)
-        #expect(try watcher.readLine() == #"{"id":"welcome","status":"available","reason":null,"displayCount":0}"#)
-        let started = ContinuousClock.now
-        try phone.check(["invalidate", "welcome"])
         #expect(
-            try watcher.readLine() == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
+            try await watcher.nextLine() == #"{"id":"welcome","status":"available","reason":null,"displayCount":0}"#)
+        let started = ContinuousClock.now
+        try await phone.check(["invalidate", "welcome"])
+        #expect(
+            try await watcher.nextLine()
+                == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
         print("dismiss on phone (CLI) → laptop watch line: \(ContinuousClock.now - started)")
         // With the daemon up, `status` asks it over the socket; same answers, same errors.
-        let viaDaemon = try laptop.status("welcome")
+        let viaDaemon = try await laptop.status("welcome")
         #expect(viaDaemon.status == "invalidated" && viaDaemon.reason == "tipClosed")
-        let unknown = try laptop.run(["status", "nope"])
+        let unknown = try await laptop.run(["status", "nope"])
         #expect(
             unknown.status == 1
                 && unknown.stderr == "tipsync-agent: unknown tip 'nope' (the catalog has: favorite, upgrade, welcome)\n"
@@ -126,32 +129,33 @@ import TipSyncAgent
         // The local API: requests and clear errors, one line each.
         let api = try LocalAPIClient(path: laptop.socketPath)
         #expect(
-            try api.request(#"{"op":"status","tip":"welcome"}"#)
+            try await api.ask(#"{"op":"status","tip":"welcome"}"#)
                 == #"{"ok":true,"tips":[{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}]}"#
         )
-        #expect(try api.request(#"{"op":"param-set","name":"inTrial","value":true}"#) == #"{"ok":true}"#)
-        #expect(try api.request(#"{"op":"param-get","name":"inTrial"}"#) == #"{"ok":true,"value":true}"#)
-        #expect(try api.request(#"{"op":"status","tip":"upgrade"}"#).contains(#""status":"pending""#))
-        #expect(try api.request(#"{"op":"donate","event":"viewed-yard","value":{"yardID":7}}"#) == #"{"ok":true}"#)
-        #expect(try api.request(#"{"op":"sync"}"#) == #"{"ok":true}"#)
-        #expect(try api.request(#"{"op":"display"}"#).contains(#"op 'display' needs \"tip\""#))
-        #expect(try api.request(#"{"op":"fly"}"#).contains(#""code":"bad-request""#))
-        #expect(try api.request("{nope").contains(#"not a valid request: malformed JSON"#))
-        #expect(try api.request(#"{"op":"invalidate","tip":"x"}"#).contains(#""code":"unknown-tip""#))
+        #expect(try await api.ask(#"{"op":"param-set","name":"inTrial","value":true}"#) == #"{"ok":true}"#)
+        #expect(try await api.ask(#"{"op":"param-get","name":"inTrial"}"#) == #"{"ok":true,"value":true}"#)
+        #expect(try await api.ask(#"{"op":"status","tip":"upgrade"}"#).contains(#""status":"pending""#))
+        #expect(try await api.ask(#"{"op":"donate","event":"viewed-yard","value":{"yardID":7}}"#) == #"{"ok":true}"#)
+        #expect(try await api.ask(#"{"op":"sync"}"#) == #"{"ok":true}"#)
+        #expect(try await api.ask(#"{"op":"display"}"#).contains(#"op 'display' needs \"tip\""#))
+        #expect(try await api.ask(#"{"op":"fly"}"#).contains(#""code":"bad-request""#))
+        #expect(try await api.ask("{nope").contains(#"not a valid request: malformed JSON"#))
+        #expect(try await api.ask(#"{"op":"invalidate","tip":"x"}"#).contains(#""code":"unknown-tip""#))
 
         // What the laptop does through its API reaches the phone's watchers live.
         let phoneAPI = try LocalAPIClient(path: phone.socketPath)
         try phoneAPI.send(#"{"op":"watch","tip":"welcome"}"#)
-        #expect(try phoneAPI.readLine()?.contains(#""status":"invalidated""#) == true)
-        #expect(try api.request(#"{"op":"reset-eligibility","tip":"welcome"}"#) == #"{"ok":true}"#)
-        #expect(try phoneAPI.readLine() == #"{"id":"welcome","status":"available","reason":null,"displayCount":0}"#)
+        #expect(try await phoneAPI.nextLine()?.contains(#""status":"invalidated""#) == true)
+        #expect(try await api.ask(#"{"op":"reset-eligibility","tip":"welcome"}"#) == #"{"ok":true}"#)
+        #expect(
+            try await phoneAPI.nextLine() == #"{"id":"welcome","status":"available","reason":null,"displayCount":0}"#)
         // A display there throttles welcome here too (daily display frequency, counted on all devices).
-        #expect(try api.request(#"{"op":"display","tip":"upgrade","duration":2}"#) == #"{"ok":true}"#)
-        #expect(try phoneAPI.readLine() == #"{"id":"welcome","status":"pending","reason":null,"displayCount":0}"#)
+        #expect(try await api.ask(#"{"op":"display","tip":"upgrade","duration":2}"#) == #"{"ok":true}"#)
+        #expect(try await phoneAPI.nextLine() == #"{"id":"welcome","status":"pending","reason":null,"displayCount":0}"#)
 
         // SIGTERM: clean exit, socket removed.
-        #expect(phoneDaemon.stop() == 0)
-        #expect(laptopDaemon.stop() == 0)
+        #expect(await phoneDaemon.stop() == 0)
+        #expect(await laptopDaemon.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: laptop.socketPath))
     }
 }

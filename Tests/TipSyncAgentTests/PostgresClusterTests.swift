@@ -9,28 +9,31 @@ import TipSyncTestSupport
 @Suite struct PostgresClusterTests {
     @Test func twoInstancesOnePostgresCarryADismissalLiveAndLoseNothing() async throws {
         let database = try await ThrowawayPostgres.freshDatabase()
-        let first = try TestServer(database: database)
-        let second = try TestServer(database: database, createAccount: false)
+        let first = try await TestServer(database: database)
+        let second = try await TestServer(database: database, createAccount: false)
         try await first.start()
         try await second.start()
         defer {
-            first.stop()
-            second.stop()
+            first.terminate()
+            second.terminate()
         }
         let directory = scratchDirectory()
 
         // Agent A on instance 1, agent B on instance 2, both running: A's dismissal reaches B live.
-        let phone = try TestAgent("phone", in: directory, server: first)
-        let laptop = try TestAgent("laptop", in: directory, server: second)
+        let phone = try await TestAgent("phone", in: directory, server: first)
+        let laptop = try await TestAgent("laptop", in: directory, server: second)
         let phoneDaemon = try await phone.startDaemon()
         let laptopDaemon = try await laptop.startDaemon()
         let watcher = try LocalAPIClient(path: laptop.socketPath)
         try watcher.send(#"{"op":"watch","tip":"welcome"}"#)
-        #expect(try watcher.readLine()?.contains(#""status":"available""#) == true)
-        try phone.check(["invalidate", "welcome"])
+        #expect(try await watcher.nextLine()?.contains(#""status":"available""#) == true)
+        try await phone.check(["invalidate", "welcome"])
         #expect(
-            try watcher.readLine() == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
-        #expect(phoneDaemon.stop() == 0 && laptopDaemon.stop() == 0)
+            try await watcher.nextLine()
+                == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
+        let phoneStatus = await phoneDaemon.stop()
+        let laptopStatus = await laptopDaemon.stop()
+        #expect(phoneStatus == 0 && laptopStatus == 0)
 
         // 8 devices push concurrently, half through each instance, in batches of 50.
         let devices = (0..<8).map { "pusher-\($0)" }
@@ -40,7 +43,8 @@ import TipSyncTestSupport
                 directory: directory.appendingPathComponent(device), deviceID: device, environment: [:])
             try replica.donate(event: "opened", infos: (0..<200).map { .object(["n": .int(Int64($0))]) })
             var configuration = SyncConfiguration(
-                server: URL(string: (index % 2 == 0 ? first : second).url)!, token: try first.token(device: device))
+                server: URL(string: (index % 2 == 0 ? first : second).url)!,
+                token: try await first.token(device: device))
             configuration.pushBatchSize = 50
             clients.append(SyncClient(replica: replica, configuration: configuration))
         }
@@ -51,7 +55,7 @@ import TipSyncTestSupport
 
         // Pull everything (through instance 2) and count: every change once, none lost.
         let reader = URLSessionTransport(baseURL: URL(string: second.url)!)
-        let token = try first.token(device: "reader")
+        let token = try await first.token(device: "reader")
         var cursor: String?
         var seen: [String: Set<Int64>] = [:]
         var total = 0

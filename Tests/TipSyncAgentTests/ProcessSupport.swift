@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TipSyncAgent
+import TipSyncTestSupport
 
 /// The built products directory (where the test bundle, `tipsync-agent` and `tipsync-server` live).
 let productsDirectory: URL = {
@@ -27,9 +29,17 @@ struct CommandResult {
     var stderr: String
 }
 
-/// Runs one of the package's executables to completion.
+/// Runs one of the package's executables to completion (on a thread of its own: see `offPool`).
 @discardableResult
-func runTool(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+func runTool(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+    -> CommandResult
+{
+    try await offPool { try runToolBlocking(tool, arguments, environment: environment) }
+}
+
+private func runToolBlocking(_ tool: String, _ arguments: [String], environment: [String: String]) throws
+    -> CommandResult
+{
     let process = Process()
     process.executableURL = productsDirectory.appendingPathComponent(tool)
     process.arguments = arguments
@@ -130,9 +140,9 @@ final class Background: Sendable {
 
     /// SIGTERM, then the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    func stop() async -> Int32 {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        await process.exit()
         return process.terminationStatus
     }
 
@@ -148,25 +158,25 @@ final class TestServer: Sendable {
     let process: Mutex<Background?>
 
     /// A server on a new SQLite file in `directory`, with the account `team`.
-    convenience init(directory: URL) throws {
-        try self.init(database: "sqlite:" + directory.appendingPathComponent("server.sqlite").path)
+    convenience init(directory: URL) async throws {
+        try await self.init(database: "sqlite:" + directory.appendingPathComponent("server.sqlite").path)
     }
 
     /// A server on `database` (`sqlite:PATH` or `postgres://…`); `createAccount: false` for a second
     /// instance on a database another instance already set up.
-    init(database: String, createAccount: Bool = true) throws {
+    init(database: String, createAccount: Bool = true) async throws {
         self.database = database
-        port = Int.random(in: 20_000..<60_000)
+        port = FreePort.next()
         process = Mutex(nil)
         guard createAccount else { return }
-        let created = try runTool("tipsync-server", ["accounts", "create", "team", "--database", database])
+        let created = try await runTool("tipsync-server", ["accounts", "create", "team", "--database", database])
         guard created.status == 0 else { throw TestFailure("accounts create: \(created.stderr)") }
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
 
-    func token(device: String) throws -> String {
-        let result = try runTool(
+    func token(device: String) async throws -> String {
+        let result = try await runTool(
             "tipsync-server", ["tokens", "create", "--account", "team", "--device", device, "--database", database])
         guard result.status == 0 else { throw TestFailure("tokens create: \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -182,8 +192,13 @@ final class TestServer: Sendable {
         }
     }
 
-    func stop() {
-        process.withLock { $0 }?.stop()
+    func stop() async {
+        await process.withLock { $0 }?.stop()
+    }
+
+    /// SIGTERM without waiting (for `defer`, which cannot wait).
+    func terminate() {
+        if let server = process.withLock({ $0 }), server.process.isRunning { server.process.terminate() }
     }
 }
 
@@ -198,13 +213,13 @@ struct TestAgent {
     let store: String
     var clockOffset: Double?
 
-    init(_ name: String, in directory: URL, server: TestServer, clockOffset: Double? = nil) throws {
+    init(_ name: String, in directory: URL, server: TestServer, clockOffset: Double? = nil) async throws {
         self.name = name
         store = directory.appendingPathComponent(name).path
         self.clockOffset = clockOffset
-        let token = try server.token(device: name)
-        try check(["init", "--server", server.url, "--token", token, "--device", name])
-        try check(["catalog", "load", packageRoot.appendingPathComponent("Examples/catalog.json").path])
+        let token = try await server.token(device: name)
+        try await check(["init", "--server", server.url, "--token", token, "--device", name])
+        try await check(["catalog", "load", packageRoot.appendingPathComponent("Examples/catalog.json").path])
     }
 
     var globalArguments: [String] {
@@ -213,14 +228,14 @@ struct TestAgent {
 
     /// Runs `tipsync-agent ARGS --store …`.
     @discardableResult
-    func run(_ arguments: [String]) throws -> CommandResult {
-        try runTool("tipsync-agent", arguments + globalArguments)
+    func run(_ arguments: [String]) async throws -> CommandResult {
+        try await runTool("tipsync-agent", arguments + globalArguments)
     }
 
     /// Runs and requires exit status 0; returns stdout.
     @discardableResult
-    func check(_ arguments: [String]) throws -> String {
-        let result = try run(arguments)
+    func check(_ arguments: [String]) async throws -> String {
+        let result = try await run(arguments)
         guard result.status == 0 else {
             throw TestFailure("tipsync-agent \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)")
         }
@@ -228,8 +243,8 @@ struct TestAgent {
     }
 
     /// `status TIP --json`, decoded.
-    func status(_ tip: String) throws -> (status: String, reason: String?, displayCount: Int) {
-        let json = try check(["status", tip, "--json"])
+    func status(_ tip: String) async throws -> (status: String, reason: String?, displayCount: Int) {
+        let json = try await check(["status", tip, "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [String: Any]
         let first = (object["tips"] as! [[String: Any]])[0]
         return (first["status"] as! String, first["reason"] as? String, first["displayCount"] as! Int)
@@ -245,4 +260,16 @@ struct TestAgent {
     }
 
     var socketPath: String { store + "/agent.sock" }
+}
+
+extension LocalAPIClient {
+    /// The next line from the agent's local API, read on a thread of its own (the read blocks).
+    func nextLine() async throws -> String? {
+        try await offPool(using: self) { try $0.readLine() }
+    }
+
+    /// One request and its answer, on a thread of its own.
+    func ask(_ json: String) async throws -> String {
+        try await offPool(using: self) { try $0.request(json) }
+    }
 }

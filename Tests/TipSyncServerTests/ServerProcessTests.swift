@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TipSync
+import TipSyncTestSupport
 
 /// The real `tipsync-server` executable, as an operator runs it.
 @Suite struct ServerProcessTests {
@@ -14,7 +15,11 @@ import TipSync
         return url
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await offPool { try runBlocking(arguments) }
+    }
+
+    private static func runBlocking(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent("tipsync-server")
         process.arguments = arguments
@@ -35,24 +40,26 @@ import TipSync
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-process-\(UUID().uuidString)")
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
-        let account = try Self.run(["accounts", "create", "alice", "--database", database])
+        let account = try await Self.run(["accounts", "create", "alice", "--database", database])
         #expect(account.status == 0)
         #expect(Int(account.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil)
-        let phoneToken = try Self.run([
+        let phoneToken = try await Self.run([
             "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
         ])
         .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let laptopToken = try Self.run([
+        let laptopToken = try await Self.run([
             "tokens", "create", "--account", "alice", "--device", "laptop", "--database", database,
         ])
         .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(phoneToken.hasPrefix("ts_") && laptopToken.hasPrefix("ts_") && phoneToken != laptopToken)
-        let missing = try Self.run(["tokens", "create", "--account", "nobody", "--device", "x", "--database", database])
+        let missing = try await Self.run([
+            "tokens", "create", "--account", "nobody", "--device", "x", "--database", database,
+        ])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("no account named 'nobody'"))
 
         // Serve on a free port; the environment sets it, as deployments do.
-        let port = Int.random(in: 20_000..<60_000)
+        let port = FreePort.next()
         let server = Process()
         server.executableURL = Self.productsDirectory.appendingPathComponent("tipsync-server")
         server.arguments = ["serve"]
@@ -78,14 +85,14 @@ import TipSync
 
         // SIGTERM: a graceful stop, exit status 0.
         server.terminate()
-        server.waitUntilExit()
+        await server.exit()
         #expect(server.terminationStatus == 0)
     }
 
     /// Reads the server's log until a line contains `text` (its "listening" line): no sleeping.
     static func waitForLine(containing text: String, in handle: FileHandle) async -> Bool {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {  // a blocking read: never on the dispatch pool the test tasks share
                 var seen = ""
                 while true {
                     let data = handle.availableData

@@ -27,8 +27,10 @@ extension TipsReplica {
                 let (epoch, counter) = current.state.counter(of: tip, device: deviceID)
                 return [
                     .display(
-                        tip: tip, epoch: epoch, count: (counter?.count ?? 0) + 1,
-                        duration: (counter?.duration ?? 0) + max(0, duration),
+                        tip: tip, epoch: epoch, count: min((counter?.count ?? 0), JSONNumberLimits.maxInteger - 1) + 1,
+                        duration: min(
+                            (counter?.duration ?? 0) + (duration.isFinite ? max(0, duration) : 0),
+                            Double(JSONNumberLimits.maxInteger)),
                         lastDisplayed: max(counter?.lastDisplayed ?? 0, now))
                 ]
             }

@@ -110,7 +110,7 @@ public actor SyncClient {
             case 409 where errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
                 // The server has less (or more) of our log than we thought: resume from what it expects.
                 guard let expected = errorCode(response.body)?.expectedSeq else { throw rejection(response) }
-                try replica.setPushedSeq(max(0, expected - 1))
+                try replica.setPushedSeq(expected > 0 ? expected - 1 : 0)
             case 422 where errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
                 // Our clock is ahead of the server's: correct it, re-stamp what is unsent, push again.
                 let detail = errorCode(response.body)
@@ -221,6 +221,8 @@ public actor SyncClient {
     func correctClock(serverTime: Int64, sent: Date, force: Bool = false) throws {
         let received = physicalNow()
         let midpoint = Int64((sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2 * 1000)
+        // A server time outside what an HLC can carry is nonsense, never a reason to trap.
+        guard (0...Int64(HLC.maxMilliseconds)).contains(serverTime) else { return }
         let offset = serverTime - midpoint
         if force || abs(offset - replica.clockOffset) > 1000 {
             try replica.setClockOffset(offset)

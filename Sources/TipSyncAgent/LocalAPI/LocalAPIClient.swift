@@ -20,14 +20,15 @@ public final class LocalAPIClient {
     public init(path: String) throws {
         descriptor = socket(AF_UNIX, streamSocket, 0)
         guard descriptor >= 0 else { throw AgentError(code: "socket", message: "socket() failed: errno \(errno)") }
+        // No close(2) on failure: deinit runs when a class's init throws after `descriptor` is set,
+        // and closing twice would close whatever file reused the number meanwhile.
         guard Self.connect(descriptor, path) else {
-            close(descriptor)
             throw AgentError(code: "not-running", message: "no agent is listening on \(path)")
         }
     }
 
     deinit {
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
     }
 
     static func connect(_ descriptor: Int32, _ path: String) -> Bool {

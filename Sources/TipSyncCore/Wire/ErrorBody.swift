@@ -43,6 +43,12 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case invalidChange = "invalid_change"
     case invalidCursor = "invalid_cursor"
     case invalidParameter = "invalid_parameter"
+    /// The request is not HTTP/1.1 the server can parse (status 400); the connection is closed.
+    case malformedRequest = "malformed_request"
+    /// The route exists but not for this method (status 405, with `Allow`).
+    case methodNotAllowed = "method_not_allowed"
+    /// A body that is not `application/json` (status 415).
+    case unsupportedMediaType = "unsupported_media_type"
     case bodyTooLarge = "body_too_large"
     case batchTooLarge = "batch_too_large"
     case deviceMismatch = "device_mismatch"

@@ -1,15 +1,19 @@
 import Hummingbird
 import Logging
+import NIOCore
 
 /// The request context of the sync API: carries the authenticated device once the bearer middleware ran.
 public struct SyncRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: DeviceIdentity?
+    /// Completes when the client's connection closes: long-polls and live streams stop waiting then.
+    public let connectionClosed: EventLoopFuture<Void>?
     /// Bodies are collected up to the configured limit by the routes themselves.
     public var maxUploadSize: Int { .max }
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        connectionClosed = source.channel.closeFuture
     }
 
     /// The authenticated device; routes behind the bearer middleware always have one.

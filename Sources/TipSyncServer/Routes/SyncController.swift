@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import ServiceLifecycle
 import TipSyncCore
 
@@ -13,15 +14,16 @@ struct SyncController: Sendable {
     let now: @Sendable () -> Int64
     let metrics: ServerMetrics
 
-    func addRoutes(to group: RouterGroup<SyncRequestContext>) {
-        group.post("push", use: push)
-        group.get("pull", use: pull)
-        group.get("live", use: live)
-        group.get("devices/:device", use: device)
+    func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
+        group.on("push", method: .post, recordingIn: table, prefix: "/v1", use: push)
+        group.on("pull", method: .get, recordingIn: table, prefix: "/v1", use: pull)
+        group.on("live", method: .get, recordingIn: table, prefix: "/v1", use: live)
+        group.on("devices/:device", method: .get, recordingIn: table, prefix: "/v1", use: device)
     }
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
+        try Self.requireJSON(request)
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
@@ -41,8 +43,14 @@ struct SyncController: Sendable {
             throw SyncError.batchTooLarge(changes.count, limit: configuration.maxBatch)
         }
         let serverTime = now()
-        for change in changes {
-            guard change.device == identity.device else {
+        for (index, change) in changes.enumerated() {
+            guard change.seq >= 1 else {
+                throw SyncError.invalidChange(
+                    "changes[\(index)].seq: a sequence number is an integer from 1 (the device's first change), got \(change.seq)"
+                )
+            }
+            // Names compare as sequences of Unicode scalars, never normalized (protocol.md, section 1).
+            guard change.device.unicodeScalars.elementsEqual(identity.device.unicodeScalars) else {
                 throw SyncError.deviceMismatch(
                     "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
             }
@@ -54,8 +62,12 @@ struct SyncController: Sendable {
                     highestSeq: highest, generation: try await store.cursorGeneration())
             }
         }
-        guard zip(changes, changes.dropFirst()).allSatisfy({ $0.seq + 1 == $1.seq }) else {
-            throw SyncError.invalidChange("a push must carry consecutive sequence numbers in ascending order")
+        // No client-supplied number may trap: Int64.max is a valid integer, so it is checked before adding 1.
+        for index in changes.indices.dropFirst()
+        where changes[index - 1].seq == .max || changes[index].seq != changes[index - 1].seq + 1 {
+            throw SyncError.invalidChange(
+                "changes[\(index)].seq: a push must carry consecutive sequence numbers in ascending order "
+                    + "(changes[\(index - 1)].seq is \(changes[index - 1].seq), this is \(changes[index].seq))")
         }
         let outcome = try await store.push(changes, from: identity)
         let generation = try await store.cursorGeneration()
@@ -87,7 +99,9 @@ struct SyncController: Sendable {
             let news = notifier.subscribe(account: identity.accountID)
             page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             if page.bodies.isEmpty {
-                await Self.firstOf(news, timeout: .seconds(wait))
+                metrics.longPolls.increment()
+                await Self.firstOf(news, timeout: .seconds(wait), orClose: context.connectionClosed)
+                metrics.longPolls.decrement()
                 page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             }
         }
@@ -107,6 +121,7 @@ struct SyncController: Sendable {
         let news = notifier.subscribe(account: identity.accountID)
         let heartbeat = configuration.heartbeatSeconds
         let metrics = metrics
+        let connectionClosed = context.connectionClosed
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
@@ -116,7 +131,7 @@ struct SyncController: Sendable {
                 metrics.liveConnections.increment()
                 defer { metrics.liveConnections.decrement() }
                 try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-                let events = LiveEvents(news: news, heartbeat: heartbeat)
+                let events = LiveEvents(news: news, heartbeat: heartbeat, connectionClosed: connectionClosed)
                 for await event in events {
                     switch event {
                     case .changes: try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n"))
@@ -178,6 +193,13 @@ struct SyncController: Sendable {
         }
     }
 
+    /// Push bodies are JSON: `Content-Type: application/json` (parameters such as `charset=utf-8` allowed).
+    static func requireJSON(_ request: Request) throws {
+        let contentType = request.headers[.contentType]
+        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/json" else { throw SyncError.unsupportedMediaType(contentType) }
+    }
+
     static func integer(_ text: String?, name: String, default value: Int) throws -> Int {
         guard let text else { return value }
         guard let parsed = Int(text) else {
@@ -221,10 +243,17 @@ struct SyncController: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// Waits for the first element of `stream`, the timeout or the server's graceful shutdown
-    /// (which then answers at once instead of holding the shutdown up), whichever comes first.
-    static func firstOf(_ stream: AsyncStream<Void>, timeout: Duration) async {
+    /// Waits for the first element of `stream`, the timeout, the connection's close or the server's
+    /// graceful shutdown (which then answers at once instead of holding the shutdown up), whichever
+    /// comes first.
+    static func firstOf(
+        _ stream: AsyncStream<Void>, timeout: Duration, orClose connectionClosed: EventLoopFuture<Void>?
+    ) async {
         await withTaskGroup(of: Void.self) { group in
+            if let connectionClosed {
+                // The client left (ConnectionGuard closes the connection on its FIN): stop waiting now.
+                group.addTask { await connectionClosed.completionOrCancellation() }
+            }
             group.addTask {
                 var iterator = stream.makeAsyncIterator()
                 _ = await iterator.next()
@@ -242,17 +271,23 @@ struct LiveEvents: AsyncSequence, Sendable {
     enum Event: Sendable { case changes, heartbeat }
     let news: AsyncStream<Void>
     let heartbeat: Double
+    /// Ends the stream when the client leaves, rather than at the next heartbeat's failed write.
+    let connectionClosed: EventLoopFuture<Void>?
 
     func makeAsyncIterator() -> AsyncStream<Event>.Iterator {
         let (stream, continuation) = AsyncStream<Event>.makeStream()
         let news = news
         let heartbeat = heartbeat
+        let connectionClosed = connectionClosed
         let task = Task {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await _ in news { continuation.yield(.changes) }
                         continuation.finish()
+                    }
+                    if let connectionClosed {
+                        group.addTask { await connectionClosed.completionOrCancellation() }
                     }
                     group.addTask {
                         while !Task.isCancelled {

@@ -1,0 +1,88 @@
+/// What a well-formed change may carry beyond its JSON types (`protocol.md`, sections 1 and 3).
+/// The server refuses a batch holding a change that breaks any of these (`422 invalid_change` naming
+/// the field), and writers never produce one, so every replica holds exactly what the writer held.
+extension Change {
+    /// A rule a change breaks: the field in protocol terms (`seq`, `value.limits[2]`) and why.
+    public struct Violation: Sendable, Hashable, CustomStringConvertible {
+        public var field: String
+        public var message: String
+        public var description: String { "\(field): \(message)" }
+    }
+
+    /// The first rule this change breaks, or `nil` when it is well-formed.
+    public var violation: Violation? {
+        let limit = JSONNumberLimits.maxInteger
+        func outside(_ value: Int64, _ field: String, from low: Int64 = 0) -> Violation? {
+            (low...limit).contains(value)
+                ? nil : Violation(field: field, message: "must be an integer from \(low) to \(limit), got \(value)")
+        }
+        guard seq >= 1 else {
+            return Violation(
+                field: "seq", message: "a sequence number is an integer from 1 (the device's first change), got \(seq)")
+        }
+        switch operation {
+        case .parameter(_, let value):
+            return value.numberViolation(at: "value")
+        case .display(_, _, let count, let duration, let lastDisplayed):
+            if let violation = outside(count, "count") { return violation }
+            guard duration.isFinite, duration >= 0, duration <= Double(limit) else {
+                return Violation(field: "duration", message: "must be a number of seconds from 0 to \(limit)")
+            }
+            return outside(lastDisplayed, "lastDisplayed")
+        case .donation(_, let id, let date, let info):
+            guard id.unicodeScalars.elementsEqual("\(device):\(seq)".unicodeScalars) else {
+                return Violation(
+                    field: "id",
+                    message: "a donation's id is \"<device>:<seq>\" of its change, here \"\(device):\(seq)\"")
+            }
+            if let violation = outside(date, "date") { return violation }
+            return info?.numberViolation(at: "info")
+        case .eligibility, .donationsDeleted, .datastoreReset:
+            return nil
+        }
+    }
+}
+
+extension JSONValue {
+    /// The first number inside this value that the protocol's number model cannot carry exactly:
+    /// an integral number beyond ±(2^53 − 1) (`12345678901234567890123` would reach other replicas as
+    /// `1.2345678901234568e+22`), or a non-finite one.
+    public func numberViolation(at path: String) -> Change.Violation? {
+        let limit = JSONNumberLimits.maxInteger
+        switch self {
+        case .int(let value) where !(-limit...limit).contains(value):
+            return .init(field: path, message: "integers must lie within ±\(limit) (2^53 − 1), got \(value)")
+        case .double(let value) where !value.isFinite:
+            return .init(field: path, message: "numbers must be finite")
+        case .double(let value) where value == value.rounded() && abs(value) > Double(limit):
+            return .init(
+                field: path,
+                message: "integral numbers must lie within ±\(limit) (2^53 − 1); send it as a string to keep it exact")
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let violation = item.numberViolation(at: "\(path)[\(index)]") { return violation }
+            }
+            return nil
+        case .object(let members):
+            for key in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                if let violation = members[key]?.numberViolation(at: "\(path).\(key)") { return violation }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// The same value with every number in its one canonical form: an integral number as an integer
+    /// (`1.0` is `1`), anything else as a double. What a writer stores, so it holds exactly what
+    /// every other replica reads back from the canonical text.
+    public var canonicalNumbers: JSONValue {
+        switch self {
+        case .double(let value) where value == value.rounded() && abs(value) <= Double(JSONNumberLimits.maxInteger):
+            return .int(Int64(value))
+        case .array(let items): return .array(items.map(\.canonicalNumbers))
+        case .object(let members): return .object(members.mapValues(\.canonicalNumbers))
+        default: return self
+        }
+    }
+}

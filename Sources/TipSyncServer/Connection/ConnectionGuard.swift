@@ -1,0 +1,188 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import TipSyncCore
+
+/// Per-connection limits enforced below the router, so that one client cannot hold the server's
+/// resources: it closes a connection whose request head does not arrive in time (nothing sent, a
+/// CRLF, junk, a slow-loris trickle), whose body does not arrive in time (a declared length never
+/// sent, a chunked body that never ends), or whose peer has closed its side (FIN) — at once, so a
+/// long-poll's descriptor is released when its client leaves. A declared `Content-Length` above the
+/// body limit is refused at once with `413 body_too_large`, and a request the HTTP parser cannot read
+/// with `400 malformed_request` (an unknown method: `405 method_not_allowed`), both as JSON.
+///
+/// One instance per connection; it lives on the connection's event loop.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    struct Limits: Sendable {
+        /// From the connection's start, or the end of its previous response, to a complete request head.
+        var requestHead: TimeAmount
+        /// From a request head to the end of its body.
+        var requestBody: TimeAmount
+        var maxBodyBytes: Int
+    }
+
+    private let limits: Limits
+    private let metrics: ConnectionMetrics
+    private let now: @Sendable () -> Int64
+    private var timer: Scheduled<Void>?
+    /// Requests whose head was read and whose response has not ended.
+    private var openRequests = 0
+    private var readingBody = false
+    /// A request was refused here; everything else the peer sends is ignored until the close.
+    private var refused = false
+
+    init(limits: Limits, metrics: ConnectionMetrics, now: @escaping @Sendable () -> Int64) {
+        self.limits = limits
+        self.metrics = metrics
+        self.now = now
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(.head, context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        disarm()
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(.head, context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        disarm()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            disarm()
+            if let declared = head.headerFields[.contentLength], Self.exceeds(declared, limits.maxBodyBytes) {
+                metrics.declaredTooLarge.increment()
+                refuse(
+                    status: .contentTooLarge, code: .bodyTooLarge,
+                    message:
+                        "the declared Content-Length \(declared.prefix(32)) is larger than the server's limit of "
+                        + "\(limits.maxBodyBytes) bytes; push smaller batches",
+                    context: context)
+                return
+            }
+            openRequests += 1
+            readingBody = true
+            arm(.body, context: context)
+        case .body:
+            break
+        case .end:
+            disarm()
+            readingBody = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            openRequests = max(0, openRequests - 1)
+            if openRequests == 0, !readingBody { arm(.head, context: context) }
+        }
+        context.write(data, promise: promise)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            // The peer closed its side: nobody will read an answer (a long-poll or live client that
+            // left). Release the descriptor now rather than when the wait or a heartbeat ends.
+            metrics.peerClosed.increment()
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parseError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        metrics.malformed.increment()
+        guard openRequests == 0, !refused else {
+            context.close(promise: nil)
+            return
+        }
+        if parseError == .invalidMethod {
+            refuse(
+                status: .methodNotAllowed, code: .methodNotAllowed,
+                message: "unknown HTTP method; this server answers GET, HEAD and POST", allow: "GET, HEAD, POST",
+                context: context)
+        } else {
+            refuse(
+                status: .badRequest, code: .malformedRequest,
+                message: "the request is not HTTP/1.1 this server can read (\(parseError)); the connection is closed",
+                context: context)
+        }
+    }
+
+    // MARK: Timers
+
+    private enum Phase: String { case head, body }
+
+    private func arm(_ phase: Phase, context: ChannelHandlerContext) {
+        disarm()
+        let delay = phase == .head ? limits.requestHead : limits.requestBody
+        let metrics = metrics
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: delay) {
+            (phase == .head ? metrics.headTimeouts : metrics.bodyTimeouts).increment()
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    private func disarm() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    // MARK: Refusing
+
+    /// Answers with the protocol's JSON error and closes the connection.
+    private func refuse(
+        status: HTTPResponse.Status, code: ErrorCode, message: String, allow: String? = nil,
+        context: ChannelHandlerContext
+    ) {
+        refused = true
+        disarm()
+        let body = ErrorResponse.bodyBytes(code: code, message: message, serverTime: now())
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.contentLength] = String(body.count)
+        headers[.connection] = "close"
+        if let allow { headers[.allow] = allow }
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(promise: nil) }
+    }
+
+    /// Whether a `Content-Length` value is above `limit` (digits only; too many digits to parse is above).
+    static func exceeds(_ declared: String, _ limit: Int) -> Bool {
+        let digits = declared.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return false }  // the parser refuses these
+        guard let value = Int(digits) else { return true }
+        return value > limit
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

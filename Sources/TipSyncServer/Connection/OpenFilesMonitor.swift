@@ -1,0 +1,47 @@
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// Watches how many descriptors the server holds against its limit: `tipsync_open_files` and
+/// `tipsync_open_files_limit` at `/metrics`, and a warning in the log (once per episode, and
+/// `tipsync_open_files_exhausted_total`) when use passes 90% of the limit, where new connections and
+/// database files start to fail.
+struct OpenFilesMonitor: Service {
+    let interval: Duration
+    let logger: Logger
+    let open: Gauge
+    let limit: Gauge
+    let exhausted: Counter
+
+    init(interval: Duration, logger: Logger, factory: any MetricsFactory) {
+        self.interval = interval
+        self.logger = logger
+        open = Gauge(label: "tipsync_open_files", factory: factory)
+        limit = Gauge(label: "tipsync_open_files_limit", factory: factory)
+        exhausted = Counter(label: "tipsync_open_files_exhausted_total", factory: factory)
+    }
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            var warned = false
+            while !Task.isCancelled {
+                let soft = FileDescriptorLimit.current().soft
+                if let count = FileDescriptorLimit.openCount() {
+                    open.record(count)
+                    limit.record(Int64(clamping: soft))
+                    let nearlyExhausted = soft > 0 && UInt64(count) * 10 >= soft * 9
+                    if nearlyExhausted, !warned {
+                        exhausted.increment()
+                        logger.warning(
+                            "open files near the limit: new connections will fail",
+                            metadata: ["open": "\(count)", "limit": "\(soft)"])
+                    } else if !nearlyExhausted, warned {
+                        logger.notice("open files back below 90% of the limit", metadata: ["open": "\(count)"])
+                    }
+                    warned = nearlyExhausted
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}

@@ -1,0 +1,375 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Synchronization
+import Testing
+import TipSync
+import TipSyncServer
+import TipSyncTestSupport
+
+/// One device must never be able to stop the server for everyone (issue: hardening). Each test
+/// here reproduces a defect found by attacking the server from outside.
+@Suite(.timeLimit(.minutes(2))) struct HardeningTests {
+    // MARK: Client-supplied integers
+
+    /// `seq` 9223372036854775807 twice trapped on overflow in the batch check (SIGILL: the server died).
+    @Test(arguments: [
+        "9223372036854775807, 9223372036854775807", "9223372036854775807, 1",
+        "-9223372036854775808, 9223372036854775807", "1, 9223372036854775807",
+    ])
+    func extremeSequenceNumbersAreRefusedNotATrap(_ seqs: String) async throws {
+        let fixture = try await ServerFixture.make()
+        let hlc = HLC(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0).description
+        let changes = seqs.split(separator: ",").map {
+            #"{"device":"phone","seq":\#($0.trimmingCharacters(in: .whitespaces)),"hlc":"\#(hlc)","kind":"datastoreReset"}"#
+        }
+        try await fixture.app().test(.router) { client in
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: ByteBuffer(string: #"{"changes":[\#(changes.joined(separator: ","))]}"#)
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "invalid_change")
+                #expect(error.message.hasPrefix("changes[0].seq") || error.message.hasPrefix("changes[1].seq"))
+            }
+            // Consecutive at the top of the range: well-formed, so the answer is the gap to the device's log.
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(
+                    PushRequest(changes: [
+                        change("phone", .max - 1, .datastoreReset), change("phone", .max, .datastoreReset),
+                    ]))
+            ) { response in
+                #expect(response.status == .conflict)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "sequence_gap" && error.expectedSeq == 1)
+            }
+            // Still serving, nothing stored.
+            try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
+        }
+        #expect(try await fixture.store.logCount(account: fixture.accountID) == 0)
+    }
+
+    /// `seq` 0 or negative was answered `200 {"duplicates": 1}`.
+    @Test(arguments: [0, -1, Int64.min])
+    func sequenceNumbersBelowOneAreInvalid(_ seq: Int64) async throws {
+        let fixture = try await ServerFixture.make()
+        try await fixture.app().test(.router) { client in
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: [change("phone", seq, .datastoreReset)]))
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "invalid_change")
+                #expect(error.message.hasPrefix("changes[0].seq"))
+            }
+        }
+        #expect(try await fixture.store.logCount(account: fixture.accountID) == 0)
+    }
+
+    @Test func extremeQueryIntegersAreRefusedNotATrap() async throws {
+        let fixture = try await ServerFixture.make()
+        try await fixture.app().test(.router) { client in
+            for query in [
+                "limit=9223372036854775807", "limit=-9223372036854775808", "limit=99999999999999999999",
+                "wait=9223372036854775807", "wait=-1", "cursor=9223372036854775807", "cursor=-1",
+                "cursor=x.9223372036854775808",
+            ] {
+                try await client.execute(uri: "/v1/pull?\(query)", method: .get, headers: fixture.headers("phone")) {
+                    #expect($0.status == .badRequest, "\(query)")
+                }
+            }
+        }
+    }
+
+    // MARK: Names
+
+    /// Names compare as Unicode scalars, never normalized: `café` written NFC and NFD are two
+    /// different device names, on token creation and on the push check alike.
+    @Test func deviceNamesCompareAsUnicodeScalars() async throws {
+        let nfc = "caf\u{E9}"
+        let nfd = "cafe\u{301}"
+        #expect(nfc == nfd)  // Swift's String == would call them equal; the protocol does not
+        // Two devices, one token each (a Swift dictionary keyed by name would merge them: String == is
+        // canonical equivalence).
+        let fixture = try await ServerFixture.make(devices: [])
+        let tokens = [
+            try await fixture.store.createToken(accountName: "alice", device: nfc),
+            try await fixture.store.createToken(accountName: "alice", device: nfd),
+        ]
+        @Sendable func headers(_ name: String) -> HTTPFields {
+            var headers = fixture.headers("none")
+            headers[.authorization] = "Bearer " + tokens[name.unicodeScalars.count == 4 ? 0 : 1]
+            return headers
+        }
+        try await fixture.app().test(.router) { client in
+            // The NFC token cannot push changes naming the NFD device, and the other way round.
+            for (token, named) in [(nfc, nfd), (nfd, nfc)] {
+                try await client.execute(
+                    uri: "/v1/push", method: .post, headers: headers(token),
+                    body: try body(PushRequest(changes: [change(named, 1, .datastoreReset)]))
+                ) { response in
+                    #expect(response.status == .forbidden)
+                    let code = try decode(ErrorBody.self, response.body).error.code
+                    #expect(code == "device_mismatch")
+                }
+            }
+            // Each form pushes under its own name.
+            for name in [nfc, nfd] {
+                try await client.execute(
+                    uri: "/v1/push", method: .post, headers: headers(name),
+                    body: try body(PushRequest(changes: [change(name, 1, .parameter(id: "p", value: .int(1)))]))
+                ) { #expect($0.status == .ok) }
+            }
+        }
+        let nfcSeq = try await fixture.store.highestSeq(account: fixture.accountID, device: nfc)
+        let nfdSeq = try await fixture.store.highestSeq(account: fixture.accountID, device: nfd)
+        #expect(nfcSeq == 1 && nfdSeq == 1)
+        #expect(try await fixture.store.logCount(account: fixture.accountID) == 2)
+    }
+
+    // MARK: Logs
+
+    /// A token sent in the query string (`?access_token=`) ended up in the debug log.
+    @Test func noSecretReachesTheLogAtAnyLevel() async throws {
+        let fixture = try await ServerFixture.make()
+        let lines = LogCapture()
+        var logger = Logger(label: "redaction-test") { _ in lines }
+        logger.logLevel = .trace
+        let app = buildApplication(
+            address: .hostname("127.0.0.1", port: 0), store: fixture.store, logger: logger)
+        let token = try #require(fixture.tokens["phone"])
+        try await app.test(.router) { client in
+            try await client.execute(
+                uri: "/v1/pull?cursor=0&access_token=\(token)&key=tsa_adminsecret", method: .get,
+                headers: fixture.headers("phone")
+            ) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/health?token=\(token)", method: .get) { #expect($0.status == .ok) }
+            var bad = fixture.headers("phone")
+            bad[.authorization] = "Bearer ts_wrongsecretvalue"
+            try await client.execute(uri: "/v1/pull?jwt=eyJsecretjwt", method: .get, headers: bad) {
+                #expect($0.status == .unauthorized)
+            }
+        }
+        let text = lines.text
+        #expect(text.contains("/v1/pull"))  // requests are logged…
+        #expect(text.contains("access_token=<redacted>"))
+        for secret in [token, "tsa_adminsecret", "ts_wrongsecretvalue", "eyJsecretjwt"] {
+            #expect(!text.contains(secret), "\(secret) appears in the log")  // …secrets never
+        }
+    }
+
+    // MARK: HTTP details
+
+    @Test func headIsAnsweredLikeGetWithoutABody() async throws {
+        let fixture = try await ServerFixture.make()
+        try await fixture.app().test(.router) { client in
+            try await client.execute(uri: "/health", method: .head) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/v1/pull", method: .head, headers: fixture.headers("phone")) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json")
+                #expect(response.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/v1/pull", method: .head) { #expect($0.status == .unauthorized) }
+        }
+    }
+
+    @Test func aKnownRouteAskedWithAnotherMethodIs405WithAllow() async throws {
+        let fixture = try await ServerFixture.make()
+        try await fixture.app().test(.router) { client in
+            for (method, uri, allow) in [
+                (HTTPRequest.Method.put, "/v1/push", "POST"), (.get, "/v1/push", "POST"),
+                (.delete, "/health", "GET, HEAD"), (.post, "/v1/pull", "GET, HEAD"),
+                (.patch, "/v1/devices/phone", "GET, HEAD"),
+            ] {
+                try await client.execute(uri: uri, method: method, headers: fixture.headers("phone")) { response in
+                    #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                    #expect(response.headers[.allow] == allow)
+                    let code = try decode(ErrorBody.self, response.body).error.code
+                    #expect(code == "method_not_allowed")
+                }
+            }
+            try await client.execute(uri: "/v2/push", method: .put) { response in
+                #expect(response.status == .notFound)
+                let code = try decode(ErrorBody.self, response.body).error.code
+                #expect(code == "not_found")
+            }
+        }
+    }
+
+    @Test func pushBodiesMustBeDeclaredJSON() async throws {
+        let fixture = try await ServerFixture.make()
+        let payload = try body(PushRequest(changes: [change("phone", 1, .datastoreReset)]))
+        try await fixture.app().test(.router) { client in
+            for contentType in [nil, "text/plain", "application/x-www-form-urlencoded"] {
+                var headers = fixture.headers("phone")
+                headers[.contentType] = contentType
+                try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: payload) { response in
+                    #expect(response.status == .unsupportedMediaType)
+                    let code = try decode(ErrorBody.self, response.body).error.code
+                    #expect(code == "unsupported_media_type")
+                }
+            }
+            var headers = fixture.headers("phone")
+            headers[.contentType] = "Application/JSON; charset=utf-8"
+            try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: payload) {
+                #expect($0.status == .ok)
+            }
+        }
+    }
+
+    // MARK: Connections (real sockets)
+
+    /// Connections that send nothing, only a CRLF, HTTP/0.9 junk or half a head were held forever.
+    @Test(arguments: ["", "\r\n", "GET /\r\n", "GET /health HTTP/1.1\r\nHost: x\r\n"])
+    func aConnectionWithoutACompleteHeadIsClosed(_ sent: String) async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.requestHeadTimeoutSeconds = 0.3
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        connection.send(sent)
+        let (_, closed) = await connection.readUntilClosed(within: 20)
+        #expect(closed)
+        #expect(await server.healthy())
+        await server.stop()
+    }
+
+    /// `Content-Length: 10000000000` and no body: refused at once with a JSON 413, connection closed.
+    @Test func aDeclaredBodyAboveTheLimitIsRefusedAtOnce() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.requestBodyTimeoutSeconds = 600  // the refusal, not a timeout, must close it
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        connection.send(
+            "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(fixture.tokens["phone"]!)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n")
+        let (text, closed) = await connection.readUntilClosed(within: 20)
+        #expect(closed)
+        #expect(text.hasPrefix("HTTP/1.1 413"))
+        #expect(text.contains(#""code":"body_too_large""#))
+        await server.stop()
+    }
+
+    @Test func aBodyThatNeverEndsIsClosed() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.requestBodyTimeoutSeconds = 0.3
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        for head in [
+            "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"cha\r\n", "Content-Length: 100\r\n\r\n{\"changes\":",
+        ] {
+            let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+            connection.send(
+                "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(fixture.tokens["phone"]!)\r\n"
+                    + "Content-Type: application/json\r\n" + head)
+            let (_, closed) = await connection.readUntilClosed(within: 20)
+            #expect(closed)
+        }
+        #expect(try await fixture.store.logCount(account: fixture.accountID) == 0)
+        await server.stop()
+    }
+
+    @Test func bytesTheParserCannotReadGetAJSONError() async throws {
+        let fixture = try await ServerFixture.make()
+        let server = try await LiveServer.start(store: fixture.store)
+        let junk = try await RawConnection.request(port: server.port, "GET / HTTP/1.1\r\nHost x\r\n\r\n")
+        #expect(junk.hasPrefix("HTTP/1.1 400"))
+        #expect(junk.contains(#""code":"malformed_request""#))
+        let method = try await RawConnection.request(port: server.port, "BREW /v1/push HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(method.hasPrefix("HTTP/1.1 405"))
+        #expect(method.contains(#""code":"method_not_allowed""#))
+        await server.stop()
+    }
+
+    /// 200 slow-loris connections trickling a byte a second must not stop anyone else. A real
+    /// `tipsync-server` process, so its 200 accepted sockets are its own, not the test process's.
+    @Test func othersAreServedWhileSlowLorisConnectionsTrickle() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-loris-\(UUID())")
+        let server = try await CrashConsistencyTests.ServerUnderTest.start(
+            database: "sqlite:" + directory.appendingPathComponent("server.sqlite").path,
+            arguments: ["--request-head-timeout", "120"])  // so the lorises stay, however slow this machine
+        let head = Array("GET /health HTTP/1.1\r\nHost: slow\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa\r\n".utf8)
+        let port = server.port
+        let lorises = try await offPool { try (0..<200).map { _ in try RawConnection(port: port) } }
+        var served = 0
+        for second in 0..<4 {
+            for loris in lorises { loris.send(bytes: [head[second]]) }
+            for _ in 0..<5 {
+                let answer = try await RawConnection.exchange(port: server.port, method: "GET", path: "/health")
+                if answer.status == 200 { served += 1 }
+            }
+            try await Task.sleep(for: .seconds(1))  // the attack's pace, not a wait for a result
+        }
+        #expect(served == 20)
+        // The trickling connections are still open (under the head timeout): they were tolerated, not the cause.
+        #expect(lorises.allSatisfy { $0.send(bytes: [head[4]]) })
+        await server.kill()
+    }
+
+    /// A long-polling client that closed its side was released only ~19 s later; live streams too.
+    @Test func clientsThatLeaveAreReleasedAtOnceAndCountedCorrectly() async throws {
+        let fixture = try await ServerFixture.make()
+        let server = try await LiveServer.start(store: fixture.store)
+        let token = fixture.tokens["laptop"]!
+        var clients: [RawConnection] = []
+        for index in 0..<40 {
+            let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+            let target = index.isMultiple(of: 2) ? "/v1/pull?wait=60" : "/v1/live"
+            connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            clients.append(connection)
+        }
+        try await waitUntil { server.notifier.count == 40 }
+        try await waitUntil {
+            server.metric("tipsync_long_polls") == 20 && server.metric("tipsync_live_connections") == 20
+        }
+        for client in clients { client.shutdownWrite() }
+        try await waitUntil { server.notifier.count == 0 }
+        try await waitUntil {
+            server.metric("tipsync_long_polls") == 0 && server.metric("tipsync_live_connections") == 0
+        }
+        for client in clients {
+            let (text, closed) = await client.readUntilClosed(within: 20)
+            #expect(closed, "still open after: \(text.suffix(200))")
+        }
+        await server.stop()
+    }
+}
+
+/// Waits for a condition by yielding (never sleeping for a guessed time); fails after 20 s.
+func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not reached within 20 s", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Collects every log line, message and metadata alike.
+final class LogCapture: LogHandler, @unchecked Sendable {
+    private let lines = Mutex<[String]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
+    }
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+}
