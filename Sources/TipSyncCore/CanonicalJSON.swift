@@ -143,6 +143,16 @@ extension Change {
     /// lists its members in ascending key order by hand (faster than sorting; a test checks the bytes
     /// against the generic writer).
     public var canonicalJSON: String {
+        let known = knownFieldsJSON
+        // A newer client's fields travel on unchanged, merged into the same sorted object.
+        guard !unknownFields.isEmpty, case .object(var members)? = try? JSONParser.parse(Array(known.utf8)) else {
+            return known
+        }
+        for (key, value) in unknownFields { members[key] = value }
+        return CanonicalJSON.text(of: .object(members))
+    }
+
+    private var knownFieldsJSON: String {
         var writer = CanonicalJSON(capacity: 192)
         writer.raw("{")
         switch operation {

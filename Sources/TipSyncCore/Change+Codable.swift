@@ -11,6 +11,26 @@ extension Change: Codable {
         case parameter, eligibility, display, donation, donationsDeleted, datastoreReset
     }
 
+    /// The keys a change of this kind defines (besides `device`, `seq`, `hlc`, `kind`).
+    static func fields(of kind: Kind) -> Set<String> {
+        switch kind {
+        case .parameter: ["id", "value"]
+        case .eligibility: ["tip", "state", "reason"]
+        case .display: ["tip", "epoch", "count", "duration", "lastDisplayed"]
+        case .donation: ["event", "id", "date", "info"]
+        case .donationsDeleted: ["event"]
+        case .datastoreReset: []
+        }
+    }
+
+    /// Any key of a JSON object, for reading and writing ``Change/unknownFields``.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     public var kind: Kind {
         switch operation {
         case .parameter: .parameter
@@ -45,9 +65,15 @@ extension Change: Codable {
             case "eligible":
                 operation = .eligibility(tip: try container.decode(String.self, forKey: .tip), state: .eligible)
             case "invalidated":
+                let reasonText = try container.decode(String.self, forKey: .reason)
+                guard let reason = InvalidationReason(rawValue: reasonText) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .reason, in: container,
+                        debugDescription: "unknown invalidation reason '\(reasonText)'; expected one of "
+                            + InvalidationReason.allCases.map(\.rawValue).joined(separator: ", "))
+                }
                 operation = .eligibility(
-                    tip: try container.decode(String.self, forKey: .tip),
-                    state: .invalidated(try container.decode(InvalidationReason.self, forKey: .reason)))
+                    tip: try container.decode(String.self, forKey: .tip), state: .invalidated(reason))
             default:
                 throw DecodingError.dataCorruptedError(
                     forKey: .state, in: container,
@@ -61,17 +87,25 @@ extension Change: Codable {
                 duration: try container.decode(Double.self, forKey: .duration),
                 lastDisplayed: try container.decode(Int64.self, forKey: .lastDisplayed))
         case .donation:
-            let info = try container.decodeIfPresent(JSONValue.self, forKey: .info)
+            // `decodeIfPresent` would read `null` as absent.
+            let info = container.contains(.info) ? try container.decode(JSONValue.self, forKey: .info) : nil
             operation = .donation(
                 event: try container.decode(String.self, forKey: .event),
                 id: try container.decode(String.self, forKey: .id),
                 date: try container.decode(Int64.self, forKey: .date),
-                info: info == .null ? nil : info)
+                info: info)  // `"info": null` is a payload (null), kept as sent; absent is no payload
         case .donationsDeleted:
             operation = .donationsDeleted(event: try container.decode(String.self, forKey: .event))
         case .datastoreReset:
             operation = .datastoreReset
         }
+        let known = Self.fields(of: kind).union(["device", "seq", "hlc", "kind"])
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        var unknown: [String: JSONValue] = [:]
+        for key in all.allKeys where !known.contains(key.stringValue) {
+            unknown[key.stringValue] = try all.decode(JSONValue.self, forKey: key)
+        }
+        unknownFields = unknown
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -109,5 +143,8 @@ extension Change: Codable {
         case .datastoreReset:
             break
         }
+        guard !unknownFields.isEmpty else { return }
+        var extra = encoder.container(keyedBy: AnyKey.self)
+        for (key, value) in unknownFields { try extra.encode(value, forKey: AnyKey(stringValue: key)) }
     }
 }

@@ -3,7 +3,7 @@
 /// the field), and writers never produce one, so every replica holds exactly what the writer held.
 extension Change {
     /// A rule a change breaks: the field in protocol terms (`seq`, `value.limits[2]`) and why.
-    public struct Violation: Sendable, Hashable, CustomStringConvertible {
+    public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
         public var field: String
         public var message: String
         public var description: String { "\(field): \(message)" }
@@ -39,6 +39,19 @@ extension Change {
             return info?.numberViolation(at: "info")
         case .eligibility, .donationsDeleted, .datastoreReset:
             return nil
+        }
+    }
+}
+
+extension Change.Operation {
+    /// The same operation with every number of its JSON payload (a parameter's `value`, a
+    /// donation's `info`) in canonical form: what a writer stores and sends.
+    public var canonicalNumbers: Change.Operation {
+        switch self {
+        case .parameter(let id, let value): .parameter(id: id, value: value.canonicalNumbers)
+        case .donation(let event, let id, let date, let info):
+            .donation(event: event, id: id, date: date, info: info?.canonicalNumbers)
+        default: self
         }
     }
 }

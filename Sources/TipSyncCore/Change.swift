@@ -9,12 +9,18 @@ public struct Change: Sendable, Hashable {
     public var hlc: HLC
     /// What changed.
     public var operation: Operation
+    /// Keys this version of the protocol does not define for the change's kind (a newer client's
+    /// fields), kept exactly and passed on unchanged so they reach every device; merges ignore them.
+    public var unknownFields: [String: JSONValue]
 
-    public init(device: String, seq: Int64, hlc: HLC, operation: Operation) {
+    public init(
+        device: String, seq: Int64, hlc: HLC, operation: Operation, unknownFields: [String: JSONValue] = [:]
+    ) {
         self.device = device
         self.seq = seq
         self.hlc = hlc
         self.operation = operation
+        self.unknownFields = unknownFields
     }
 
     /// The (HLC, device) pair that orders this change against others.

@@ -68,7 +68,7 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
         case .double(let number): if let exact = T(exactly: number) { return exact }
         default: break
         }
-        throw mismatch(T.self, "an integer that fits \(T.self)")
+        throw mismatch(T.self, "an integer from \(T.min) to \(T.max)")
     }
 
     func decodeNil() -> Bool { value == .null }

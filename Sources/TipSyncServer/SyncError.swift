@@ -68,10 +68,18 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     static func clockSkew(hlc: HLC, serverTime: Int64, bound: Int64, highestSeq: Int64, generation: String)
         -> SyncError
     {
-        let ahead = (Int64(hlc.milliseconds) - serverTime) / 1000
+        // Exact to the millisecond: 300.5 s ahead is not "300 s" when the limit is 300 s.
+        func seconds(_ milliseconds: Int64) -> String {
+            let remainder = abs(milliseconds % 1000)
+            guard remainder != 0 else { return String(milliseconds / 1000) }
+            let digits = String(remainder)
+            let fraction = String(repeating: "0", count: 3 - digits.count) + digits
+            return "\(milliseconds / 1000).\(fraction.prefix { _ in true }.replacing(/0+$/, with: ""))"
+        }
+        let ahead = Int64(hlc.milliseconds) - serverTime
         return .init(
             .unprocessableContent, .clockSkew,
-            "a change is stamped \(ahead) s ahead of the server's clock (limit \(bound / 1000) s): "
+            "a change is stamped \(seconds(ahead)) s ahead of the server's clock (limit \(seconds(bound)) s): "
                 + "correct the device clock by the serverTime in this response, treat changes up to highestSeq as "
                 + "acknowledged, re-stamp the rest and push again",
             highestSeq: highestSeq, generation: generation)

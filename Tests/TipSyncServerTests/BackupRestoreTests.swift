@@ -68,9 +68,11 @@ import TipSync
                 let page = try decode(PullResponse.self, $0.body)
                 #expect(page.changes.count == 5 && !page.more)
             }
-            // A bare position (a cursor from a server before generations existed) is still read, and
-            // still checked against the end of the log; anything else unreadable is refused.
-            for (cursor, status) in [("1", HTTPResponse.Status.ok), ("999", .badRequest), ("a.b.1", .badRequest)] {
+            // A bare position (a cursor from a server before generations existed, when positions were
+            // server-wide) is refused like anything else this server did not mint.
+            for (cursor, status) in [
+                ("1", HTTPResponse.Status.badRequest), ("999", .badRequest), ("a.b.1", .badRequest),
+            ] {
                 try await client.execute(
                     uri: "/v1/pull?cursor=\(cursor)", method: .get, headers: fixture.headers("laptop")
                 ) {

@@ -144,7 +144,7 @@ import TipSyncTestSupport
         let token = try #require(fixture.tokens["phone"])
         try await app.test(.router) { client in
             try await client.execute(
-                uri: "/v1/pull?cursor=0&access_token=\(token)&key=tsa_adminsecret", method: .get,
+                uri: "/v1/pull?limit=10&access_token=\(token)&key=tsa_adminsecret", method: .get,
                 headers: fixture.headers("phone")
             ) { #expect($0.status == .ok) }
             try await client.execute(uri: "/health?token=\(token)", method: .get) { #expect($0.status == .ok) }

@@ -67,7 +67,7 @@ extension TipsReplica {
     public func setParameter(_ id: String, to value: JSONValue) throws {
         try core.withLock { core in
             if core.parameters[id]?.isTransient == true {
-                core.transientValues[id] = value
+                core.transientValues[id] = value.canonicalNumbers
                 notifyObservers(&core)
             } else {
                 _ = try commitLocal(&core, [.parameter(id: id, value: value)])

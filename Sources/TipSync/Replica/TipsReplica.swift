@@ -128,7 +128,10 @@ public final class TipsReplica: Sendable {
                 for operation in makeOperations(core) {
                     let hlc = core.hlc.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                     let change = Change(
-                        device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc, operation: operation)
+                        device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc,
+                        operation: operation.canonicalNumbers)
+                    // What the server would refuse is never written: the whole call fails, nothing stored.
+                    if let violation = change.violation { throw violation }
                     _ = merge.apply(&core.state, change, core.donationLimits)
                     if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
                         core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)

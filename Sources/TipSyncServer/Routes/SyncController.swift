@@ -44,10 +44,9 @@ struct SyncController: Sendable {
         }
         let serverTime = now()
         for (index, change) in changes.enumerated() {
-            guard change.seq >= 1 else {
-                throw SyncError.invalidChange(
-                    "changes[\(index)].seq: a sequence number is an integer from 1 (the device's first change), got \(change.seq)"
-                )
+            // Field rules beyond JSON types (protocol.md, section 3): refused, never altered.
+            if let violation = change.violation {
+                throw SyncError.invalidChange("changes[\(index)].\(violation.field): \(violation.message)")
             }
             // Names compare as sequences of Unicode scalars, never normalized (protocol.md, section 1).
             guard change.device.unicodeScalars.elementsEqual(identity.device.unicodeScalars) else {
@@ -149,15 +148,18 @@ struct SyncController: Sendable {
         guard let highest = try await store.highestSeq(account: identity.accountID, device: name) else {
             throw SyncError.notFound("no device '\(name)' in this account")
         }
-        return Self.json(text: #"{"device":\#(Self.quoted(name)),"highestSeq":\#(highest)}"#)
+        return Self.json(
+            text: #"{"device":\#(Self.quoted(name)),"highestSeq":\#(highest),"serverTime":\#(now())}"#)
     }
 
     // MARK: Helpers
 
-    /// A pull's cursor: `GENERATION.POSITION` as minted by ``Cursor/text(_:)``. No cursor means the
-    /// start (position 0); a bare position is a cursor from a server before generations existed.
+    /// A pull's cursor: `GENERATION.POSITION` as minted by ``Cursor/text(_:)``, the position counted
+    /// within the caller's account. No cursor means the start (position 0). A bare position (a cursor
+    /// from a server before generations existed, when positions were server-wide) is refused: it
+    /// cannot be mapped onto per-account positions.
     struct Cursor {
-        /// `nil`: no cursor, or a bare position (nothing to compare).
+        /// `nil`: no cursor.
         var generation: String?
         var position: Int64
 
@@ -167,14 +169,11 @@ struct SyncController: Sendable {
     static func cursor(_ text: String?) throws -> Cursor {
         guard let text else { return Cursor(generation: nil, position: 0) }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        let generation = parts.count == 2 ? String(parts[0]) : nil
-        guard parts.count <= 2, generation?.isEmpty != true, let position = Int64(parts[parts.count - 1]),
-            position >= 0
-        else {
+        guard parts.count == 2, !parts[0].isEmpty, let position = Int64(parts[1]), position >= 0 else {
             throw SyncError.invalidCursor(
                 "'\(text)' is not a cursor this server minted; pull without a cursor to start over")
         }
-        return Cursor(generation: generation, position: position)
+        return Cursor(generation: String(parts[0]), position: position)
     }
 
     /// Refuses a readable cursor that this database's log cannot have minted: one from before the
@@ -216,12 +215,11 @@ struct SyncController: Sendable {
             return .invalidChange("\(path(context.codingPath)): \(context.debugDescription)")
         case .keyNotFound(let key, let context):
             return .invalidChange("\(path(context.codingPath + [key])): missing")
-        case .typeMismatch(let type, let context):
-            return .invalidChange("\(path(context.codingPath)): expected \(type)")
-        case .valueNotFound(let type, let context):
-            return .invalidChange("\(path(context.codingPath)): expected \(type), got null")
+        // The decoder's descriptions speak JSON ("expected a string, found a number"), never Swift types.
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return .invalidChange("\(path(context.codingPath)): \(context.debugDescription)")
         @unknown default:
-            return .malformedJSON("\(error)")
+            return .malformedJSON("the body is not a valid push request")
         }
     }
 

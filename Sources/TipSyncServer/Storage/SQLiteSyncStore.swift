@@ -48,6 +48,33 @@ public struct SQLiteSyncStore: SyncStore {
                     INSERT INTO server_meta (key, value) VALUES ('cursorGeneration', lower(hex(randomblob(8))));
                     """)
         }
+        // Positions were one sequence for the whole server, so a cursor showed how much other
+        // accounts wrote. Now each account numbers its own changes 1, 2, 3… (`nextPosition` is the
+        // last handed out). Existing entries are renumbered in their order, and the cursor
+        // generation rotates: every old cursor is refused once and its device pulls from the start
+        // (merging is idempotent, so that costs bytes, never correctness).
+        migrator.registerMigration("v3-per-account-positions") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE account ADD COLUMN nextPosition INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE change_v3 (
+                        account INTEGER NOT NULL, position INTEGER NOT NULL, device TEXT NOT NULL,
+                        seq INTEGER NOT NULL, hlc INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
+                        PRIMARY KEY (account, position), UNIQUE (account, device, seq));
+                    INSERT INTO change_v3 (account, position, device, seq, hlc, kind, body)
+                        SELECT account, ROW_NUMBER() OVER (PARTITION BY account ORDER BY position),
+                            device, seq, hlc, kind, body
+                        FROM change;
+                    UPDATE account SET
+                        compactedThrough = (
+                            SELECT COUNT(*) FROM change
+                            WHERE change.account = account.id AND change.position <= account.compactedThrough),
+                        nextPosition = (SELECT COUNT(*) FROM change WHERE change.account = account.id);
+                    DROP TABLE change;
+                    ALTER TABLE change_v3 RENAME TO change;
+                    UPDATE server_meta SET value = lower(hex(randomblob(8))) WHERE key = 'cursorGeneration';
+                    """)
+        }
         return migrator
     }
 
@@ -106,8 +133,13 @@ public struct SQLiteSyncStore: SyncStore {
                     arguments: [identity.accountID, identity.device]) ?? 0
             var accepted = 0
             var duplicates = 0
+            // The account's own position counter: cursors say nothing about other accounts.
+            var position =
+                try Int64.fetchOne(
+                    db, sql: "SELECT nextPosition FROM account WHERE id = ?", arguments: [identity.accountID]) ?? 0
             let insert = try db.cachedStatement(
-                sql: "INSERT INTO change (account, device, seq, hlc, kind, body) VALUES (?, ?, ?, ?, ?, ?)")
+                sql: "INSERT INTO change (account, position, device, seq, hlc, kind, body) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            )
             for (change, body) in zip(changes, bodies) {
                 if change.seq <= highest {
                     duplicates += 1
@@ -116,13 +148,17 @@ public struct SQLiteSyncStore: SyncStore {
                 guard change.seq == highest + 1 else {
                     throw SyncError.sequenceGap(expected: highest + 1, got: change.seq)
                 }
+                position += 1
                 try insert.execute(arguments: [
-                    identity.accountID, identity.device, change.seq, change.hlc.rawValue, change.kind.rawValue, body,
+                    identity.accountID, position, identity.device, change.seq, change.hlc.rawValue,
+                    change.kind.rawValue, body,
                 ])
                 highest = change.seq
                 accepted += 1
             }
             if accepted > 0 {
+                try db.execute(
+                    sql: "UPDATE account SET nextPosition = ? WHERE id = ?", arguments: [position, identity.accountID])
                 try db.execute(
                     sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?",
                     arguments: [highest, identity.accountID, identity.device])
@@ -133,9 +169,11 @@ public struct SQLiteSyncStore: SyncStore {
 
     public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
         try await pool.read { db in
-            let compactedThrough =
-                try Int64.fetchOne(db, sql: "SELECT compactedThrough FROM account WHERE id = ?", arguments: [account])
-                ?? 0
+            let counters = try Row.fetchOne(
+                db, sql: "SELECT compactedThrough, nextPosition FROM account WHERE id = ?", arguments: [account])
+            let compactedThrough: Int64 = counters?["compactedThrough"] ?? 0
+            // The highest position handed out for this account (a restored backup rewinds it).
+            let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
             let snapshot = cursor < compactedThrough
             let start = snapshot ? 0 : cursor
             let rows = try Row.fetchAll(
@@ -143,12 +181,9 @@ public struct SQLiteSyncStore: SyncStore {
                 sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
                 arguments: [account, start, limit + 1])
             let page = rows.prefix(limit)
-            let lastStored =
-                try Int64.fetchOne(
-                    db, sql: "SELECT MAX(position) FROM change WHERE account = ?", arguments: [account]) ?? 0
             return PullPage(
                 bodies: page.map { $0["body"] }, cursor: page.last?["position"] ?? start, more: rows.count > limit,
-                snapshot: snapshot, logEnd: max(lastStored, compactedThrough),
+                snapshot: snapshot, logEnd: max(lastHandedOut, compactedThrough),
                 generation: try Self.cursorGeneration(db))
         }
     }
@@ -181,7 +216,8 @@ public struct SQLiteSyncStore: SyncStore {
             let dropped = LogCompaction.superseded(entries)
             guard let highest = dropped.max() else { return 0 }
             for position in dropped {
-                try db.execute(sql: "DELETE FROM change WHERE position = ?", arguments: [position])
+                try db.execute(
+                    sql: "DELETE FROM change WHERE account = ? AND position = ?", arguments: [account, position])
             }
             try db.execute(
                 sql: "UPDATE account SET compactedThrough = MAX(compactedThrough, ?) WHERE id = ?",
