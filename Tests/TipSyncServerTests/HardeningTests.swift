@@ -226,55 +226,65 @@ import TipSyncTestSupport
 
     // MARK: Connections (real sockets)
 
+    /// A real `tipsync-server` process with an account `conn` and a token for `phone`: connection
+    /// tests run against their own process, so their sockets are out of reach of everything else
+    /// the test process runs at the same time.
+    static func processServer(_ arguments: [String]) async throws -> (
+        server: CrashConsistencyTests.ServerUnderTest, token: String
+    ) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-conn-\(UUID())")
+        let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
+        _ = try await ServerProcessTests.run(["accounts", "create", "conn", "--database", database])
+        let token = try await ServerProcessTests.run([
+            "tokens", "create", "--account", "conn", "--device", "phone", "--database", database,
+        ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        return (try await CrashConsistencyTests.ServerUnderTest.start(database: database, arguments: arguments), token)
+    }
+
     /// Connections that send nothing, only a CRLF, HTTP/0.9 junk or half a head were held forever.
     @Test(arguments: ["", "\r\n", "GET /\r\n", "GET /health HTTP/1.1\r\nHost: x\r\n"])
     func aConnectionWithoutACompleteHeadIsClosed(_ sent: String) async throws {
-        let fixture = try await ServerFixture.make()
-        var configuration = ServerConfiguration()
-        configuration.requestHeadTimeoutSeconds = 0.3
-        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        let (server, _) = try await Self.processServer(["--request-head-timeout", "0.3"])
         let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
         connection.send(sent)
         let (_, closed) = await connection.readUntilClosed(within: 20)
         #expect(closed)
-        #expect(await server.healthy())
-        await server.stop()
+        #expect(try await RawConnection.exchange(port: server.port, method: "GET", path: "/health").status == 200)
+        await server.kill()
     }
 
     /// `Content-Length: 10000000000` and no body: refused at once with a JSON 413, connection closed.
     @Test func aDeclaredBodyAboveTheLimitIsRefusedAtOnce() async throws {
-        let fixture = try await ServerFixture.make()
-        var configuration = ServerConfiguration()
-        configuration.requestBodyTimeoutSeconds = 600  // the refusal, not a timeout, must close it
-        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        // The refusal, not a timeout, must close it.
+        let (server, token) = try await Self.processServer(["--request-body-timeout", "600"])
         let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
         connection.send(
-            "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(fixture.tokens["phone"]!)\r\n"
+            "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n")
         let (text, closed) = await connection.readUntilClosed(within: 20)
         #expect(closed)
         #expect(text.hasPrefix("HTTP/1.1 413"))
         #expect(text.contains(#""code":"body_too_large""#))
-        await server.stop()
+        await server.kill()
     }
 
     @Test func aBodyThatNeverEndsIsClosed() async throws {
-        let fixture = try await ServerFixture.make()
-        var configuration = ServerConfiguration()
-        configuration.requestBodyTimeoutSeconds = 0.3
-        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        let (server, token) = try await Self.processServer(["--request-body-timeout", "0.3"])
         for head in [
             "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"cha\r\n", "Content-Length: 100\r\n\r\n{\"changes\":",
         ] {
             let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
             connection.send(
-                "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(fixture.tokens["phone"]!)\r\n"
+                "POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
                     + "Content-Type: application/json\r\n" + head)
             let (_, closed) = await connection.readUntilClosed(within: 20)
             #expect(closed)
         }
-        #expect(try await fixture.store.logCount(account: fixture.accountID) == 0)
-        await server.stop()
+        // Nothing stored: the device's highest stored seq is still 0.
+        let device = try await RawConnection.exchange(
+            port: server.port, method: "GET", path: "/v1/devices/phone", headers: ["Authorization": "Bearer \(token)"])
+        #expect(String(decoding: device.body, as: UTF8.self).contains(#""highestSeq":0"#))
+        await server.kill()
     }
 
     @Test func bytesTheParserCannotReadGetAJSONError() async throws {
@@ -315,31 +325,57 @@ import TipSyncTestSupport
     }
 
     /// A long-polling client that closed its side was released only ~19 s later; live streams too.
+    /// A real `tipsync-server` process: its sockets are its own, out of reach of anything else the
+    /// test process does with descriptors; the counts are read from its `/metrics`.
     @Test func clientsThatLeaveAreReleasedAtOnceAndCountedCorrectly() async throws {
-        let fixture = try await ServerFixture.make()
-        let server = try await LiveServer.start(store: fixture.store)
-        let token = fixture.tokens["laptop"]!
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-leave-\(UUID())")
+        let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
+        #expect(try await ServerProcessTests.run(["accounts", "create", "leave", "--database", database]).status == 0)
+        let token = try await ServerProcessTests.run([
+            "tokens", "create", "--account", "leave", "--device", "laptop", "--database", database,
+        ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try await CrashConsistencyTests.ServerUnderTest.start(database: database)
+        let port = server.port
+        @Sendable func counts() async throws -> (longPolls: Double?, live: Double?) {
+            let text = String(
+                decoding: try await RawConnection.exchange(port: port, method: "GET", path: "/metrics").body,
+                as: UTF8.self)
+            func value(_ name: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+                    Double($0.dropFirst(name.count + 1))
+                }
+            }
+            return (value("tipsync_long_polls"), value("tipsync_live_connections"))
+        }
         var clients: [RawConnection] = []
         for index in 0..<40 {
-            let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+            let connection = try await offPool { try RawConnection(port: port) }
             let target = index.isMultiple(of: 2) ? "/v1/pull?wait=60" : "/v1/live"
             connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
             clients.append(connection)
         }
-        try await waitUntil { server.notifier.count == 40 }
-        try await waitUntil {
-            server.metric("tipsync_long_polls") == 20 && server.metric("tipsync_live_connections") == 20
-        }
+        try await eventually { try await counts() == (20, 20) }
         for client in clients { client.shutdownWrite() }
-        try await waitUntil { server.notifier.count == 0 }
-        try await waitUntil {
-            server.metric("tipsync_long_polls") == 0 && server.metric("tipsync_live_connections") == 0
-        }
+        try await eventually { try await counts() == (0, 0) }
         for client in clients {
             let (text, closed) = await client.readUntilClosed(within: 20)
             #expect(closed, "still open after: \(text.suffix(200))")
         }
-        await server.stop()
+        await server.kill()
+    }
+}
+
+/// ``waitUntil(_:sourceLocation:)`` for a condition that must ask over the network.
+func eventually(_ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation)
+    async throws
+{
+    let deadline = ContinuousClock.now + .seconds(20)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not reached within 20 s", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(20))
     }
 }
 
