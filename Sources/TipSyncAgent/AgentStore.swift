@@ -82,33 +82,10 @@ public struct AgentStore: Sendable, Hashable {
 
     /// Decodes and validates a catalog file.
     static func decodeCatalog(_ data: Data, name: String) throws -> Catalog {
-        let catalog: Catalog
         do {
-            catalog = try JSONCoding.decode(Catalog.self, from: data)
-        } catch let error as DecodingError {
-            throw AgentError(code: "bad-catalog", message: "\(name) is not a valid catalog: \(Self.explain(error))")
+            return try Catalog(validating: data)
         } catch {
             throw AgentError(code: "bad-catalog", message: "\(name) is not a valid catalog: \(error)")
-        }
-        do {
-            try catalog.validate()
-        } catch {
-            throw AgentError(code: "bad-catalog", message: "\(name): \(error)")
-        }
-        return catalog
-    }
-
-    static func explain(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return keys.isEmpty ? "" : " at \(keys)"
-        }
-        switch error {
-        case .dataCorrupted(let context): return "malformed JSON\(path(context))"
-        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)'\(path(context))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "\(context.debugDescription)\(path(context))"
-        @unknown default: return "\(error)"
         }
     }
 

@@ -35,9 +35,49 @@ public struct Catalog: Sendable, Hashable, Codable {
         public var description: String
     }
 
-    /// Checks ids are unique and every rule names a declared parameter and every group a declared tip.
-    public func validate() throws {
-        func unique(_ ids: [String], _ what: String) throws {
+    /// Reads a catalog file: JSON text, decoded and validated, every problem reported in protocol
+    /// terms with the field's path (`displayFrequency: unknown display frequency 'fortnightly'…`).
+    public init(validating data: some Collection<UInt8>) throws(ValidationError) {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(data)
+        } catch {
+            throw ValidationError(description: "\(error)")
+        }
+        do {
+            self = try JSONValueDecoder().decode(Catalog.self, from: json)
+        } catch let error as DecodingError {
+            let path = error.fieldPath
+            throw ValidationError(description: path.isEmpty ? error.reason : "\(path): \(error.reason)")
+        } catch {
+            throw ValidationError(description: "\(error)")
+        }
+        try validate()
+    }
+
+    /// Checks ids are unique, every rule names a declared parameter and event, every group a declared
+    /// tip, and every count, duration and interval is finite and not negative (`protocol.md` §13).
+    public func validate() throws(ValidationError) {
+        func nonNegative(_ value: Double?, _ path: String) throws(ValidationError) {
+            guard let value else { return }
+            guard value.isFinite, value >= 0 else {
+                throw ValidationError(description: "\(path): must be a number of seconds, 0 or more, got \(value)")
+            }
+        }
+        func nonNegative(_ value: Int?, _ path: String) throws(ValidationError) {
+            guard let value else { return }
+            guard value >= 0 else { throw ValidationError(description: "\(path): must be 0 or more, got \(value)") }
+        }
+        try nonNegative(displayFrequency?.interval, "displayFrequency")
+        for (index, event) in events.enumerated() {
+            try nonNegative(event.donationLimit?.maximumCount, "events[\(index)].donationLimit.maximumCount")
+            try nonNegative(event.donationLimit?.maximumAge, "events[\(index)].donationLimit.maximumAge")
+        }
+        for (index, tip) in tips.enumerated() {
+            try nonNegative(tip.options.maxDisplayCount, "tips[\(index)].options.maxDisplayCount")
+            try nonNegative(tip.options.maxDisplayDuration, "tips[\(index)].options.maxDisplayDuration")
+        }
+        func unique(_ ids: [String], _ what: String) throws(ValidationError) {
             var seen = Set<String>()
             for id in ids where !seen.insert(id).inserted {
                 throw ValidationError(description: "duplicate \(what) id '\(id)'")
@@ -48,10 +88,14 @@ public struct Catalog: Sendable, Hashable, Codable {
         try unique(events.map(\.id), "event")
         try unique(groups.map(\.id), "group")
         let parameterIDs = Set(parameters.map(\.id))
+        let eventIDs = Set(events.map(\.id))
         for tip in tips {
             for rule in tip.rules {
                 if let missing = rule.parameterIDs.subtracting(parameterIDs).sorted().first {
                     throw ValidationError(description: "tip '\(tip.id)' uses undeclared parameter '\(missing)'")
+                }
+                if let missing = rule.eventIDs.subtracting(eventIDs).sorted().first {
+                    throw ValidationError(description: "tip '\(tip.id)' uses undeclared event '\(missing)'")
                 }
             }
         }
@@ -61,5 +105,12 @@ public struct Catalog: Sendable, Hashable, Codable {
                 throw ValidationError(description: "group '\(group.id)' names unknown tip '\(missing)'")
             }
         }
+    }
+}
+
+extension Catalog {
+    /// Each event's donation limit, for ``ReplicaState/apply(_:donationLimits:)`` and rule evaluation.
+    public var donationLimits: [String: DonationLimit] {
+        Dictionary(events.compactMap { event in event.donationLimit.map { (event.id, $0) } }) { first, _ in first }
     }
 }

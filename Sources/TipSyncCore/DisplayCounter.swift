@@ -13,6 +13,16 @@ public struct DisplayCounter: Sendable, Hashable {
             self.device = device
             self.epoch = epoch
         }
+
+        /// Devices are distinct by code points: `é` and `e` + U+0301 are two devices, each with its counter.
+        public static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.epoch == rhs.epoch && lhs.device.utf8.elementsEqual(rhs.device.utf8)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(epoch)
+            for byte in device.utf8 { hasher.combine(byte) }
+        }
     }
 
     public var count: Int64

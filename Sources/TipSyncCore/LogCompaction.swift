@@ -27,14 +27,16 @@ public enum LogCompaction {
             return nil
         }.max()
 
-        var latestParameter: [String: Entry] = [:]
-        var latestEligibility: [String: Entry] = [:]
-        var latestEligible: [String: Entry] = [:]
-        var latestDisplay: [String: Entry] = [:]
-        var latestDeletion: [String: Entry] = [:]
-        var donations: [String: [Entry]] = [:]
+        // Keyed by UTF-8 bytes: ids are distinct by code points, and Swift's String equality would
+        // treat canonically equivalent ids (`é`, `e` + U+0301) as one.
+        var latestParameter: [[UInt8]: Entry] = [:]
+        var latestEligibility: [[UInt8]: Entry] = [:]
+        var latestEligible: [[UInt8]: Entry] = [:]
+        var latestDisplay: [[UInt8]: Entry] = [:]
+        var latestDeletion: [[UInt8]: Entry] = [:]
+        var donations: [[UInt8]: [Entry]] = [:]
 
-        func keepLatest(_ entry: Entry, in table: inout [String: Entry], key: String) {
+        func keepLatest(_ entry: Entry, in table: inout [[UInt8]: Entry], key: [UInt8]) {
             if let current = table[key] {
                 if current.change.stamp < entry.change.stamp {
                     dropped.insert(current.position)
@@ -57,7 +59,7 @@ public enum LogCompaction {
                 if let reset, epochPrecedes(epoch, reset) {
                     dropped.insert(entry.position)
                 } else {
-                    let key = "\(tip)\u{0}\(entry.change.device)\u{0}\(epoch?.description ?? "")"
+                    let key = Array("\(tip)\u{0}\(entry.change.device)\u{0}\(epoch?.description ?? "")".utf8)
                     keepLatest(entry, in: &latestDisplay, key: key)
                 }
                 continue
@@ -68,8 +70,9 @@ public enum LogCompaction {
             }
             switch entry.change.operation {
             case .parameter(let id, _):
-                keepLatest(entry, in: &latestParameter, key: id)
-            case .eligibility(let tip, let state):
+                keepLatest(entry, in: &latestParameter, key: Array(id.utf8))
+            case .eligibility(let tipID, let state):
+                let tip = Array(tipID.utf8)
                 // Kept if it is the latest write or the latest `eligible`; decided after the scan.
                 if state == .eligible {
                     if let current = latestEligible[tip], current.change.stamp > stamp {
@@ -82,9 +85,9 @@ public enum LogCompaction {
                     latestEligibility[tip] = entry
                 }
             case .donation(let event, _, _, _):
-                donations[event, default: []].append(entry)
+                donations[Array(event.utf8), default: []].append(entry)
             case .donationsDeleted(let event):
-                keepLatest(entry, in: &latestDeletion, key: event)
+                keepLatest(entry, in: &latestDeletion, key: Array(event.utf8))
             case .display, .datastoreReset:
                 break
             }

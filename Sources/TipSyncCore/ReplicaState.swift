@@ -131,7 +131,12 @@ extension ReplicaState {
         let epoch = displayEpoch(of: tip)
         var count: Int64 = 0
         var duration: Double = 0
-        for (key, counter) in counters where key.epoch == epoch {
+        // Summed in device order (UTF-8 bytes): floating-point addition is not associative, and
+        // dictionary order differs between replicas, so any other order could differ in the last bit.
+        let current = counters.filter { $0.key.epoch == epoch }.sorted {
+            $0.key.device.utf8.lexicographicallyPrecedes($1.key.device.utf8)
+        }
+        for (_, counter) in current {
             // Saturating: counts are client-supplied, and no client value may trap.
             let (sum, overflow) = count.addingReportingOverflow(counter.count)
             count = overflow ? (counter.count > 0 ? .max : .min) : sum

@@ -366,16 +366,23 @@ enum RuleOperations {
             throw RuleEvaluationError(
                 description: "'\(op.rawValue)' needs numbers, got \(lhs.canonicalText) and \(rhs.canonicalText)")
         }
+        let result: Double
         switch op {
-        case .add: return .double(a + b)
-        case .subtract: return .double(a - b)
-        case .multiply: return .double(a * b)
-        case .divide: return .double(a / b)
+        case .add: result = a + b
+        case .subtract: result = a - b
+        case .multiply: result = a * b
+        case .divide: result = a / b
         }
+        // Infinities and NaN are not JSON numbers: division by zero or overflow is an evaluation error.
+        guard result.isFinite else {
+            throw RuleEvaluationError(
+                description: "'\(op.rawValue)' of \(lhs.canonicalText) and \(rhs.canonicalText) is not a finite number")
+        }
+        return JSONValue.double(result).canonicalNumbers
     }
 
     /// Groups by the field's value and picks the largest (or smallest) group; ties go to the group
-    /// whose value's canonical JSON sorts first, so every replica picks the same one.
+    /// whose value's canonical JSON text sorts first by UTF-8 bytes, so every replica picks the same one.
     static func subset(_ donations: RuleDonationList, field: String, largest: Bool) -> RuleDonationList {
         var groups: [JSONValue: [Donation]] = [:]
         donations.visitEach { groups[Self.field(field, of: $0), default: []].append($0) }
@@ -383,7 +390,7 @@ enum RuleOperations {
             if a.value.count != b.value.count {
                 return largest ? a.value.count > b.value.count : a.value.count < b.value.count
             }
-            return a.key.canonicalText < b.key.canonicalText
+            return a.key.canonicalText.utf8.lexicographicallyPrecedes(b.key.canonicalText.utf8)
         }
         return RuleDonationList(base: ArraySlice(best?.value ?? []))
     }

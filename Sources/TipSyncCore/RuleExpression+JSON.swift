@@ -58,7 +58,9 @@ extension RuleExpression: Codable {
         case "param": self = .parameter(try string(argument))
         case "donations": self = .donations(try string(argument))
         case "field": self = .field(try string(argument))
-        case "now": self = .now
+        case "now":
+            guard argument == .bool(true) else { throw FormatError(description: "'now' takes true: {\"now\": true}") }
+            self = .now
         case "not": self = .not(try RuleExpression(json: argument))
         case "and", "or":
             guard case .array(let items) = argument else { throw FormatError(description: "'\(op)' takes an array") }
@@ -85,17 +87,26 @@ extension RuleExpression: Codable {
 
     private static let units: [String: Double] = ["minute": 60, "hour": 3600, "day": 86_400, "week": 604_800]
 
+    /// A `donatedWithin` window: a number of seconds, a unit name, or `{"<unit>s": n}`; finite and not negative.
     private static func seconds(_ json: JSONValue) throws -> Double {
-        if let number = json.number { return number }
-        if case .string(let unit) = json, let seconds = units[unit] { return seconds }
-        if case .object(let members) = json, members.count == 1, let (key, value) = members.first,
+        var seconds: Double?
+        if let number = json.number {
+            seconds = number
+        } else if case .string(let unit) = json {
+            seconds = units[unit]
+        } else if case .object(let members) = json, members.count == 1, let (key, value) = members.first,
             key.hasSuffix("s"), let unit = units[String(key.dropLast())], let count = value.number
         {
-            return unit * count
+            seconds = unit * count
         }
-        throw FormatError(
-            description:
-                "donatedWithin needs seconds, \"minute\"/\"hour\"/\"day\"/\"week\", or {\"days\": n} and the like")
+        guard let seconds, seconds.isFinite, seconds >= 0 else {
+            throw FormatError(
+                description:
+                    "donatedWithin's window is a number of seconds (0 or more), \"minute\", \"hour\", \"day\", \"week\", "
+                    + "or one of {\"minutes\": n}, {\"hours\": n}, {\"days\": n}, {\"weeks\": n}; got \(json.canonicalText)"
+            )
+        }
+        return seconds
     }
 
     /// The JSON form.

@@ -14,5 +14,16 @@ public struct Stamp: Hashable, Comparable, Sendable, Codable, CustomStringConver
         return lhs.device.utf8.lexicographicallyPrecedes(rhs.device.utf8)
     }
 
+    /// Device ids are equal when their code points are (never by canonical equivalence, as Swift's
+    /// `String ==` would have it), consistent with `<`.
+    public static func == (lhs: Stamp, rhs: Stamp) -> Bool {
+        lhs.hlc == rhs.hlc && lhs.device.utf8.elementsEqual(rhs.device.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hlc)
+        for byte in device.utf8 { hasher.combine(byte) }
+    }
+
     public var description: String { "\(hlc)@\(device)" }
 }

@@ -96,3 +96,16 @@ public struct StatusEvaluator: RuleContext {
         return nil
     }
 }
+
+extension StatusEvaluator {
+    /// An evaluator configured by a catalog: its parameter defaults, donation limits and display
+    /// frequency (no transient values, no testing overrides) — how the server, a conformance runner
+    /// or any other reader that is not a device computes an account's tips.
+    public init(state: ReplicaState, catalog: Catalog, now: Double, ruleCache: RuleCache? = nil) {
+        self.init(
+            state: state,
+            parameterDefaults: Dictionary(catalog.parameters.map { ($0.id, $0.defaultValue) }) { first, _ in first },
+            donationLimits: catalog.donationLimits, displayFrequency: catalog.displayFrequency ?? .immediate,
+            now: now, ruleCache: ruleCache)
+    }
+}

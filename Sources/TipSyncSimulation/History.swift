@@ -99,12 +99,20 @@ public struct History: Codable, Hashable, Sendable {
             ParameterDefinition(id: "level", defaultValue: .int(0)),
             ParameterDefinition(id: "plan", defaultValue: .string("free")),
         ],
+        events: [
+            EventDefinition(id: "opened"),
+            // A donation limit, so trimming meets deletions, resets and compaction in every history.
+            EventDefinition(id: "viewed", donationLimit: DonationLimit(maximumCount: 3)),
+        ],
         tips: [
             TipDefinition(id: "plain", title: "No rules"),
             TipDefinition(id: "twice", title: "Max two displays", options: TipOptions(maxDisplayCount: 2)),
             TipDefinition(
                 id: "counted", title: "Needs three opens",
                 rules: [.compare(.greaterOrEqual, .count(.donations("opened")), .literal(.int(3)))]),
+            TipDefinition(
+                id: "viewed-twice", title: "Needs two of the three latest views",
+                rules: [.compare(.greaterOrEqual, .count(.donations("viewed")), .literal(.int(2)))]),
             TipDefinition(
                 id: "leveled", title: "Needs level 2 on the free plan",
                 rules: [

@@ -69,7 +69,8 @@ struct Expected {
     var eligibility: [String: Versioned<EligibilityState>] = [:]
     var resets: [String: Stamp] = [:]
     var deletions: [String: Stamp] = [:]
-    var donations: [String: Set<String>] = [:]
+    /// Surviving donations per event: id → date.
+    var donations: [String: [String: Int64]] = [:]
     var displays: [String: [(device: String, epoch: Stamp?, count: Int64, stamp: Stamp)]] = [:]
 
     init(log: [Change]) {
@@ -96,10 +97,10 @@ struct Expected {
             }
         }
         for change in log where survives(change.stamp) {
-            if case .donation(let event, let id, _, _) = change.operation,
+            if case .donation(let event, let id, let date, _) = change.operation,
                 deletions[event].map({ change.stamp > $0 }) ?? true
             {
-                donations[event, default: []].insert(id)
+                donations[event, default: [:]][id] = date
             }
         }
     }
@@ -149,13 +150,28 @@ struct Expected {
         }
         for event in Set(donations.keys).union(state.events.keys) {
             let held = state.events[event]?.donations.map(\.id) ?? []
-            let expected = donations[event] ?? []
+            let expected = donations[event] ?? [:]
             if held.count != Set(held).count {
                 found.append("nothing doubled: \(device) holds a donation of \(event) twice")
             }
-            if Set(held) != expected {
+            // A donation limit lets a replica drop what can never be visible again; what rules see —
+            // the newest `maximumCount` by (date, id) — must still be exactly the expected newest.
+            let limit = catalog.donationLimits[event]?.maximumCount
+            func newest(_ dates: [(id: String, date: Int64)]) -> Set<String> {
+                let sorted = dates.sorted {
+                    $0.date != $1.date ? $0.date < $1.date : $0.id.utf8.lexicographicallyPrecedes($1.id.utf8)
+                }
+                return Set(sorted.suffix(limit ?? sorted.count).map(\.id))
+            }
+            let heldDates = state.events[event]?.donations.map { (id: $0.id, date: $0.date) } ?? []
+            if !Set(held).isSubset(of: expected.keys) {
+                found.append("nothing invented: \(device) holds a donation of \(event) nobody made or that was deleted")
+            } else if limit == nil
+                ? Set(held) != Set(expected.keys) : newest(heldDates) != newest(expected.map { ($0.key, $0.value) })
+            {
                 found.append(
-                    "nothing lost: \(device) holds \(held.count) donations of \(event), expected \(expected.count)")
+                    "nothing lost: \(device) holds \(held.count) donations of \(event), expected \(expected.count)"
+                        + (limit.map { " (the newest \($0) visible)" } ?? ""))
             }
         }
         for tip in Set(displays.keys).union(state.displays.keys) {

@@ -21,43 +21,68 @@ struct LoadTest: AsyncParsableCommand {
     var workers = 32
     @Option(help: "Seconds of workload.") var seconds = 60
 
+    @Option(help: "Rounds of the workload against the same server: memory that grows round after round is a leak.")
+    var rounds = 2
+
     func run() async throws {
         let server = try await BenchServer.start(port: port)
         defer { server.stop() }
-        var tokens: [String] = []
-        for account in 0..<max(1, devices / perAccount) {
-            let names = (0..<perAccount).map { "d\($0)" }
-            let byName = try await server.account("load-\(account)", devices: names)
-            tokens += names.map { "\(account)/\($0)/\(byName[$0]!)" }
+        // Each round's devices are new (fresh accounts, sequence numbers from 1).
+        var files: [URL] = []
+        for round in 1...max(1, rounds) {
+            var tokens: [String] = []
+            for account in 0..<max(1, devices / perAccount) {
+                let names = (0..<perAccount).map { "d\($0)" }
+                let byName = try await server.account("load-\(round)-\(account)", devices: names)
+                tokens += names.map { "\(account)/\($0)/\(byName[$0]!)" }
+            }
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "tipsync-load-\(UUID().uuidString)")
+            try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            files.append(file)
         }
         let start = residentMemoryBytes()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-load-\(UUID().uuidString)")
-        try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        child.arguments = [
-            "load-clients", "--port", String(port), "--tokens", file.path, "--workers", String(workers),
-            "--seconds", String(seconds),
-        ]
-        let output = Pipe()
-        child.standardOutput = output
-        try child.run()
-        let report = Task.detached {
-            String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        var afterRounds: [Int] = []
+        var peaks: [Int] = []
+        for (round, file) in zip(1..., files) {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            child.arguments = [
+                "load-clients", "--port", String(port), "--tokens", file.path, "--workers", String(workers),
+                "--seconds", String(seconds),
+            ]
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            let report = Task.detached {
+                String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            }
+            var peak = residentMemoryBytes()
+            while child.isRunning {
+                peak = max(peak, residentMemoryBytes())
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let summary = await report.value
+            // Every connection has closed with the child; give the server a moment to release them.
+            try await Task.sleep(for: .seconds(2))
+            afterRounds.append(residentMemoryBytes())
+            peaks.append(peak)
+            print("round \(round): " + summary.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        var peak = start
-        while child.isRunning {
-            peak = max(peak, residentMemoryBytes())
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let summary = await report.value
-        // Every connection has closed with the child; give the server a moment to release them.
-        try await Task.sleep(for: .seconds(2))
-        let after = residentMemoryBytes()
+        // glibc keeps freed memory in its arenas instead of returning it to the system; what a trim
+        // gives back was free, not leaked.
+        #if canImport(Glibc)
+            // `malloc_trim` is in <malloc.h>, which the Glibc module does not export.
+            if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") {
+                _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+            }
+        #endif
+        let trimmed = residentMemoryBytes()
+        func mib(_ bytes: Int) -> String { "\(bytes / 1_048_576) MiB" }
         print(
-            summary.trimmingCharacters(in: .whitespacesAndNewlines)
-                + "; server RSS start \(start / 1_048_576) MiB, peak \(peak / 1_048_576) MiB, after all disconnected "
-                + "\(after / 1_048_576) MiB (\(format(Double(after - start) * 100 / Double(max(1, start)), 1))% above start)"
+            "server RSS start \(mib(start)); peak per round \(peaks.map(mib).joined(separator: ", ")); "
+                + "after each round (all disconnected) \(afterRounds.map(mib).joined(separator: ", ")); "
+                + "after malloc_trim \(mib(trimmed)) (\(format(Double(trimmed - start) * 100 / Double(max(1, start)), 1))% above start)"
         )
     }
 }

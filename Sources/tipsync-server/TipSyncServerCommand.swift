@@ -128,12 +128,14 @@ struct Accounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(subcommands: [Create.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an account; prints its id.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create an account; prints its name, the one way every command and the API name it.")
         @Argument var name: String
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func run() async throws {
-            print(try await databaseOptions.withStore { try await $0.createAccount(name: name) })
+            _ = try await databaseOptions.withStore { try await $0.createAccount(name: name) }
+            print(name)
         }
     }
 }
@@ -168,11 +170,16 @@ struct Migrate: AsyncParsableCommand {
 
 struct Compact: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Drop superseded change-log entries of an account.")
-    @Option(help: "Account id.") var account: Int64
+    @Option(help: "Account name.") var account: String
     @OptionGroup var databaseOptions: DatabaseOptions
 
     func run() async throws {
-        let dropped = try await databaseOptions.withStore { try await $0.compact(account: account) }
+        let dropped = try await databaseOptions.withStore { store in
+            guard let id = try await store.accountID(named: account) else {
+                throw StoreError("no account named '\(account)'; create it with 'tipsync-server accounts create'")
+            }
+            return try await store.compact(account: id)
+        }
         print("dropped \(dropped) superseded changes")
     }
 }

@@ -88,7 +88,7 @@ import TipSyncTestSupport
         let broken = directory.appendingPathComponent("broken.json")
         try Data(#"{"tips":[{"id":"x"}]}"#.utf8).write(to: broken)
         let refused = try await phone.run(["catalog", "load", broken.path])
-        #expect(refused.status == 1 && refused.stderr.contains("missing 'title'"))
+        #expect(refused.status == 1 && refused.stderr.contains("tips[0].title: missing"))
         #expect(try await phone.status("favorite").status == "pending")
     }
 

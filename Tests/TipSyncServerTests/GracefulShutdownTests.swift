@@ -101,6 +101,7 @@ struct GatedStore: SyncStore {
     func createToken(accountName: String, device: String) async throws -> String {
         try await base.createToken(accountName: accountName, device: device)
     }
+    func accountID(named name: String) async throws -> Int64? { try await base.accountID(named: name) }
     func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
         try await base.identity(forTokenHash: hash)
     }

@@ -42,7 +42,13 @@ import TipSyncTestSupport
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
         let account = try await Self.run(["accounts", "create", "alice", "--database", database])
         #expect(account.status == 0)
-        #expect(Int(account.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil)
+        // One name for an account everywhere (issue 12, defect 8): `create` printed a numeric id
+        // that `tokens create --account` refused, and `compact --account` wanted that id.
+        #expect(account.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "alice")
+        let compacted = try await Self.run(["compact", "--account", "alice", "--database", database])
+        #expect(compacted.status == 0 && compacted.stdout.contains("dropped 0"), "\(compacted)")
+        let unknown = try await Self.run(["compact", "--account", "nobody", "--database", database])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no account named 'nobody'"), "\(unknown)")
         let phoneToken = try await Self.run([
             "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
         ])

@@ -123,6 +123,41 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         }
     }
 
+    /// A compacted log whose survivors lie below the highest dropped position, read a page at a
+    /// time: the pages used to restart from the beginning on every pull (each page's cursor was still
+    /// "before the compaction"), so a device with a small page limit never got past the first page.
+    /// A pull with no cursor is not a snapshot (issue 12, defect 7: say exactly when it is set).
+    @Test(arguments: Backend.allCases)
+    func pagesOfACompactedLogMakeProgress(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            // Positions 1–3 are never superseded; 4–20 rewrite one parameter, so 4–19 are dropped.
+            let changes = (1...20).map { seq in
+                Change(
+                    device: "phone", seq: Int64(seq),
+                    hlc: HLC(milliseconds: 1_800_000_000_000 + UInt64(seq), counter: 0),
+                    operation: .parameter(id: seq <= 3 ? "kept-\(seq)" : "rewritten", value: .int(Int64(seq))))
+            }
+            _ = try await store.push(changes, from: phone)
+            #expect(try await store.compact(account: account) == 16)
+            let fresh = try await store.pull(account: account, after: 0, limit: 100)
+            #expect(!fresh.snapshot && fresh.bodies.count == 4)
+            var cursor: Int64 = 0
+            var received = 0
+            var pulls = 0
+            while pulls < 10 {
+                let page = try await store.pull(account: account, after: cursor, limit: 1)
+                pulls += 1
+                received += page.bodies.count
+                cursor = page.cursor
+                if !page.more { break }
+            }
+            #expect(received == 4 && pulls == 4)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aCursorFromBeforeCompactionGetsASnapshot(_ backend: Backend) async throws {
         try await backend.withStore { store in

@@ -90,6 +90,37 @@ import TipSyncServer
         }
     }
 
+    /// Issue 12, defect 5: after `clock_skew`, re-stamped changes kept their payload times a day
+    /// ahead, so never-shown tips stayed throttled and donations counted as recent for a day on every
+    /// device. Payload times move back with the stamps.
+    @Test func reStampingMovesPayloadTimesOntoTheCorrectedClock() async throws {
+        let fixture = try await ServerFixture.make()
+        let future = try makeDevice("phone", clock: TipsClock.system.offset(by: 86_400))
+        let honest = try makeDevice("laptop")
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            try future.donate(event: "opened")
+            try future.recordDisplay(tip: "welcome", duration: 2)
+            try await client(future, fixture, port: port).syncOnce()  // clock_skew, corrected, re-stamped
+            try await client(honest, fixture, port: port).syncOnce()
+            let realNow = Int64(Date().timeIntervalSince1970 * 1000)
+            let changes = try future.localChanges()
+            #expect(changes.count == 2)
+            for change in changes {
+                switch change.operation {
+                case .donation(_, _, let date, _): #expect(abs(date - realNow) < 300_000, "date \(date)")
+                case .display(_, _, _, _, let last): #expect(abs(last - realNow) < 300_000, "lastDisplayed \(last)")
+                default: Issue.record("unexpected \(change)")
+                }
+            }
+            // Every device now holds the corrected times, not the day-ahead ones.
+            let latest = try #require(honest.state.lastDisplayAnywhere)
+            #expect(abs(latest - realNow) < 300_000)
+            #expect(honest.state.events["opened"]?.donations.allSatisfy { abs($0.date - realNow) < 300_000 } == true)
+            #expect(future.state == honest.state)
+        }
+    }
+
     @Test func liveUpdatesReachARunningDevice() async throws {
         let fixture = try await ServerFixture.make()
         let phone = try makeDevice("phone")

@@ -97,6 +97,12 @@ extension TipsReplica {
     /// from the change log and forgets the pull cursor, so the next pull re-merges everything under
     /// the new stamps. Nothing unsent is lost. Changes at or below ``acknowledgedHighSeq`` or
     /// `keepingThrough` keep their stamps: another device may hold them.
+    ///
+    /// Payload times were read from the same wrong clock as the stamps, so they move with them: a
+    /// re-stamped donation's `date` and display's `lastDisplayed` move back by as much as the
+    /// change's stamp moved back (never forward, never below 0) — otherwise a device that was a day
+    /// fast leaves never-shown tips throttled and its donations "recent" for a day on every device
+    /// (`protocol.md` §11).
     public func restampUnacknowledgedChanges(keepingThrough keep: Int64 = 0) throws {
         try reloadIfChangedElsewhere()
         let acknowledged = max(try acknowledgedHighSeq, keep)
@@ -114,12 +120,9 @@ extension TipsReplica {
                 let old = change.stamp
                 change.hlc = clock.tick(physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                 renamed[old] = change.stamp
-                if case .display(let tip, let epoch, let count, let duration, let last) = change.operation,
-                    let epoch, let new = renamed[epoch]
-                {
-                    change.operation = .display(
-                        tip: tip, epoch: new, count: count, duration: duration, lastDisplayed: last)
-                }
+                change.operation = Self.restamped(
+                    change.operation, by: Int64(change.hlc.milliseconds) - Int64(old.hlc.milliseconds),
+                    epochs: renamed)
                 restamped.append(change)
             }
             var state = ReplicaState()
@@ -128,6 +131,23 @@ extension TipsReplica {
             core.state = state
             core.hlc = clock
             notifyObservers(&core)
+        }
+    }
+
+    /// A re-stamped change's payload: payload times moved by `shift` milliseconds when that is
+    /// backwards (clamped at 0), a display's epoch renamed to its re-stamped reset.
+    static func restamped(_ operation: Change.Operation, by shift: Int64, epochs: [Stamp: Stamp]) -> Change.Operation {
+        let back = min(0, shift)
+        func moved(_ time: Int64) -> Int64 { max(0, time.addingReportingOverflow(back).partialValue) }
+        switch operation {
+        case .display(let tip, let epoch, let count, let duration, let last):
+            return .display(
+                tip: tip, epoch: epoch.map { epochs[$0] ?? $0 }, count: count, duration: duration,
+                lastDisplayed: moved(last))
+        case .donation(let event, let id, let date, let info):
+            return .donation(event: event, id: id, date: moved(date), info: info)
+        default:
+            return operation
         }
     }
 }

@@ -20,7 +20,10 @@ public struct LocalAPIHandler: Sendable {
         } catch let error as AgentError {
             throw error
         } catch let error as DecodingError {
-            throw AgentError(code: "bad-request", message: "not a valid request: \(AgentStore.explain(error))")
+            let path = error.fieldPath
+            throw AgentError(
+                code: "bad-request",
+                message: "not a valid request: " + (path.isEmpty ? error.reason : "\(path): \(error.reason)"))
         } catch {
             throw AgentError(code: "bad-request", message: "not a valid request: \(error)")
         }

@@ -223,9 +223,7 @@ struct SyncController: Sendable {
         }
     }
 
-    static func path(_ keys: [any CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingPrefix(".").description
-    }
+    static func path(_ keys: [any CodingKey]) -> String { DecodingError.fieldPath(keys) }
 
     static func quoted(_ text: String) -> String {
         String(decoding: (try? JSONCoding.encoder.encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)

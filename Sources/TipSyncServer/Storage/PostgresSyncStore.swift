@@ -135,6 +135,17 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
+    public func accountID(named name: String) async throws -> Int64? {
+        try await transaction { connection in
+            for try await id in try await connection.query(
+                "SELECT id FROM account WHERE name = \(name)", logger: logger
+            ).decode(Int64.self) {
+                return id
+            }
+            return nil
+        }
+    }
+
     public func createToken(accountName: String, device: String) async throws -> String {
         let token = TokenHasher.makeToken()
         let hash = TokenHasher.hash(token)
@@ -239,8 +250,12 @@ public struct PostgresSyncStore: SyncStore {
                 (compactedThrough, logEnd) = (compacted, next)
             }
             let generation = try await Self.cursorGeneration(connection, logger: logger)
-            let snapshot = cursor < compactedThrough
-            let start = snapshot ? 0 : cursor
+            // Compaction only drops entries whose effect surviving entries carry, and never moves one,
+            // so continuing after the cursor is complete; `snapshot` only says the pages skip compacted
+            // entries (protocol.md §8). Restarting from the beginning instead made every page of a
+            // log compacted past the page's end restart again, for ever.
+            let snapshot = cursor > 0 && cursor < compactedThrough
+            let start = cursor
             var bodies: [String] = []
             var last = start
             let fetch = limit + 1

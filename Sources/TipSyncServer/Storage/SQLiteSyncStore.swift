@@ -92,6 +92,12 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
+    public func accountID(named name: String) async throws -> Int64? {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name])
+        }
+    }
+
     public func createToken(accountName: String, device: String) async throws -> String {
         let token = TokenHasher.makeToken()
         try await pool.write { db in
@@ -174,8 +180,12 @@ public struct SQLiteSyncStore: SyncStore {
             let compactedThrough: Int64 = counters?["compactedThrough"] ?? 0
             // The highest position handed out for this account (a restored backup rewinds it).
             let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
-            let snapshot = cursor < compactedThrough
-            let start = snapshot ? 0 : cursor
+            // Compaction only drops entries whose effect surviving entries carry, and never moves one,
+            // so continuing after the cursor is complete; `snapshot` only says the pages skip compacted
+            // entries (protocol.md §8). Restarting from the beginning instead made every page of a
+            // log compacted past the page's end restart again, for ever.
+            let snapshot = cursor > 0 && cursor < compactedThrough
+            let start = cursor
             let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
@@ -242,5 +252,5 @@ public struct SQLiteSyncStore: SyncStore {
 /// A storage-level failure with a message for operators (CLI) or a 500 (API).
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     public var description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }

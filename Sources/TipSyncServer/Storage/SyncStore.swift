@@ -10,6 +10,8 @@ public protocol SyncStore: Sendable {
     func createAccount(name: String) async throws -> Int64
     /// Creates a device (if new) in the named account and a new token for it. Returns the token.
     func createToken(accountName: String, device: String) async throws -> String
+    /// The id of the account with this name (names compare by code points), or `nil`.
+    func accountID(named name: String) async throws -> Int64?
     /// The device a token hash belongs to.
     func identity(forTokenHash hash: String) async throws -> DeviceIdentity?
     /// The highest sequence number stored for a device of the account, `nil` for an unknown device.

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+import TipSyncCore
+
+/// Runs the language-neutral merge vectors of `conformance/merge/` (format: `conformance/README.md`,
+/// `protocol.md` §14): every vector in its listed order, reversed, and in seeded random orders with
+/// duplicates, batches and compaction between batches. Every delivery must give the expected state
+/// and statuses — the same files any other implementation runs to prove it converges with this one.
+@Suite struct ConformanceTests {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("conformance/merge")
+
+    static var vectorNames: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    struct Vector {
+        var catalog: Catalog
+        var changes: [Change]
+        var checks: [JSONValue]
+    }
+
+    static func load(_ name: String) throws -> Vector {
+        let json = try JSONParser.parse(try Data(contentsOf: directory.appendingPathComponent(name)))
+        guard case .object(let members) = json else { throw ConformanceError("\(name): not an object") }
+        let catalog = try members["catalog"].map { try Catalog(validating: Array($0.canonicalText.utf8)) } ?? Catalog()
+        guard case .array(let changeValues)? = members["changes"], case .array(let checks)? = members["expect"]
+        else { throw ConformanceError("\(name): needs \"changes\" and \"expect\" arrays") }
+        let changes = try changeValues.map { try JSONCoding.decode(Change.self, from: Array($0.canonicalText.utf8)) }
+        for (index, change) in changes.enumerated() {
+            if let violation = change.violation { throw ConformanceError("\(name): changes[\(index)].\(violation)") }
+        }
+        return Vector(catalog: catalog, changes: changes, checks: checks)
+    }
+
+    struct ConformanceError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func theCorpusIsThere() {
+        #expect(Self.vectorNames.count >= 20, "conformance/merge/ holds \(Self.vectorNames.count) vectors")
+    }
+
+    @Test(arguments: vectorNames)
+    func vectorHoldsInEveryDeliveryOrder(_ name: String) throws {
+        let vector = try Self.load(name)
+        for (label, deliveries) in Self.deliveries(of: vector.changes) {
+            let state = Self.replay(deliveries, limits: vector.catalog.donationLimits)
+            for (index, check) in vector.checks.enumerated() {
+                for mismatch in Self.mismatches(state: state, catalog: vector.catalog, check: check) {
+                    Issue.record("\(name) expect[\(index)], delivered \(label): \(mismatch)")
+                }
+            }
+        }
+    }
+
+    /// One step of a delivery: a batch of changes merged in order, or a compaction of everything
+    /// delivered so far (the state is rebuilt from the compacted log, as a device cold-pulling it would).
+    enum Step {
+        case batch([Change])
+        case compact
+    }
+
+    static func deliveries(of changes: [Change]) -> [(String, [Step])] {
+        var result: [(String, [Step])] = [
+            ("in listed order", changes.map { .batch([$0]) }),
+            ("reversed", changes.reversed().map { .batch([$0]) }),
+        ]
+        for seed in 1...16 {
+            var random = SeededGenerator(seed: UInt64(seed))
+            var order = changes.shuffled(using: &random)
+            // Duplicates: a retried push or an overlapping pull delivers some changes twice.
+            for change in changes where Bool.random(using: &random) && Bool.random(using: &random) {
+                order.insert(change, at: Int.random(in: 0...order.count, using: &random))
+            }
+            var steps: [Step] = []
+            var rest = order[...]
+            while !rest.isEmpty {
+                let size = Int.random(in: 1...max(1, min(rest.count, 4)), using: &random)
+                steps.append(.batch(Array(rest.prefix(size))))
+                rest = rest.dropFirst(size)
+                if Int.random(in: 0..<3, using: &random) == 0 { steps.append(.compact) }
+            }
+            result.append(("in seeded order \(seed)", steps))
+        }
+        return result
+    }
+
+    static func replay(_ steps: [Step], limits: [String: DonationLimit]) -> ReplicaState {
+        var state = ReplicaState()
+        var log: [LogCompaction.Entry] = []
+        // (device, seq) by the device id's bytes: Swift's String equality would merge two devices
+        // whose names are canonically equivalent.
+        var seen = Set<[UInt8]>()
+        var nextPosition: Int64 = 1
+        for step in steps {
+            switch step {
+            case .batch(let changes):
+                for change in changes {
+                    state.apply(change, donationLimits: limits)
+                    if seen.insert(Array(change.device.utf8) + [0] + Array(String(change.seq).utf8)).inserted {
+                        log.append(LogCompaction.Entry(position: nextPosition, change: change))
+                        nextPosition += 1
+                    }
+                }
+            case .compact:
+                let dropped = LogCompaction.superseded(log)
+                log.removeAll { dropped.contains($0.position) }
+                state = ReplicaState()
+                for entry in log { state.apply(entry.change, donationLimits: limits) }
+            }
+        }
+        return state
+    }
+
+    /// The differences between what the state gives and what the check expects.
+    static func mismatches(state: ReplicaState, catalog: Catalog, check: JSONValue) -> [String] {
+        guard case .object(let expected) = check, let now = expected["now"]?.number else {
+            return ["a check needs \"now\" (seconds since 1970)"]
+        }
+        let evaluator = StatusEvaluator(state: state, catalog: catalog, now: now)
+        var found: [String] = []
+        func compare(_ what: String, _ actual: JSONValue, _ wanted: JSONValue) {
+            if actual != wanted {
+                found.append("\(what): got \(actual.canonicalText), expected \(wanted.canonicalText)")
+            }
+        }
+        if case .object(let statuses)? = expected["status"] {
+            for (tip, wanted) in statuses {
+                guard let definition = catalog.tips.first(where: { $0.id == tip }) else {
+                    found.append("status of '\(tip)': not in the catalog")
+                    continue
+                }
+                compare("status of '\(tip)'", .string(Self.name(of: evaluator.status(of: definition))), wanted)
+            }
+        }
+        if case .object(let parameters)? = expected["parameters"] {
+            for (id, wanted) in parameters { compare("parameter '\(id)'", evaluator.parameterValue(id), wanted) }
+        }
+        if case .object(let events)? = expected["donations"] {
+            for (event, wanted) in events {
+                compare("donations of '\(event)'", .array(evaluator.donations(event).map { .string($0.id) }), wanted)
+            }
+        }
+        if case .object(let tips)? = expected["displays"] {
+            for (tip, wanted) in tips {
+                let totals = state.displayTotals(of: tip)
+                let actual: JSONValue = .object([
+                    "count": .int(totals.count), "duration": JSONValue.double(totals.duration).canonicalNumbers,
+                    "appeared": .bool(state.hasDisplayed(tip)),
+                ])
+                compare("displays of '\(tip)'", actual, wanted)
+            }
+        }
+        if case .object(let tips)? = expected["eligibility"] {
+            for (tip, wanted) in tips {
+                let actual: JSONValue =
+                    switch state.eligibility(of: tip) {
+                    case .invalidated(let reason): .string("invalidated:\(reason.rawValue)")
+                    case .eligible: .string("eligible")
+                    case nil: .null
+                    }
+                compare("eligibility of '\(tip)'", actual, wanted)
+            }
+        }
+        return found
+    }
+
+    /// `available`, `pending`, or `invalidated:<reason>`.
+    static func name(of status: TipStatus) -> String {
+        switch status {
+        case .available: "available"
+        case .pending: "pending"
+        case .invalidated(let reason): "invalidated:\(reason.rawValue)"
+        }
+    }
+}
