@@ -6,7 +6,9 @@
 /// - everything stamped at or before the latest `datastoreReset` (displays: epoch before it);
 /// - parameters: all but the latest write per id;
 /// - eligibility: all but the latest write and the latest `eligible` per tip (that one carries the reset stamp);
-/// - displays: all but the latest per (tip, device, epoch) (each carries the device's cumulative totals);
+/// - displays: per (tip, device, epoch), all but the entries holding the largest `count`, `duration`
+///   and `lastDisplayed` (merge keeps each field's maximum; a writer's totals are cumulative, so
+///   usually one entry holds all three, but a client the protocol allows may send them otherwise);
 /// - donations stamped at or before their event's latest `donationsDeleted`, and all but that deletion.
 public enum LogCompaction {
     public struct Entry: Sendable, Hashable {
@@ -32,7 +34,7 @@ public enum LogCompaction {
         var latestParameter: [[UInt8]: Entry] = [:]
         var latestEligibility: [[UInt8]: Entry] = [:]
         var latestEligible: [[UInt8]: Entry] = [:]
-        var latestDisplay: [[UInt8]: Entry] = [:]
+        var displays: [[UInt8]: [Entry]] = [:]
         var latestDeletion: [[UInt8]: Entry] = [:]
         var donations: [[UInt8]: [Entry]] = [:]
 
@@ -60,7 +62,7 @@ public enum LogCompaction {
                     dropped.insert(entry.position)
                 } else {
                     let key = Array("\(tip)\u{0}\(entry.change.device)\u{0}\(epoch?.description ?? "")".utf8)
-                    keepLatest(entry, in: &latestDisplay, key: key)
+                    displays[key, default: []].append(entry)
                 }
                 continue
             }
@@ -99,6 +101,22 @@ public enum LogCompaction {
             {
                 dropped.insert(entry.position)
             }
+        }
+        for list in displays.values {
+            var keep = Set<Int64>()
+            func largest(_ value: (Change.Operation) -> Double) {
+                // The first of the largest by position: every replica compacting the same log agrees.
+                var best: (value: Double, position: Int64)?
+                for entry in list {
+                    let candidate = value(entry.change.operation)
+                    if best.map({ candidate > $0.value }) ?? true { best = (candidate, entry.position) }
+                }
+                if let best { keep.insert(best.position) }
+            }
+            largest { if case .display(_, _, let count, _, _) = $0 { Double(count) } else { 0 } }
+            largest { if case .display(_, _, _, let duration, _) = $0 { duration } else { 0 } }
+            largest { if case .display(_, _, _, _, let last) = $0 { Double(last) } else { 0 } }
+            for entry in list where !keep.contains(entry.position) { dropped.insert(entry.position) }
         }
         for (event, list) in donations {
             guard let deletion = latestDeletion[event]?.change.stamp else { continue }

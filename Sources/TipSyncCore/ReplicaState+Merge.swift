@@ -12,8 +12,13 @@ extension ReplicaState {
         if case .datastoreReset = change.operation {
             return applyDatastoreReset(stamp)
         }
-        // Nothing stamped at or before the latest datastore reset survives it.
-        if let reset = datastoreReset, stamp <= reset { return false }
+        // Nothing stamped at or before the latest datastore reset survives it — except that a
+        // display counter belongs to its epoch, not its stamp: a reset removes exactly the counters
+        // of epochs before it (on arrival and when the reset comes later alike, or merge order would
+        // matter), checked in `mergeDisplay`.
+        if let reset = datastoreReset, stamp <= reset {
+            if case .display = change.operation {} else { return false }
+        }
         switch change.operation {
         case .parameter(let id, let value):
             return mergeParameter(id, Versioned(value: value, stamp: stamp))

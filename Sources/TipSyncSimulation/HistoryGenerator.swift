@@ -14,6 +14,13 @@ public struct HistoryGenerator: Sendable {
 
     static let day: Int64 = 86_400_000
 
+    /// Values at the edges of the protocol's number and string model.
+    static let exoticValues: [JSONValue] = [
+        .string("\u{e9}"), .string("e\u{301}"), .string("\u{1F600}"), .int(9_007_199_254_740_991),
+        .int(-9_007_199_254_740_991), .double(0.1), .double(Double.leastNonzeroMagnitude), .null,
+        .array([.int(1), .double(2.5)]),
+    ]
+
     public func history(seed: UInt64) -> History {
         var random = SimulationRandom(seed: seed)
         let ids = (0..<devices).map { "d\($0)" }
@@ -33,15 +40,26 @@ public struct HistoryGenerator: Sendable {
             let roll = Int.random(in: 0..<100, using: &random)
             switch roll {
             case 0..<12:
+                // Payloads a client in another language may send: non-ASCII and canonically
+                // equivalent strings, fractions, the largest exact integers.
                 let value: JSONValue? =
-                    random.chance(0.5) ? .object(["n": .int(Int64.random(in: 0..<5, using: &random))]) : nil
+                    random.chance(0.5)
+                    ? .object([
+                        "n": .int(Int64.random(in: 0..<5, using: &random)),
+                        "k": Self.exoticValues.randomElement(using: &random)!,
+                    ]) : nil
                 steps.append(
                     HistoryStep(.donate, device: device, event: events.randomElement(using: &random)!, value: value))
             case 12..<20:
                 let (name, value): (String, JSONValue) =
                     random.chance(0.5)
-                    ? ("level", .int(Int64.random(in: 0..<4, using: &random)))
-                    : ("plan", .string(["free", "pro", "team"].randomElement(using: &random)!))
+                    ? ("level", random.chance(0.8) ? .int(Int64.random(in: 0..<4, using: &random)) : .double(2.5))
+                    : (
+                        "plan",
+                        random.chance(0.8)
+                            ? .string(["free", "pro", "team"].randomElement(using: &random)!)
+                            : Self.exoticValues.randomElement(using: &random)!
+                    )
                 steps.append(HistoryStep(.setParameter, device: device, name: name, value: value))
             case 20..<30:
                 steps.append(

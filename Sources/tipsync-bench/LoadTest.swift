@@ -22,7 +22,7 @@ struct LoadTest: AsyncParsableCommand {
     @Option(help: "Seconds of workload.") var seconds = 60
 
     @Option(help: "Rounds of the workload against the same server: memory that grows round after round is a leak.")
-    var rounds = 2
+    var rounds = 3
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
@@ -43,6 +43,7 @@ struct LoadTest: AsyncParsableCommand {
         }
         let start = residentMemoryBytes()
         var afterRounds: [Int] = []
+        var trimmed: [Int] = []
         var peaks: [Int] = []
         for (round, file) in zip(1..., files) {
             let child = Process()
@@ -67,24 +68,31 @@ struct LoadTest: AsyncParsableCommand {
             try await Task.sleep(for: .seconds(2))
             afterRounds.append(residentMemoryBytes())
             peaks.append(peak)
+            // glibc keeps freed memory in its arenas instead of returning it to the system; what a
+            // trim gives back was free, not leaked. Memory still held after a trim, growing round
+            // after round, would be a leak.
+            trimMalloc()
+            trimmed.append(residentMemoryBytes())
             print("round \(round): " + summary.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        // glibc keeps freed memory in its arenas instead of returning it to the system; what a trim
-        // gives back was free, not leaked.
-        #if canImport(Glibc)
-            // `malloc_trim` is in <malloc.h>, which the Glibc module does not export.
-            if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") {
-                _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
-            }
-        #endif
-        let trimmed = residentMemoryBytes()
         func mib(_ bytes: Int) -> String { "\(bytes / 1_048_576) MiB" }
         print(
             "server RSS start \(mib(start)); peak per round \(peaks.map(mib).joined(separator: ", ")); "
-                + "after each round (all disconnected) \(afterRounds.map(mib).joined(separator: ", ")); "
-                + "after malloc_trim \(mib(trimmed)) (\(format(Double(trimmed - start) * 100 / Double(max(1, start)), 1))% above start)"
+                + "after each round, all disconnected: \(afterRounds.map(mib).joined(separator: ", ")); "
+                + "then after malloc_trim: \(trimmed.map(mib).joined(separator: ", ")) "
+                + "(last \(format(Double(trimmed.last! - start) * 100 / Double(max(1, start)), 1))% above start)"
         )
     }
+}
+
+/// Returns free heap memory to the system (`malloc_trim(0)`; glibc only).
+func trimMalloc() {
+    #if canImport(Glibc)
+        // `malloc_trim` is in <malloc.h>, which the Glibc module does not export.
+        if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+        }
+    #endif
 }
 
 /// Child process of ``LoadTest``: holds one live stream per device (reading and discarding its
