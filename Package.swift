@@ -124,12 +124,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Test-only helpers shared by test targets: a throwaway PostgreSQL.
+        // Test-only helpers shared by test targets: a throwaway PostgreSQL, a seeded generator, process waits.
         .target(
             name: "TipSyncTestSupport",
             dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")]
         ),
-        .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore"]),
+        .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore", "TipSyncTestSupport"]),
         .testTarget(
             name: "TipSyncSimulationTests",
             dependencies: ["TipSyncSimulation", "TipSync", "TipSyncCore"],

@@ -16,18 +16,12 @@ struct HoldConnections: ParsableCommand {
         let list = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n").map(String.init)
         var sockets: [Int32] = []
         for token in list {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw BenchError("socket() failed after \(sockets.count): errno \(errno)") }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
+            let fd: Int32
+            do {
+                fd = try connectLoopback(port: port)
+            } catch {
+                throw BenchError("after \(sockets.count) connections: \(error)")
             }
-            guard connected == 0 else { throw BenchError("connect failed after \(sockets.count): errno \(errno)") }
             let request = "GET /v1/live HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
             _ = request.withCString { send(fd, $0, strlen($0), 0) }
             sockets.append(fd)

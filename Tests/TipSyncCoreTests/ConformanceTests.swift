@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TipSyncCore
+import TipSyncTestSupport
 
 /// Runs the language-neutral merge vectors of `conformance/merge/` (format: `conformance/README.md`,
 /// `protocol.md` §14): every vector in its listed order, reversed, and in seeded random orders with

@@ -1,5 +1,6 @@
 import Testing
 import TipSyncCore
+import TipSyncTestSupport
 
 /// Donation limits must not make merging depend on the order of delivery (issue: convergence for
 /// every client, defect 1). Found between two reference agents: W donates 500 times to an event

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TipSyncTestSupport
 
 @testable import TipSyncCore
 

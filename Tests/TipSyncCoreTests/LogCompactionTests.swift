@@ -1,5 +1,6 @@
 import Testing
 import TipSyncCore
+import TipSyncTestSupport
 
 @Suite struct LogCompactionTests {
     @Test(arguments: 0..<150) func compactedLogGivesTheSameState(seed: UInt64) {

@@ -1,5 +1,6 @@
 import Testing
 import TipSyncCore
+import TipSyncTestSupport
 
 /// A device in a pure simulation: makes changes from its own view, like a real replica does.
 struct SimulatedDevice {

@@ -1,5 +1,6 @@
 import Testing
 import TipSyncCore
+import TipSyncTestSupport
 
 /// Model-based property test over what the *protocol* allows, not only what `TipsReplica` writes:
 /// arbitrary valid change sets from devices with non-ASCII and canonically equivalent names, equal

@@ -27,7 +27,7 @@ import TipSyncTestSupport
                 "tokens", "create", "--account", "crash", "--device", device, "--database", database,
             ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let ledger = Ledger()
         for cycle in 0..<cycles {
             let server = try await ServerUnderTest.start(database: database)
@@ -160,18 +160,5 @@ import TipSyncTestSupport
                 next = outcome.highestSeq + 1
             }
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64): the same batch sizes and kill delays on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncTestSupport
 
 /// Generated and mutated requests against an in-process server: every endpoint, every change kind
 /// and field with wrong types, extreme integers, huge and nested JSON, invalid UTF-8, bad HLCs and
@@ -20,7 +21,7 @@ import TipSyncServer
     @Test func noRequestCrashesAnswers5xxOrStoresAfterARejection() async throws {
         let fixture = try await ServerFixture.make()
         let failures = try await fixture.app().test(.router) { client in
-            var generator = RequestGenerator(random: SplitMix(seed: Self.seed), tokens: fixture.tokens)
+            var generator = RequestGenerator(random: SeededGenerator(seed: Self.seed), tokens: fixture.tokens)
             var failures: [String] = []
             for index in 0..<Self.budget where failures.count <= 20 {
                 let request = generator.next()
@@ -63,11 +64,11 @@ struct RequestGenerator {
         var body: [UInt8]?
     }
 
-    var random: SplitMix
+    var random: SeededGenerator
     let tokens: [String: String]
     var nextSeq: [String: Int64] = [:]
 
-    init(random: SplitMix, tokens: [String: String]) {
+    init(random: SeededGenerator, tokens: [String: String]) {
         self.random = random
         self.tokens = tokens
     }
