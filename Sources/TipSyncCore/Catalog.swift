@@ -83,6 +83,11 @@ public struct Catalog: Sendable, Hashable, Codable {
                 throw ValidationError(description: "duplicate \(what) id '\(id)'")
             }
         }
+        for (what, ids) in [("tip", tips.map(\.id)), ("parameter", parameters.map(\.id)), ("event", events.map(\.id))] {
+            if let id = ids.first(where: { !$0.isNFC }) {
+                throw ValidationError(description: "\(what) id '\(id)' is not in Unicode normalization form C (NFC)")
+            }
+        }
         try unique(tips.map(\.id), "tip")
         try unique(parameters.map(\.id), "parameter")
         try unique(events.map(\.id), "event")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a well-formed change may carry beyond its JSON types (`protocol.md`, sections 1 and 3).
 /// The server refuses a batch holding a change that breaks any of these (`422 invalid_change` naming
 /// the field), and writers never produce one, so every replica holds exactly what the writer held.
@@ -19,6 +21,13 @@ extension Change {
         guard seq >= 1 else {
             return Violation(
                 field: "seq", message: "a sequence number is an integer from 1 (the device's first change), got \(seq)")
+        }
+        if let (field, id) = operation.namedID, !id.isNFC {
+            return Violation(
+                field: field,
+                message:
+                    "ids must be in Unicode normalization form C (NFC): canonically equivalent spellings of one "
+                    + "id would be one record on some replicas and two on others")
         }
         switch operation {
         case .parameter(_, let value):
@@ -44,6 +53,16 @@ extension Change {
 }
 
 extension Change.Operation {
+    /// The tip, parameter or event id the operation names, with its field name.
+    var namedID: (field: String, id: String)? {
+        switch self {
+        case .parameter(let id, _): ("id", id)
+        case .eligibility(let tip, _), .display(let tip, _, _, _, _): ("tip", tip)
+        case .donation(let event, _, _, _), .donationsDeleted(let event): ("event", event)
+        case .datastoreReset: nil
+        }
+    }
+
     /// The same operation with every number of its JSON payload (a parameter's `value`, a
     /// donation's `info`) in canonical form: what a writer stores and sends.
     public var canonicalNumbers: Change.Operation {
@@ -97,5 +116,14 @@ extension JSONValue {
         case .object(let members): return .object(members.mapValues(\.canonicalNumbers))
         default: return self
         }
+    }
+}
+
+extension String {
+    /// Whether the text is in Unicode normalization form C. ASCII always is (the common case costs
+    /// one pass over the bytes).
+    public var isNFC: Bool {
+        if utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return utf8.elementsEqual(precomposedStringWithCanonicalMapping.utf8)
     }
 }

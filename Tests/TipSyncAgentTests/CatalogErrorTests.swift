@@ -51,3 +51,12 @@ import Testing
                 .contains("donatedWithin"))
     }
 }
+
+extension CatalogErrorTests {
+    /// Canonically equivalent ids would be one record in Swift (String ==) and two elsewhere, so
+    /// ids must be NFC (protocol.md §1).
+    @Test func idsMustBeNFC() {
+        #expect(message(#"{"tips": [{"id": "cafe\u0301", "title": "T"}]}"#).contains("normalization form C"))
+        #expect(message(#"{"tips": [{"id": "caf\u00e9", "title": "T"}]}"#) == "accepted")
+    }
+}
