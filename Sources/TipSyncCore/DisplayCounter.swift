@@ -21,7 +21,9 @@ public struct DisplayCounter: Sendable, Hashable {
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(epoch)
-            for byte in device.utf8 { hasher.combine(byte) }
+            hasher.combine(device.utf8.count)
+            var device = device  // contiguous UTF-8: hashed as one run of bytes
+            device.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 

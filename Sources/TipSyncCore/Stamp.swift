@@ -22,7 +22,9 @@ public struct Stamp: Hashable, Comparable, Sendable, Codable, CustomStringConver
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hlc)
-        for byte in device.utf8 { hasher.combine(byte) }
+        hasher.combine(device.utf8.count)
+        var device = device  // contiguous UTF-8: hashed as one run of bytes
+        device.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     public var description: String { "\(hlc)@\(device)" }
