@@ -16,6 +16,7 @@ public func buildApplication(
     store: any SyncStore,
     configuration: ServerConfiguration = ServerConfiguration(),
     notifier: ChangeNotifier = ChangeNotifier(),
+    activity: DeviceActivity = DeviceActivity(),
     registry: PrometheusCollectorRegistry? = nil,
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
     logger: Logger = Logger(label: "tipsync-server"),
@@ -23,7 +24,8 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let metrics = ServerMetrics(registry: registry)
     let router = buildRouter(
-        store: store, configuration: configuration, notifier: notifier, registry: registry, metrics: metrics, now: now)
+        store: store, configuration: configuration, notifier: notifier, activity: activity, registry: registry,
+        metrics: metrics, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
         requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
@@ -42,6 +44,7 @@ public func buildApplication(
         services: [
             NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier),
             OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
+            DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
         ],
         onServerRunning: onServerRunning,
         logger: logger)
@@ -57,12 +60,12 @@ public func buildRouter(
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 ) -> Router<SyncRequestContext> {
     buildRouter(
-        store: store, configuration: configuration, notifier: notifier, registry: registry,
+        store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), registry: registry,
         metrics: ServerMetrics(registry: registry), now: now)
 }
 
 func buildRouter(
-    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier,
+    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
     registry: PrometheusCollectorRegistry?, metrics: ServerMetrics, now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
@@ -84,9 +87,11 @@ func buildRouter(
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
-    let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(store: store))
+    let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(store: store, activity: activity, now: now))
     SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics)
         .addRoutes(to: v1, table: table)
+    let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))
+    AdminController(store: store, notifier: notifier, activity: activity, now: now).addRoutes(to: admin, table: table)
     return router
 }
 
@@ -101,7 +106,7 @@ struct StoreChangeListener: Service {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    try await store.watchChanges { account in notifier.notify(account: account) }
+                    try await store.watchChanges { event in notifier.handle(event) }
                     try await gracefulShutdown()  // nothing to watch: wait like the other services
                     return
                 } catch is CancellationError {

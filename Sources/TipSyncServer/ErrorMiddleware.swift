@@ -16,7 +16,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return ErrorResponse.make(
                 status: error.status, code: error.code, message: error.message, serverTime: now(),
                 expectedSeq: error.expectedSeq, highestSeq: error.highestSeq, generation: error.generation,
-                allow: error.allow)
+                allow: error.allow, retryAfter: error.retryAfter)
         } catch let error as HTTPResponseError {
             let code: ErrorCode
             switch error.status {

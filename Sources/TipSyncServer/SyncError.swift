@@ -15,6 +15,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var generation: String?
     /// With `method_not_allowed`: the `Allow` header's value.
     public var allow: String?
+    /// With `rate_limited`: seconds until the request would be accepted (`Retry-After`).
+    public var retryAfter: Int?
 
     init(
         _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, expectedSeq: Int64? = nil,
@@ -31,6 +33,13 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code.rawValue): \(message)" }
 
     static func unauthorized(_ message: String) -> SyncError { .init(.unauthorized, .unauthorized, message) }
+    static func tokenExpired(_ message: String) -> SyncError { .init(.unauthorized, .tokenExpired, message) }
+    static func alreadyExists(_ message: String) -> SyncError { .init(.conflict, .alreadyExists, message) }
+    static func rateLimited(_ message: String, retryAfter: Int) -> SyncError {
+        var error = SyncError(.tooManyRequests, .rateLimited, message)
+        error.retryAfter = retryAfter
+        return error
+    }
     static func notFound(_ message: String) -> SyncError { .init(.notFound, .notFound, message) }
     static func malformedJSON(_ message: String) -> SyncError { .init(.badRequest, .malformedJSON, message) }
     static func invalidChange(_ message: String) -> SyncError { .init(.unprocessableContent, .invalidChange, message) }
@@ -91,7 +100,8 @@ extension SyncError: HTTPResponseError {
         // Only reached if thrown outside the router's ErrorMiddleware, which renders it with the injected clock.
         ErrorResponse.make(
             status: status, code: code, message: message, serverTime: Int64(Date().timeIntervalSince1970 * 1000),
-            expectedSeq: expectedSeq, highestSeq: highestSeq, generation: generation, allow: allow)
+            expectedSeq: expectedSeq, highestSeq: highestSeq, generation: generation, allow: allow,
+            retryAfter: retryAfter)
     }
 }
 
@@ -99,7 +109,7 @@ extension SyncError: HTTPResponseError {
 enum ErrorResponse {
     static func make(
         status: HTTPResponse.Status, code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil,
-        highestSeq: Int64? = nil, generation: String? = nil, allow: String? = nil
+        highestSeq: Int64? = nil, generation: String? = nil, allow: String? = nil, retryAfter: Int? = nil
     ) -> Response {
         let data = bodyBytes(
             code: code, message: message, serverTime: serverTime, expectedSeq: expectedSeq, highestSeq: highestSeq,
@@ -107,6 +117,7 @@ enum ErrorResponse {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if let allow { headers[.allow] = allow }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 

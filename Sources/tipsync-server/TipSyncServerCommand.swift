@@ -11,7 +11,9 @@ struct TipSyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-server",
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
-        subcommands: [Serve.self, Migrate.self, Accounts.self, Tokens.self, Compact.self, RotateCursors.self],
+        subcommands: [
+            Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, Compact.self, RotateCursors.self,
+        ],
         defaultSubcommand: Serve.self)
 }
 
@@ -125,7 +127,9 @@ struct Serve: AsyncParsableCommand {
 }
 
 struct Accounts: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(subcommands: [Create.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Accounts: the same operations as the admin API (/admin/v1/accounts), on the database directly.",
+        subcommands: [Create.self, List.self, Show.self, Delete.self, Export.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -134,14 +138,94 @@ struct Accounts: AsyncParsableCommand {
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func run() async throws {
+            try checkName(name, "name")
             _ = try await databaseOptions.withStore { try await $0.createAccount(name: name) }
             print(name)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List accounts by name: name, devices, log entries, created (tab-separated).")
+        @Option(help: "Start after this name (paging).") var after: String?
+        @Option(help: "At most this many accounts.") var limit = 100
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let accounts = try await databaseOptions.withStore { try await $0.accounts(after: after, limit: limit) }
+            for account in accounts {
+                print(
+                    [account.name, String(account.devices), String(account.logEntries), timestamp(account.createdAt)]
+                        .joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show an account: log counters and every device (JSON, as GET /admin/v1/accounts/{account}).")
+        @Argument var name: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            guard let details = try await databaseOptions.withStore({ try await $0.accountDetails(name: name) }) else {
+                throw StoreError("no account named '\(name)'")
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(details), as: UTF8.self))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Erase an account: its log, devices and tokens (right to erasure). Cannot be undone.",
+            discussion: """
+                Credentials issued before the erasure stay refused (device tokens are deleted; JWTs whose \
+                'iat' is not later are refused). With PostgreSQL, running servers end the account's live \
+                streams at once; with SQLite, erase through the admin API for that.
+                """)
+        @Argument var name: String
+        @Flag(help: "Confirm: without it nothing is erased.") var yes = false
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            guard yes else { throw ValidationError("erasing '\(name)' cannot be undone: add --yes to confirm") }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            guard
+                let (_, entries) = try await databaseOptions.withStore({
+                    try await $0.eraseAccount(name: name, at: now)
+                })
+            else { throw StoreError("no account named '\(name)'") }
+            print("erased '\(name)' and \(entries) log entries")
+        }
+    }
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print an account's whole change log as JSON lines, in log order (portability).")
+        @Argument var name: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            try await databaseOptions.withStore { store in
+                guard let id = try await store.accountID(named: name) else {
+                    throw StoreError("no account named '\(name)'")
+                }
+                var cursor: Int64 = 0
+                while true {
+                    let page = try await store.pull(account: id, after: cursor, limit: 1000)
+                    for body in page.bodies { print(body) }
+                    cursor = page.cursor
+                    if !page.more { break }
+                }
+            }
         }
     }
 }
 
 struct Tokens: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(subcommands: [Create.self])
+    static let configuration = CommandConfiguration(subcommands: [Create.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -151,10 +235,87 @@ struct Tokens: AsyncParsableCommand {
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func run() async throws {
+            try checkName(device, "--device")
             print(
                 try await databaseOptions.withStore { try await $0.createToken(accountName: account, device: device) })
         }
     }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke every token of a device (a lost phone); JWTs issued before now are refused for it too.",
+            discussion: """
+                With PostgreSQL, running servers end the device's live streams at once; with SQLite, revoke \
+                through the admin API for that (the CLI's revocation refuses the device's next request).
+                """)
+        @Option var account: String
+        @Option var device: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            guard
+                let (_, count) = try await databaseOptions.withStore({
+                    try await $0.revokeTokens(accountName: account, device: device, at: now)
+                })
+            else { throw StoreError("no device '\(device)' in account '\(account)'") }
+            print("revoked \(count) tokens of '\(device)'")
+        }
+    }
+}
+
+struct AdminKeys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin-keys", abstract: "Keys for the admin API (/admin/v1) and the console.",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an admin key; prints only the key (tsa_…, stored as a hash, shown once).")
+        @Option(help: "A name to list and revoke it by (default: the key's first 12 characters).") var name: String?
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            if let name { try checkName(name, "--name") }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            print(try await databaseOptions.withStore { try await $0.createAdminKey(name: name, at: now) }.key)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List admin keys: name and creation time.")
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            for key in try await databaseOptions.withStore({ try await $0.adminKeys() }) {
+                print("\(key.name)\t\(timestamp(key.createdAt))")
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an admin key by name.")
+        @Argument var name: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            guard try await databaseOptions.withStore({ try await $0.revokeAdminKey(name: name) }) else {
+                throw StoreError("no admin key named '\(name)'")
+            }
+            print("revoked admin key '\(name)'")
+        }
+    }
+}
+
+/// An ISO 8601 time for a millisecond timestamp, `-` for none.
+func timestamp(_ milliseconds: Int64?) -> String {
+    guard let milliseconds else { return "-" }
+    return Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
+}
+
+/// Refuses a name the server would refuse (protocol.md section 6).
+func checkName(_ name: String, _ option: String) throws {
+    if let violation = NameRules.violation(name) { throw ValidationError("\(option) \(violation)") }
 }
 
 struct Migrate: AsyncParsableCommand {

@@ -115,4 +115,28 @@ struct GatedStore: SyncStore {
     func rotateCursorGeneration() async throws -> String { try await base.rotateCursorGeneration() }
     func cursorGeneration() async throws -> String { try await base.cursorGeneration() }
     func logCount(account: Int64) async throws -> Int { try await base.logCount(account: account) }
+    func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {
+        try await base.ensureAccount(name: name, at: now)
+    }
+    func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
+        try await base.accounts(after: after, limit: limit)
+    }
+    func accountDetails(name: String) async throws -> AccountDetails? { try await base.accountDetails(name: name) }
+    func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
+        try await base.eraseAccount(name: name, at: now)
+    }
+    func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (account: Int64, tokens: Int)?
+    {
+        try await base.revokeTokens(accountName: accountName, device: device, at: now)
+    }
+    func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws { try await base.recordSeen(seen) }
+    func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws -> SignInResult {
+        try await base.signIn(accountName: accountName, device: device, issuedAt: issuedAt, at: now)
+    }
+    func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String) {
+        try await base.createAdminKey(name: name, at: now)
+    }
+    func adminKeys() async throws -> [AdminKeyRecord] { try await base.adminKeys() }
+    func revokeAdminKey(name: String) async throws -> Bool { try await base.revokeAdminKey(name: name) }
+    func adminKeyName(forHash hash: String) async throws -> String? { try await base.adminKeyName(forHash: hash) }
 }

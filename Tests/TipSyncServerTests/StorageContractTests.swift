@@ -64,11 +64,11 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             _ = try await store.createToken(accountName: "alice", device: "phone")
             let phone = DeviceIdentity(accountID: account, device: "phone")
             let first = try await store.push(parameterChanges(device: "phone", seqs: 1...3), from: phone)
-            #expect(first == PushOutcome(accepted: 3, duplicates: 0, highestSeq: 3))
+            #expect(first == PushOutcome(accepted: 3, duplicates: 0, highestSeq: 3, entriesSinceCompaction: 3))
             let retried = try await store.push(parameterChanges(device: "phone", seqs: 1...3), from: phone)
             #expect(retried == PushOutcome(accepted: 0, duplicates: 3, highestSeq: 3))
             let overlapping = try await store.push(parameterChanges(device: "phone", seqs: 2...5), from: phone)
-            #expect(overlapping == PushOutcome(accepted: 2, duplicates: 2, highestSeq: 5))
+            #expect(overlapping == PushOutcome(accepted: 2, duplicates: 2, highestSeq: 5, entriesSinceCompaction: 5))
             // A gap stores nothing of the batch.
             await #expect(throws: SyncError.self) {
                 try await store.push(
@@ -244,7 +244,13 @@ final class FinishedCount: Sendable {
                 let phone = DeviceIdentity(accountID: account, device: "phone")
                 // Instance 2 listens; instance 1 accepts a push.
                 let (heard, heardContinuation) = AsyncStream<Int64>.makeStream()
-                let listener = Task { try await second.watchChanges { heardContinuation.yield($0) } }
+                let (events, eventsContinuation) = AsyncStream<StoreEvent>.makeStream()
+                let listener = Task {
+                    try await second.watchChanges { event in
+                        if case .changes(let account) = event { heardContinuation.yield(account) }
+                        eventsContinuation.yield(event)
+                    }
+                }
                 defer { listener.cancel() }
                 let firstHeard = Task { () -> Int64? in
                     for await account in heard { return account }
@@ -276,6 +282,16 @@ final class FinishedCount: Sendable {
                 #expect(outcomes.map(\.accepted).sorted() == [0, 20])
                 let count = try await second.logCount(account: account)
                 #expect(count == Int(seq) + 20)
+                // Revocations and erasures committed through one instance reach the other, which ends
+                // the streams of that device or account.
+                _ = try await first.revokeTokens(accountName: "alice", device: "phone", at: 1)
+                _ = try await first.eraseAccount(name: "alice", at: 2)
+                var wanted: [StoreEvent] = [.revoked(account: account, device: "phone"), .erased(account: account)]
+                for await event in events {
+                    wanted.removeAll { $0 == event }
+                    if wanted.isEmpty { break }
+                }
+                #expect(wanted.isEmpty)
             }
         }
     }

@@ -1,4 +1,7 @@
 /// Who is calling: the account and device a bearer token belongs to.
+///
+/// Device names are compared as Unicode scalars, never by canonical equivalence (protocol.md
+/// section 1): `café` in NFC and in NFD are two devices, here as in the database.
 public struct DeviceIdentity: Sendable, Hashable {
     public var accountID: Int64
     public var device: String
@@ -6,5 +9,15 @@ public struct DeviceIdentity: Sendable, Hashable {
     public init(accountID: Int64, device: String) {
         self.accountID = accountID
         self.device = device
+    }
+
+    public static func == (lhs: DeviceIdentity, rhs: DeviceIdentity) -> Bool {
+        lhs.accountID == rhs.accountID && lhs.device.utf8.elementsEqual(rhs.device.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(accountID)
+        hasher.combine(device.utf8.count)
+        for byte in device.utf8 { hasher.combine(byte) }
     }
 }

@@ -6,6 +6,8 @@ import NIOCore
 public struct SyncRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: DeviceIdentity?
+    /// The admin key's name, once the admin middleware accepted the request (`/admin/v1`).
+    public var adminKey: String?
     /// Completes when the client's connection closes: long-polls and live streams stop waiting then.
     public let connectionClosed: EventLoopFuture<Void>?
     /// Bodies are collected up to the configured limit by the routes themselves.

@@ -3,14 +3,14 @@ import Foundation
 
 /// Device tokens: random 32-byte secrets, shown once, stored only as SHA-256 hashes.
 public enum TokenHasher {
-    /// A new token: `ts_` and 43 characters of base64url.
-    public static func makeToken() -> String {
+    /// A new token: `prefix` (`ts_` for device tokens, `tsa_` for admin keys) and 43 characters of base64url.
+    public static func makeToken(prefix: String = "ts_") -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let base64 = Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
-        return "ts_" + base64
+        return prefix + base64
     }
 
     /// The stored form: lowercase hex SHA-256 of the token's UTF-8 bytes.

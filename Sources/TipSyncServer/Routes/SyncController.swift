@@ -95,7 +95,7 @@ struct SyncController: Sendable {
         try Self.check(cursor, against: page)
         if page.bodies.isEmpty, wait > 0 {
             // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
-            let news = notifier.subscribe(account: identity.accountID)
+            let news = notifier.subscribe(identity)
             page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             if page.bodies.isEmpty {
                 metrics.longPolls.increment()
@@ -117,7 +117,7 @@ struct SyncController: Sendable {
     /// `: heartbeat` comment every `heartbeatSeconds` so proxies keep the connection open.
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let news = notifier.subscribe(account: identity.accountID)
+        let news = notifier.subscribe(identity)
         let heartbeat = configuration.heartbeatSeconds
         let metrics = metrics
         let connectionClosed = context.connectionClosed
@@ -143,7 +143,7 @@ struct SyncController: Sendable {
 
     @Sendable func device(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let name = try context.parameters.require("device")
+        let name = try NameRules.pathSegment(context, "device")
         // Another account's devices are invisible: the same 404 as a device that does not exist.
         guard let highest = try await store.highestSeq(account: identity.accountID, device: name) else {
             throw SyncError.notFound("no device '\(name)' in this account")

@@ -98,6 +98,20 @@ public struct PostgresSyncStore: SyncStore {
                 """,
             ]
         ),
+        (
+            3,
+            [
+                "ALTER TABLE account ADD COLUMN created_at BIGINT",
+                "ALTER TABLE account ADD COLUMN compacted_at BIGINT",
+                "ALTER TABLE account ADD COLUMN compacted_at_position BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE device ADD COLUMN last_seen BIGINT",
+                "ALTER TABLE device ADD COLUMN revoked_at BIGINT",
+                "ALTER TABLE token ADD COLUMN created_at BIGINT",
+                "CREATE INDEX token_by_device ON token (account, device)",
+                "CREATE TABLE admin_key (hash TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL)",
+                "CREATE TABLE erased_account (name_hash TEXT PRIMARY KEY, erased_at BIGINT NOT NULL)",
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
@@ -128,7 +142,8 @@ public struct PostgresSyncStore: SyncStore {
     public func createAccount(name: String) async throws -> Int64 {
         try await transaction { connection in
             let rows = try await connection.query(
-                "INSERT INTO account (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING RETURNING id", logger: logger
+                "INSERT INTO account (name, created_at) VALUES (\(name), \(WallClock.milliseconds())) ON CONFLICT (name) DO NOTHING RETURNING id",
+                logger: logger
             )
             for try await id in rows.decode(Int64.self) { return id }
             throw StoreError("account '\(name)' already exists")
@@ -163,7 +178,8 @@ public struct PostgresSyncStore: SyncStore {
                 "INSERT INTO device (account, name) VALUES (\(account), \(device)) ON CONFLICT DO NOTHING",
                 logger: logger)
             try await connection.query(
-                "INSERT INTO token (hash, account, device) VALUES (\(hash), \(account), \(device))", logger: logger)
+                "INSERT INTO token (hash, account, device, created_at) VALUES (\(hash), \(account), \(device), \(WallClock.milliseconds()))",
+                logger: logger)
         }
         return token
     }
@@ -210,11 +226,12 @@ public struct PostgresSyncStore: SyncStore {
             // The account's row lock, held to commit: positions become visible in order.
             let count = Int64(fresh.count)
             var end: Int64 = 0
-            for try await value in try await connection.query(
-                "UPDATE account SET next_position = next_position + \(count) WHERE id = \(account) RETURNING next_position",
+            var compactedAtPosition: Int64 = 0
+            for try await (value, compacted) in try await connection.query(
+                "UPDATE account SET next_position = next_position + \(count) WHERE id = \(account) RETURNING next_position, compacted_at_position",
                 logger: logger
-            ).decode(Int64.self) {
-                end = value
+            ).decode((Int64, Int64).self) {
+                (end, compactedAtPosition) = (value, compacted)
             }
             let positions = Array((end - count + 1)...end)
             let seqs = fresh.map(\.seq)
@@ -234,7 +251,9 @@ public struct PostgresSyncStore: SyncStore {
                 logger: logger)
             // Delivered to every listening instance when (and only if) this transaction commits.
             try await connection.query("SELECT pg_notify(\(Self.channel), \(String(account)))", logger: logger)
-            return PushOutcome(accepted: fresh.count, duplicates: duplicates, highestSeq: newHighest)
+            return PushOutcome(
+                accepted: fresh.count, duplicates: duplicates, highestSeq: newHighest,
+                entriesSinceCompaction: end - compactedAtPosition)
         }
     }
 
@@ -313,6 +332,9 @@ public struct PostgresSyncStore: SyncStore {
                         position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
             }
             let dropped = LogCompaction.superseded(entries)
+            try await connection.query(
+                "UPDATE account SET compacted_at = \(WallClock.milliseconds()), compacted_at_position = next_position WHERE id = \(account)",
+                logger: logger)
             guard let highest = dropped.max() else { return 0 }
             let positions = Array(dropped)
             try await connection.query(
@@ -331,12 +353,13 @@ public struct PostgresSyncStore: SyncStore {
         return 0
     }
 
-    /// Calls `onChange` with the account id of every push any instance commits, until cancelled.
-    public func watchChanges(_ onChange: @escaping @Sendable (Int64) -> Void) async throws {
+    /// Calls `onChange` with every event any instance announces (every push commit among them),
+    /// until cancelled.
+    public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {
         try await client.withConnection { connection in
             try await connection.listen(on: Self.channel) { notifications in
                 for try await notification in notifications {
-                    if let account = Int64(notification.payload) { onChange(account) }
+                    if let event = StoreEvent(payload: notification.payload) { onChange(event) }
                 }
             }
         }

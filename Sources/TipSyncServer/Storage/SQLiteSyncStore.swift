@@ -75,6 +75,23 @@ public struct SQLiteSyncStore: SyncStore {
                     UPDATE server_meta SET value = lower(hex(randomblob(8))) WHERE key = 'cursorGeneration';
                     """)
         }
+        // Administration: when things were created and last seen, revocations that also cover JWTs,
+        // admin keys (hashes only), erased names (hashes only), and compaction bookkeeping.
+        migrator.registerMigration("v4-administration") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE account ADD COLUMN createdAt INTEGER;
+                    ALTER TABLE account ADD COLUMN compactedAt INTEGER;
+                    ALTER TABLE account ADD COLUMN compactedAtPosition INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE device ADD COLUMN lastSeen INTEGER;
+                    ALTER TABLE device ADD COLUMN revokedAt INTEGER;
+                    ALTER TABLE token ADD COLUMN createdAt INTEGER;
+                    CREATE INDEX token_by_device ON token (account, device);
+                    CREATE TABLE admin_key (
+                        hash TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL UNIQUE, createdAt INTEGER NOT NULL);
+                    CREATE TABLE erased_account (nameHash TEXT PRIMARY KEY NOT NULL, erasedAt INTEGER NOT NULL);
+                    """)
+        }
         return migrator
     }
 
@@ -87,7 +104,8 @@ public struct SQLiteSyncStore: SyncStore {
             if try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) != nil {
                 throw StoreError("account '\(name)' already exists")
             }
-            try db.execute(sql: "INSERT INTO account (name) VALUES (?)", arguments: [name])
+            try db.execute(
+                sql: "INSERT INTO account (name, createdAt) VALUES (?, ?)", arguments: [name, WallClock.milliseconds()])
             return db.lastInsertedRowID
         }
     }
@@ -110,8 +128,8 @@ public struct SQLiteSyncStore: SyncStore {
             try db.execute(
                 sql: "INSERT OR IGNORE INTO device (account, name) VALUES (?, ?)", arguments: [account, device])
             try db.execute(
-                sql: "INSERT INTO token (hash, account, device) VALUES (?, ?, ?)",
-                arguments: [TokenHasher.hash(token), account, device])
+                sql: "INSERT INTO token (hash, account, device, createdAt) VALUES (?, ?, ?, ?)",
+                arguments: [TokenHasher.hash(token), account, device, WallClock.milliseconds()])
         }
         return token
     }
@@ -169,7 +187,14 @@ public struct SQLiteSyncStore: SyncStore {
                     sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?",
                     arguments: [highest, identity.accountID, identity.device])
             }
-            return PushOutcome(accepted: accepted, duplicates: duplicates, highestSeq: highest)
+            guard accepted > 0 else { return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest) }
+            let compactedAt =
+                try Int64.fetchOne(
+                    db, sql: "SELECT compactedAtPosition FROM account WHERE id = ?", arguments: [identity.accountID])
+                ?? 0
+            return PushOutcome(
+                accepted: accepted, duplicates: duplicates, highestSeq: highest,
+                entriesSinceCompaction: position - compactedAt)
         }
     }
 
@@ -224,11 +249,12 @@ public struct SQLiteSyncStore: SyncStore {
                     change: try JSONCoding.decode(Change.self, from: (row["body"] as String).utf8))
             }
             let dropped = LogCompaction.superseded(entries)
+            try db.execute(
+                sql: "UPDATE account SET compactedAt = ?, compactedAtPosition = nextPosition WHERE id = ?",
+                arguments: [WallClock.milliseconds(), account])
             guard let highest = dropped.max() else { return 0 }
-            for position in dropped {
-                try db.execute(
-                    sql: "DELETE FROM change WHERE account = ? AND position = ?", arguments: [account, position])
-            }
+            let delete = try db.cachedStatement(sql: "DELETE FROM change WHERE account = ? AND position = ?")
+            for position in dropped { try delete.execute(arguments: [account, position]) }
             try db.execute(
                 sql: "UPDATE account SET compactedThrough = MAX(compactedThrough, ?) WHERE id = ?",
                 arguments: [highest, account])

@@ -29,29 +29,73 @@ public protocol SyncStore: Sendable {
     func rotateCursorGeneration() async throws -> String
     /// The current cursor generation.
     func cursorGeneration() async throws -> String
-    /// Drops superseded log entries (``LogCompaction``). Returns how many.
+    /// Drops superseded log entries (``LogCompaction``) and records when. Returns how many.
     func compact(account: Int64) async throws -> Int
     /// Number of log entries of the account (for tests and operators).
     func logCount(account: Int64) async throws -> Int
-    /// Calls `onChange` with the account of every push committed by any server instance on this
-    /// database, until cancelled (PostgreSQL: `LISTEN`). Returns at once for single-instance
+    /// Calls `onChange` with every push, revocation and erasure committed by any server instance on
+    /// this database, until cancelled (PostgreSQL: `LISTEN`). Returns at once for single-instance
     /// backends (SQLite), where the in-process notifier already knows every push.
-    func watchChanges(_ onChange: @escaping @Sendable (Int64) -> Void) async throws
+    func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws
+
+    // MARK: Administration: the admin API, the CLI and the console share these.
+
+    /// Creates the account unless one has this name. Returns its id and whether it was created.
+    func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool)
+    /// Up to `limit` accounts ordered by name (UTF-8 bytes), starting after the name `after`.
+    func accounts(after: String?, limit: Int) async throws -> [AccountSummary]
+    /// The account's log counters and devices (``DeviceDetails/live`` is left `false`), or `nil`.
+    func accountDetails(name: String) async throws -> AccountDetails?
+    /// Erases the account's log, devices and tokens (a person's right to erasure). Keeps only a hash
+    /// of the name and the time, so that credentials issued before the erasure stay refused.
+    /// Returns the account's id and how many log entries were erased, or `nil` for no such account.
+    func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)?
+    /// Deletes every token of the device and refuses JWTs issued before `now` for it. Returns the
+    /// account's id and how many tokens were deleted, or `nil` for no such account or device.
+    func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
+        account: Int64, tokens: Int
+    )?
+    /// Records when devices were last seen; an earlier time than the stored one is ignored.
+    func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws
+    /// The identity a signed JWT names (`sub`, `device`): creates the account and device on first
+    /// use, unless the account was erased, or the device's tokens revoked, at or after `issuedAt`.
+    func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws -> SignInResult
+
+    /// Creates an admin key (`tsa_…`), returned once; only its hash is stored. The name defaults to
+    /// the key's first 12 characters.
+    func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String)
+    func adminKeys() async throws -> [AdminKeyRecord]
+    /// Deletes the named admin key; `false` if there is none.
+    func revokeAdminKey(name: String) async throws -> Bool
+    /// The name of the admin key with this hash, or `nil`.
+    func adminKeyName(forHash hash: String) async throws -> String?
 }
 
 extension SyncStore {
-    public func watchChanges(_ onChange: @escaping @Sendable (Int64) -> Void) async throws {}
+    public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
+}
+
+/// What ``SyncStore/signIn(accountName:device:issuedAt:at:)`` decided.
+public enum SignInResult: Sendable, Hashable {
+    case identity(DeviceIdentity)
+    /// The account was erased after the credential was issued.
+    case erased
+    /// The device's tokens were revoked after the credential was issued.
+    case revoked
 }
 
 public struct PushOutcome: Sendable, Hashable {
     public var accepted: Int
     public var duplicates: Int
     public var highestSeq: Int64
+    /// Entries the account's log has gained since its last compaction (automatic compaction's trigger).
+    public var entriesSinceCompaction: Int64
 
-    public init(accepted: Int, duplicates: Int, highestSeq: Int64) {
+    public init(accepted: Int, duplicates: Int, highestSeq: Int64, entriesSinceCompaction: Int64 = 0) {
         self.accepted = accepted
         self.duplicates = duplicates
         self.highestSeq = highestSeq
+        self.entriesSinceCompaction = entriesSinceCompaction
     }
 }
 

@@ -1,0 +1,176 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import TipSyncCore
+
+/// The `/admin/v1` routes: what an app's backend calls to manage accounts, devices and tokens
+/// (protocol.md section 15). Every route needs an admin key (``AdminAuthMiddleware``).
+struct AdminController: Sendable {
+    let store: any SyncStore
+    let notifier: ChangeNotifier
+    let activity: DeviceActivity
+    let now: @Sendable () -> Int64
+    /// The largest page of `GET /admin/v1/accounts`.
+    static let maxListLimit = 1000
+    /// Log entries read per query while exporting.
+    static let exportPage = 1000
+
+    func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
+        let prefix = "/admin/v1"
+        group.on("accounts", method: .get, recordingIn: table, prefix: prefix, use: list)
+        group.on("accounts/:account", method: .put, recordingIn: table, prefix: prefix, use: create)
+        group.on("accounts/:account", method: .get, recordingIn: table, prefix: prefix, use: details)
+        group.on("accounts/:account", method: .delete, recordingIn: table, prefix: prefix, use: erase)
+        group.on("accounts/:account/export", method: .get, recordingIn: table, prefix: prefix, use: export)
+        group.on("accounts/:account/compact", method: .post, recordingIn: table, prefix: prefix, use: compact)
+        group.on(
+            "accounts/:account/devices/:device/tokens", method: .post, recordingIn: table, prefix: prefix,
+            use: createToken)
+        group.on(
+            "accounts/:account/devices/:device/tokens", method: .delete, recordingIn: table, prefix: prefix,
+            use: revokeTokens)
+    }
+
+    @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let limit = try SyncController.integer(
+            request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 100)
+        guard (1...Self.maxListLimit).contains(limit) else {
+            throw SyncError.invalidParameter("limit must be between 1 and \(Self.maxListLimit)")
+        }
+        let after = request.uri.queryParameters["after"].map(String.init)
+        // One more than asked: whether there is a next page, without a second query.
+        let accounts = try await store.accounts(after: after, limit: limit + 1)
+        let page = Array(accounts.prefix(limit))
+        return try SyncController.json(
+            AccountList(accounts: page, next: accounts.count > limit ? page.last?.name : nil))
+    }
+
+    @Sendable func create(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let name = try NameRules.pathSegment(context, "account")
+        let (_, created) = try await store.ensureAccount(name: name, at: now())
+        var response = try SyncController.json(AccountCreated(name: name, created: created))
+        if created { response.status = .created }
+        return response
+    }
+
+    @Sendable func details(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let name = try NameRules.pathSegment(context, "account")
+        guard var details = try await store.accountDetails(name: name), let id = try await store.accountID(named: name)
+        else { throw Self.noAccount(name) }
+        let live = notifier.liveDevices(account: id)
+        for index in details.devices.indices {
+            let device = DeviceIdentity(accountID: id, device: details.devices[index].name)
+            details.devices[index].live = live.contains(device)
+            if let unwritten = activity.unwritten(device) {
+                details.devices[index].lastSeen = max(details.devices[index].lastSeen ?? .min, unwritten)
+            }
+        }
+        return try SyncController.json(details)
+    }
+
+    @Sendable func erase(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let name = try NameRules.pathSegment(context, "account")
+        guard let (id, entries) = try await store.eraseAccount(name: name, at: now()) else {
+            throw Self.noAccount(name)
+        }
+        // This instance at once; the others hear it from the store (PostgreSQL NOTIFY in the erasure's
+        // transaction).
+        notifier.handle(.erased(account: id))
+        context.logger.notice("account erased", metadata: ["logEntries": "\(entries)"])
+        return try SyncController.json(AccountErased(name: name, logEntries: entries))
+    }
+
+    /// The account's whole log as JSON lines, in log order, read page by page while it is sent.
+    @Sendable func export(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let name = try NameRules.pathSegment(context, "account")
+        guard let id = try await store.accountID(named: name) else { throw Self.noAccount(name) }
+        let store = store
+        var headers = HTTPFields()
+        headers[.contentType] = "application/x-ndjson"
+        headers[.contentDisposition] = "attachment; filename=\"tipsync-export.jsonl\""
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                var cursor: Int64 = 0
+                while true {
+                    let page = try await store.pull(account: id, after: cursor, limit: Self.exportPage)
+                    var buffer = ByteBuffer()
+                    for body in page.bodies {
+                        buffer.writeString(body)
+                        buffer.writeString("\n")
+                    }
+                    if buffer.readableBytes > 0 { try await writer.write(buffer) }
+                    cursor = page.cursor
+                    if !page.more { break }
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    @Sendable func compact(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let name = try NameRules.pathSegment(context, "account")
+        guard let id = try await store.accountID(named: name) else { throw Self.noAccount(name) }
+        let dropped = try await store.compact(account: id)
+        return try SyncController.json(Compacted(dropped: dropped, logEntries: try await store.logCount(account: id)))
+    }
+
+    @Sendable func createToken(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let account = try NameRules.pathSegment(context, "account")
+        let device = try NameRules.pathSegment(context, "device")
+        guard try await store.accountID(named: account) != nil else { throw Self.noAccount(account) }
+        let token = try await store.createToken(accountName: account, device: device)
+        var response = try SyncController.json(TokenCreated(account: account, device: device, token: token))
+        response.status = .created
+        return response
+    }
+
+    @Sendable func revokeTokens(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let account = try NameRules.pathSegment(context, "account")
+        let device = try NameRules.pathSegment(context, "device")
+        guard let (id, tokens) = try await store.revokeTokens(accountName: account, device: device, at: now()) else {
+            throw SyncError.notFound("no device '\(device)' in account '\(account)'")
+        }
+        notifier.handle(.revoked(account: id, device: device))
+        return try SyncController.json(TokensRevoked(account: account, device: device, revoked: tokens))
+    }
+
+    static func noAccount(_ name: String) -> SyncError {
+        .notFound("no account named '\(name)'; create it with PUT /admin/v1/accounts/{account}")
+    }
+}
+
+// MARK: Bodies
+
+struct AccountList: Codable, Sendable {
+    var accounts: [AccountSummary]
+    /// Pass as `after` for the next page; absent on the last page.
+    var next: String?
+}
+
+struct AccountCreated: Codable, Sendable {
+    var name: String
+    var created: Bool
+}
+
+struct AccountErased: Codable, Sendable {
+    var name: String
+    var logEntries: Int
+    var erased = true
+}
+
+struct Compacted: Codable, Sendable {
+    var dropped: Int
+    var logEntries: Int
+}
+
+struct TokenCreated: Codable, Sendable {
+    var account: String
+    var device: String
+    var token: String
+}
+
+struct TokensRevoked: Codable, Sendable {
+    var account: String
+    var device: String
+    var revoked: Int
+}

@@ -1,0 +1,60 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// When each device was last seen, kept in memory per request and written to the store in batches
+/// (``DeviceActivityFlusher``), so that pulls and live streams stay reads.
+public final class DeviceActivity: Sendable {
+    private let pending = Mutex<[DeviceIdentity: Int64]>([:])
+
+    public init() {}
+
+    /// Records that `device` made an authenticated request at `time` (milliseconds).
+    func seen(_ device: DeviceIdentity, at time: Int64) {
+        pending.withLock { pending in pending[device] = max(pending[device] ?? .min, time) }
+    }
+
+    /// The time recorded for `device` and not yet written, if any.
+    func unwritten(_ device: DeviceIdentity) -> Int64? { pending.withLock { $0[device] } }
+
+    /// Writes what was recorded since the last flush.
+    func flush(to store: any SyncStore) async throws {
+        let batch = pending.withLock { pending in
+            defer { pending = [:] }
+            return pending
+        }
+        do {
+            try await store.recordSeen(batch)
+        } catch {
+            // Kept for the next flush: last-seen times are late, never lost.
+            pending.withLock { pending in pending.merge(batch) { max($0, $1) } }
+            throw error
+        }
+    }
+}
+
+/// Writes ``DeviceActivity`` to the store every few seconds, and once more on shutdown.
+struct DeviceActivityFlusher: Service {
+    let activity: DeviceActivity
+    let store: any SyncStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: interval)
+                await flush()
+            }
+        }
+        await flush()
+    }
+
+    private func flush() async {
+        do {
+            try await activity.flush(to: store)
+        } catch {
+            logger.warning("could not record when devices were last seen", metadata: ["error": "\(error)"])
+        }
+    }
+}

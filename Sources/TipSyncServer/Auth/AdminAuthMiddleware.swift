@@ -1,0 +1,35 @@
+import Hummingbird
+
+/// Requires `Authorization: Bearer tsa_…` naming an admin key (``SyncStore/createAdminKey(name:at:)``)
+/// on every `/admin/v1` route. Device tokens and JWTs are refused here, as admin keys are on `/v1`.
+struct AdminAuthMiddleware: RouterMiddleware {
+    let store: any SyncStore
+
+    func handle(
+        _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard let credential = BearerCredential(request) else {
+            throw SyncError.unauthorized(
+                "send 'Authorization: Bearer <admin key>'; create one with 'tipsync-server admin-keys create'")
+        }
+        guard let name = try await store.adminKeyName(forHash: TokenHasher.hash(credential.token)) else {
+            throw SyncError.unauthorized("unknown or revoked admin key")
+        }
+        var context = context
+        context.adminKey = name
+        context.logger[metadataKey: "adminKey"] = "\(name)"
+        return try await next(request, context)
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive).
+struct BearerCredential {
+    var token: String
+
+    init?(_ request: Request) {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+}

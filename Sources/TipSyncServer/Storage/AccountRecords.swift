@@ -1,0 +1,122 @@
+/// What the admin API, the CLI and the console show about an account: one row of a listing.
+public struct AccountSummary: Sendable, Hashable, Codable {
+    public var name: String
+    /// Milliseconds since 1970; `nil` for accounts created before the server recorded it.
+    public var createdAt: Int64?
+    public var devices: Int
+    /// Entries in the account's log now (after compaction).
+    public var logEntries: Int
+
+    public init(name: String, createdAt: Int64?, devices: Int, logEntries: Int) {
+        self.name = name
+        self.createdAt = createdAt
+        self.devices = devices
+        self.logEntries = logEntries
+    }
+}
+
+/// One account in detail: its log's counters and every device.
+public struct AccountDetails: Sendable, Hashable, Codable {
+    public var name: String
+    public var createdAt: Int64?
+    /// Entries in the log now.
+    public var logEntries: Int
+    /// The highest log position handed out (the log's length before any compaction).
+    public var logEnd: Int64
+    /// Positions at or below this may have been dropped by compaction.
+    public var compactedThrough: Int64
+    /// When the account was last compacted (milliseconds), `nil` if never.
+    public var lastCompactionAt: Int64?
+    /// Log entries added since the last compaction (what automatic compaction counts).
+    public var entriesSinceCompaction: Int64
+    public var devices: [DeviceDetails]
+
+    public init(
+        name: String, createdAt: Int64?, logEntries: Int, logEnd: Int64, compactedThrough: Int64,
+        lastCompactionAt: Int64?, entriesSinceCompaction: Int64, devices: [DeviceDetails]
+    ) {
+        self.name = name
+        self.createdAt = createdAt
+        self.logEntries = logEntries
+        self.logEnd = logEnd
+        self.compactedThrough = compactedThrough
+        self.lastCompactionAt = lastCompactionAt
+        self.entriesSinceCompaction = entriesSinceCompaction
+        self.devices = devices
+    }
+}
+
+/// A device of an account as the server knows it.
+public struct DeviceDetails: Sendable, Hashable, Codable {
+    public var name: String
+    /// The highest `seq` stored from the device (0: none).
+    public var highestSeq: Int64
+    /// The last request the device made with a valid credential (milliseconds), `nil` if none
+    /// recorded. Recorded within a few seconds, not on every request.
+    public var lastSeen: Int64?
+    /// Device tokens that are valid now.
+    public var tokens: Int
+    /// When its tokens were last revoked (JWTs issued before then are refused too).
+    public var revokedAt: Int64?
+    /// Holds a live stream or a long-poll open on the server instance that answered.
+    public var live: Bool
+
+    public init(
+        name: String, highestSeq: Int64, lastSeen: Int64?, tokens: Int, revokedAt: Int64?, live: Bool = false
+    ) {
+        self.name = name
+        self.highestSeq = highestSeq
+        self.lastSeen = lastSeen
+        self.tokens = tokens
+        self.revokedAt = revokedAt
+        self.live = live
+    }
+}
+
+/// An admin key as listed: never the key itself, which is shown once and stored as a hash.
+public struct AdminKeyRecord: Sendable, Hashable, Codable {
+    public var name: String
+    public var createdAt: Int64
+
+    public init(name: String, createdAt: Int64) {
+        self.name = name
+        self.createdAt = createdAt
+    }
+}
+
+/// What one server instance tells the others through the database (PostgreSQL `NOTIFY`), so that
+/// live connections on every instance react within milliseconds.
+public enum StoreEvent: Sendable, Hashable {
+    /// The account's log grew: its devices pull.
+    case changes(account: Int64)
+    /// A device's tokens were revoked: its open streams end.
+    case revoked(account: Int64, device: String)
+    /// The account was erased: every stream of it ends.
+    case erased(account: Int64)
+
+    /// The notification payload: `123`, `r:123:phone` or `e:123`.
+    var payload: String {
+        switch self {
+        case .changes(let account): String(account)
+        case .revoked(let account, let device): "r:\(account):\(device)"
+        case .erased(let account): "e:\(account)"
+        }
+    }
+
+    init?(payload: String) {
+        if let account = Int64(payload) {
+            self = .changes(account: account)
+            return
+        }
+        let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        switch (parts.first, parts.count) {
+        case ("r", 3):
+            guard let account = Int64(parts[1]) else { return nil }
+            self = .revoked(account: account, device: String(parts[2]))
+        case ("e", 2):
+            guard let account = Int64(parts[1]) else { return nil }
+            self = .erased(account: account)
+        default: return nil
+        }
+    }
+}
