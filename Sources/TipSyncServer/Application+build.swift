@@ -17,6 +17,7 @@ public func buildApplication(
     configuration: ServerConfiguration = ServerConfiguration(),
     notifier: ChangeNotifier = ChangeNotifier(),
     activity: DeviceActivity = DeviceActivity(),
+    jwt: JWTSignIn? = nil,
     registry: PrometheusCollectorRegistry? = nil,
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
     logger: Logger = Logger(label: "tipsync-server"),
@@ -24,14 +25,20 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let metrics = ServerMetrics(registry: registry)
     let router = buildRouter(
-        store: store, configuration: configuration, notifier: notifier, activity: activity, registry: registry,
-        metrics: metrics, now: now)
+        store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
+        registry: registry, metrics: metrics, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
         requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
         maxBodyBytes: configuration.maxBodyBytes)
     let openFiles = Int(clamping: FileDescriptorLimit.current().soft)
     let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
+    var services: [any Service] = [
+        NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier),
+        OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
+        DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
+    ]
+    if let jwt { services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger)) }
     return Application(
         router: router,
         server: .http1(
@@ -41,11 +48,7 @@ public func buildApplication(
             address: address, serverName: "tipsync-server",
             availableConnectionsDelegate: ConnectionCounter(
                 maximum: maxConnections, logger: logger, factory: metrics.factory)),
-        services: [
-            NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier),
-            OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
-            DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
-        ],
+        services: services,
         onServerRunning: onServerRunning,
         logger: logger)
 }
@@ -56,17 +59,19 @@ public func buildRouter(
     store: any SyncStore,
     configuration: ServerConfiguration = ServerConfiguration(),
     notifier: ChangeNotifier = ChangeNotifier(),
+    jwt: JWTSignIn? = nil,
     registry: PrometheusCollectorRegistry? = nil,
     now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 ) -> Router<SyncRequestContext> {
     buildRouter(
-        store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), registry: registry,
-        metrics: ServerMetrics(registry: registry), now: now)
+        store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), jwt: jwt,
+        registry: registry, metrics: ServerMetrics(registry: registry), now: now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
-    registry: PrometheusCollectorRegistry?, metrics: ServerMetrics, now: @escaping @Sendable () -> Int64
+    jwt: JWTSignIn?, registry: PrometheusCollectorRegistry?, metrics: ServerMetrics,
+    now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
@@ -87,7 +92,8 @@ func buildRouter(
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
-    let v1 = router.group("v1").add(middleware: BearerAuthMiddleware(store: store, activity: activity, now: now))
+    let v1 = router.group("v1").add(
+        middleware: BearerAuthMiddleware(store: store, jwt: jwt, activity: activity, now: now))
     SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics)
         .addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))

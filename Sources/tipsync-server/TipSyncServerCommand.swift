@@ -40,6 +40,11 @@ func setting<T: LosslessStringConvertible>(_ flag: T?, _ variable: String, _ fal
     return value
 }
 
+/// A flag's value, else its environment variable, else `nil`.
+func optionalSetting(_ flag: String?, _ variable: String) -> String? {
+    flag ?? ProcessInfo.processInfo.environment[variable]
+}
+
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the server until SIGTERM or SIGINT.")
 
@@ -66,6 +71,15 @@ struct Serve: AsyncParsableCommand {
             "Open connections beyond this wait in the kernel backlog (env TIPSYNC_MAX_CONNECTIONS; default: the open-file limit less 256)."
     )
     var maxConnections: Int?
+    @Option(help: "File holding the HS256 secret for JWT device sign-in (env TIPSYNC_JWT_SECRET_FILE).")
+    var jwtSecretFile: String?
+    @Option(
+        help:
+            "File holding a JWKS with the identity provider's public keys; re-read on SIGHUP or change (env TIPSYNC_JWT_JWKS_FILE)."
+    )
+    var jwtJwksFile: String?
+    @Option(help: "The 'iss' every JWT must carry (env TIPSYNC_JWT_ISSUER).") var jwtIssuer: String?
+    @Option(help: "A value every JWT's 'aud' must contain (env TIPSYNC_JWT_AUDIENCE).") var jwtAudience: String?
     @Option(help: "Log level (env LOG_LEVEL; default info).") var logLevel: String?
 
     func run() async throws {
@@ -114,13 +128,26 @@ struct Serve: AsyncParsableCommand {
         guard configuration.requestHeadTimeoutSeconds > 0, configuration.requestBodyTimeoutSeconds > 0 else {
             throw ValidationError("request timeouts must be positive numbers of seconds")
         }
+        let jwtConfiguration = JWTSignIn.Configuration(
+            secretFile: optionalSetting(jwtSecretFile, "TIPSYNC_JWT_SECRET_FILE"),
+            jwksFile: optionalSetting(jwtJwksFile, "TIPSYNC_JWT_JWKS_FILE"),
+            issuer: optionalSetting(jwtIssuer, "TIPSYNC_JWT_ISSUER"),
+            audience: optionalSetting(jwtAudience, "TIPSYNC_JWT_AUDIENCE"))
+        let jwt = jwtConfiguration.isEnabled ? try await JWTSignIn(configuration: jwtConfiguration) : nil
+        if jwt != nil {
+            logger.info(
+                "JWT sign-in enabled",
+                metadata: [
+                    "issuer": "\(jwtConfiguration.issuer ?? "-")", "audience": "\(jwtConfiguration.audience ?? "-")",
+                ])
+        }
         let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
         let port = try setting(httpPort, "HTTP_PORT", 8080)
 
         try await databaseOptions.withStore { store in
             let app = buildApplication(
-                address: .hostname(host, port: port), store: store, configuration: configuration, registry: registry,
-                logger: logger)
+                address: .hostname(host, port: port), store: store, configuration: configuration, jwt: jwt,
+                registry: registry, logger: logger)
             try await app.runService()
         }
     }

@@ -1,9 +1,11 @@
 import Hummingbird
 
-/// Requires `Authorization: Bearer <token>` and resolves it, by its hash, to a device; records that
+/// Requires `Authorization: Bearer <credential>` on `/v1`: a device token (`ts_…`, resolved by its
+/// hash) or, when JWT sign-in is configured, a JWT from the app's identity provider. Records that
 /// the device was seen.
 struct BearerAuthMiddleware: RouterMiddleware {
     let store: any SyncStore
+    let jwt: JWTSignIn?
     let activity: DeviceActivity
     let now: @Sendable () -> Int64
 
@@ -13,14 +15,33 @@ struct BearerAuthMiddleware: RouterMiddleware {
         guard let credential = BearerCredential(request) else {
             throw SyncError.unauthorized(
                 request.headers[.authorization] == nil
-                    ? "send 'Authorization: Bearer <device token>'"
-                    : "the Authorization header must be 'Bearer <device token>'")
+                    ? "send 'Authorization: Bearer <device token or JWT>'"
+                    : "the Authorization header must be 'Bearer <device token or JWT>'")
         }
-        guard let identity = try await store.identity(forTokenHash: TokenHasher.hash(credential.token)) else {
-            throw SyncError.unauthorized("unknown or revoked token; create one with 'tipsync-server tokens create'")
+        var context = context
+        let identity: DeviceIdentity
+        if let jwt, JWTSignIn.looksLikeJWT(credential.token) {
+            let time = now()
+            let claims = try await jwt.verify(credential.token, now: time)
+            switch try await store.signIn(
+                accountName: claims.account, device: claims.device, issuedAt: claims.issuedAt, at: time)
+            {
+            case .identity(let signedIn): identity = signedIn
+            case .erased:
+                throw SyncError.unauthorized("the account was erased after this JWT was issued; sign in again")
+            case .revoked:
+                throw SyncError.unauthorized("this device was revoked after this JWT was issued; sign in again")
+            }
+            context.credentialExpiresAt = claims.expiresAt
+        } else {
+            guard let found = try await store.identity(forTokenHash: TokenHasher.hash(credential.token)) else {
+                throw SyncError.unauthorized(
+                    "unknown or revoked token; create one with 'tipsync-server tokens create'"
+                        + " or POST /admin/v1/accounts/{account}/devices/{device}/tokens")
+            }
+            identity = found
         }
         activity.seen(identity, at: now())
-        var context = context
         context.identity = identity
         context.logger[metadataKey: "device"] = "\(identity.accountID)/\(identity.device)"
         return try await next(request, context)

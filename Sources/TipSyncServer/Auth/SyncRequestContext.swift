@@ -6,6 +6,8 @@ import NIOCore
 public struct SyncRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: DeviceIdentity?
+    /// When the credential stops being valid (a JWT's `exp`, milliseconds): live streams end then.
+    public var credentialExpiresAt: Int64?
     /// The admin key's name, once the admin middleware accepted the request (`/admin/v1`).
     public var adminKey: String?
     /// Completes when the client's connection closes: long-polls and live streams stop waiting then.

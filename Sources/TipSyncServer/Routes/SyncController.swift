@@ -121,6 +121,8 @@ struct SyncController: Sendable {
         let heartbeat = configuration.heartbeatSeconds
         let metrics = metrics
         let connectionClosed = context.connectionClosed
+        // A JWT's stream ends when the JWT expires: the client reconnects with a fresh one.
+        let lifetime = context.credentialExpiresAt.map { Duration.milliseconds(max(0, $0 - now())) }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
@@ -130,7 +132,8 @@ struct SyncController: Sendable {
                 metrics.liveConnections.increment()
                 defer { metrics.liveConnections.decrement() }
                 try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-                let events = LiveEvents(news: news, heartbeat: heartbeat, connectionClosed: connectionClosed)
+                let events = LiveEvents(
+                    news: news, heartbeat: heartbeat, connectionClosed: connectionClosed, lifetime: lifetime)
                 for await event in events {
                     switch event {
                     case .changes: try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n"))
@@ -269,12 +272,15 @@ struct LiveEvents: AsyncSequence, Sendable {
     let heartbeat: Double
     /// Ends the stream when the client leaves, rather than at the next heartbeat's failed write.
     let connectionClosed: EventLoopFuture<Void>?
+    /// The stream ends after this long (the credential's remaining validity), if set.
+    var lifetime: Duration? = nil
 
     func makeAsyncIterator() -> AsyncStream<Event>.Iterator {
         let (stream, continuation) = AsyncStream<Event>.makeStream()
         let news = news
         let heartbeat = heartbeat
         let connectionClosed = connectionClosed
+        let lifetime = lifetime
         let task = Task {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self) { group in
@@ -284,6 +290,9 @@ struct LiveEvents: AsyncSequence, Sendable {
                     }
                     if let connectionClosed {
                         group.addTask { await connectionClosed.completionOrCancellation() }
+                    }
+                    if let lifetime {
+                        group.addTask { try? await Task.sleep(for: lifetime) }
                     }
                     group.addTask {
                         while !Task.isCancelled {

@@ -1,0 +1,221 @@
+import Foundation
+import JWTKit
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// Device sign-in with JWTs from the app's own identity provider (protocol.md section 6): HS256 with
+/// a shared secret and/or the provider's public keys as a JWKS (RS256, ES256, EdDSA…), verified by
+/// vapor/jwt-kit. The account is the `sub` claim, the device the `device` claim; `exp` is required,
+/// `iss` and `aud` are checked when configured.
+public final class JWTSignIn: Sendable {
+    /// Where the keys come from, and what the tokens must say. Read by `tipsync-server serve` from
+    /// `--jwt-secret-file` / `TIPSYNC_JWT_SECRET_FILE`, `--jwt-jwks-file` / `TIPSYNC_JWT_JWKS_FILE`,
+    /// `--jwt-issuer` / `TIPSYNC_JWT_ISSUER` and `--jwt-audience` / `TIPSYNC_JWT_AUDIENCE`.
+    public struct Configuration: Sendable, Hashable {
+        /// A file holding the HS256 secret (its bytes; one trailing newline is ignored).
+        public var secretFile: String?
+        /// A file holding a JWKS (`{"keys": [...]}`): re-read on SIGHUP and when it changes.
+        public var jwksFile: String?
+        /// The `iss` every token must carry, if set.
+        public var issuer: String?
+        /// A value the token's `aud` must contain, if set.
+        public var audience: String?
+
+        public init(secretFile: String? = nil, jwksFile: String? = nil, issuer: String? = nil, audience: String? = nil)
+        {
+            self.secretFile = secretFile
+            self.jwksFile = jwksFile
+            self.issuer = issuer
+            self.audience = audience
+        }
+
+        /// Whether any key source is configured (else JWTs are refused and only device tokens work).
+        public var isEnabled: Bool { secretFile != nil || jwksFile != nil }
+    }
+
+    /// What a verified token says.
+    public struct Claims: Sendable, Hashable {
+        public var account: String
+        public var device: String
+        /// Milliseconds since 1970.
+        public var expiresAt: Int64
+        public var issuedAt: Int64?
+    }
+
+    public let configuration: Configuration
+    private let keys: Mutex<(collection: JWTKeyCollection, modified: Date?)>
+
+    /// Reads the key files; throws with a message naming the file when one cannot be used.
+    public init(configuration: Configuration) async throws {
+        self.configuration = configuration
+        let (collection, modified) = try await Self.load(configuration)
+        keys = Mutex((collection, modified))
+    }
+
+    static func load(_ configuration: Configuration) async throws -> (JWTKeyCollection, Date?) {
+        let collection = JWTKeyCollection()
+        if let path = configuration.secretFile {
+            guard var secret = FileManager.default.contents(atPath: path) else {
+                throw StoreError("cannot read the JWT secret file '\(path)'")
+            }
+            if secret.last == UInt8(ascii: "\n") { secret.removeLast() }
+            guard secret.count >= 32 else {
+                throw StoreError("the JWT secret in '\(path)' is \(secret.count) bytes; HS256 needs at least 32")
+            }
+            await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        }
+        var modified: Date?
+        if let path = configuration.jwksFile {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw StoreError("cannot read the JWKS file '\(path)'")
+            }
+            modified = Self.modificationDate(path)
+            do {
+                try await collection.add(jwksJSON: String(decoding: data, as: UTF8.self))
+            } catch {
+                throw StoreError("the JWKS file '\(path)' is not a usable key set: \(error)")
+            }
+        }
+        return (collection, modified)
+    }
+
+    static func modificationDate(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
+    /// Re-reads the key files. A file that cannot be used leaves the previous keys in place.
+    public func reload() async throws {
+        let (collection, modified) = try await Self.load(configuration)
+        keys.withLock { $0 = (collection, modified) }
+    }
+
+    /// Reloads when the JWKS file's modification time changed since it was last read; `true` if it did.
+    func reloadIfChanged() async throws -> Bool {
+        guard let path = configuration.jwksFile else { return false }
+        let known = keys.withLock { $0.modified }
+        guard Self.modificationDate(path) != known else { return false }
+        try await reload()
+        return true
+    }
+
+    /// Whether a bearer credential looks like a JWT (three base64url parts), not a device token.
+    static func looksLikeJWT(_ token: String) -> Bool {
+        token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 && !token.hasPrefix("ts")
+    }
+
+    /// Verifies the token's signature and claims at `now` (milliseconds).
+    /// Throws ``SyncError`` `token_expired` after `exp`, `unauthorized` naming the reason otherwise.
+    func verify(_ token: String, now: Int64) async throws -> Claims {
+        let collection = keys.withLock { $0.collection }
+        let payload: Payload
+        do {
+            payload = try await collection.verify(token, as: Payload.self)
+        } catch let error as JWTError {
+            throw SyncError.unauthorized("the JWT was refused: \(Self.reason(error))")
+        } catch {
+            throw SyncError.unauthorized("the JWT was refused: it is not a well-formed token")
+        }
+        guard let exp = payload.exp else { throw SyncError.unauthorized("the JWT has no 'exp' claim; it is required") }
+        let expiresAt = Self.milliseconds(exp.value)
+        guard now < expiresAt else {
+            throw SyncError.tokenExpired(
+                "the JWT expired at \(exp.value.formatted(.iso8601)); get a fresh one and retry")
+        }
+        if let issuer = configuration.issuer, payload.iss?.value != issuer {
+            throw SyncError.unauthorized(
+                "the JWT's 'iss' is \(payload.iss.map { "'\($0.value)'" } ?? "missing"); this server accepts '\(issuer)'"
+            )
+        }
+        if let audience = configuration.audience, payload.aud?.value.contains(audience) != true {
+            throw SyncError.unauthorized("the JWT's 'aud' does not include '\(audience)'")
+        }
+        guard let subject = payload.sub?.value else {
+            throw SyncError.unauthorized("the JWT has no 'sub' claim; it names the account")
+        }
+        guard let device = payload.device else {
+            throw SyncError.unauthorized("the JWT has no 'device' claim; it names the device")
+        }
+        if let violation = NameRules.violation(subject) {
+            throw SyncError.unauthorized("the JWT's 'sub' cannot name an account: it \(violation)")
+        }
+        if let violation = NameRules.violation(device) {
+            throw SyncError.unauthorized("the JWT's 'device' cannot name a device: it \(violation)")
+        }
+        return Claims(
+            account: subject, device: device, expiresAt: expiresAt,
+            issuedAt: payload.iat.map { Self.milliseconds($0.value) })
+    }
+
+    /// A claim's time in milliseconds, saturating (a client-supplied number never traps).
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value.isFinite else { return 0 }
+        if value >= 9.2e18 { return .max }
+        if value <= -9.2e18 { return .min }
+        return Int64(value)
+    }
+
+    static func reason(_ error: JWTError) -> String {
+        switch error.errorType {
+        case .signatureVerificationFailed: "bad signature"
+        case .malformedToken: "malformed token"
+        case .unknownKID: "unknown key id ('kid')"
+        case .missingKIDHeader: "no key id ('kid') and no default key"
+        case .unsupportedAlgorithm: "unsupported algorithm"
+        case .claimVerificationFailure: error.reason ?? "a claim failed verification"
+        default: error.reason ?? "\(error.errorType)"
+        }
+    }
+
+    /// The claims TipSync reads; checked by ``verify(_:now:)`` with the server's injected clock.
+    struct Payload: JWTPayload {
+        var sub: SubjectClaim?
+        var device: String?
+        var exp: ExpirationClaim?
+        var iat: IssuedAtClaim?
+        var iss: IssuerClaim?
+        var aud: AudienceClaim?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+}
+
+/// Re-reads the JWT keys on SIGHUP and when the JWKS file changes (checked every few seconds).
+struct JWTKeyReloader: Service {
+    let signIn: JWTSignIn
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) { await reload("SIGHUP", force: true) }
+                }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: interval)
+                        await reload("the JWKS file changed", force: false)
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func reload(_ why: String, force: Bool) async {
+        do {
+            if force {
+                try await signIn.reload()
+            } else if try await !signIn.reloadIfChanged() {
+                return
+            }
+            logger.notice("JWT keys reloaded", metadata: ["why": "\(why)"])
+        } catch {
+            logger.error("JWT keys not reloaded; the previous keys stay in use", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import Testing
+import TipSync
+import TipSyncServer
+
+/// Device sign-in with the app's own identity provider's JWTs (HS256 secret, JWKS public keys).
+@Suite struct JWTSignInTests {
+    /// What an identity provider puts in a token; any field may be left out to test its absence.
+    struct ProviderClaims: JWTPayload {
+        var sub: SubjectClaim? = "user-42"
+        var device: String? = "phone"
+        var exp: ExpirationClaim? = ExpirationClaim(value: Date(timeIntervalSince1970: 2_000_000))
+        var iat: IssuedAtClaim? = IssuedAtClaim(value: Date(timeIntervalSince1970: 1_000_000))
+        var iss: IssuerClaim? = "https://id.example.com"
+        var aud: AudienceClaim? = "tips"
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// Server time: 1,500,000 s after 1970, inside the default token's validity.
+    static let now: Int64 = 1_500_000_000
+    static let secret = String(repeating: "s", count: 32)
+
+    static func temporaryFile(_ contents: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-jwt-\(UUID().uuidString)")
+        try Data(contents.utf8).write(to: url)
+        return url.path
+    }
+
+    static func hs256(_ claims: ProviderClaims, secret: String = secret) async throws -> String {
+        try await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256).sign(claims)
+    }
+
+    static func headers(_ token: String) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(token)"
+        headers[.contentType] = "application/json"
+        return headers
+    }
+
+    func withServer(
+        _ configuration: JWTSignIn.Configuration? = nil, now: @escaping @Sendable () -> Int64 = { JWTSignInTests.now },
+        _ body: @escaping @Sendable (ServerFixture, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let fixture = try await ServerFixture.make()
+        let jwt = try await JWTSignIn(
+            configuration: configuration
+                ?? .init(
+                    secretFile: try Self.temporaryFile(Self.secret + "\n"), issuer: "https://id.example.com",
+                    audience: "tips"))
+        let app = buildApplication(
+            address: .hostname("127.0.0.1", port: 0), store: fixture.store, jwt: jwt, now: now)
+        try await app.test(.router) { client in try await body(fixture, client) }
+    }
+
+    func expectRefused(
+        _ token: String, _ client: any TestClientProtocol, code: String = "unauthorized", saying words: String
+    ) async throws {
+        try await client.execute(uri: "/v1/pull", method: .get, headers: Self.headers(token)) { response in
+            #expect(response.status == .unauthorized)
+            let error = try decode(ErrorBody.self, response.body).error
+            #expect(error.code == code)
+            #expect(error.message.contains(words), "\(error.message)")
+        }
+    }
+
+    @Test func aValidJWTCreatesTheAccountAndDeviceOnFirstUseAndSyncs() async throws {
+        try await withServer { fixture, client in
+            let token = try await Self.hs256(ProviderClaims())
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: Self.headers(token),
+                body: try body(PushRequest(changes: [change("phone", 1, .datastoreReset, ms: 1_400_000_000)]))
+            ) { #expect($0.status == .ok) }
+            let id = try #require(try await fixture.store.accountID(named: "user-42"))
+            let count = try await fixture.store.logCount(account: id)
+            #expect(count == 1)
+            // A second device of the same person, signed in by the same provider, sees the change.
+            var laptop = ProviderClaims()
+            laptop.device = "laptop"
+            try await client.execute(
+                uri: "/v1/pull", method: .get, headers: Self.headers(try await Self.hs256(laptop))
+            ) { response in
+                let page = try decode(PullResponse.self, response.body)
+                #expect(page.changes.count == 1)
+            }
+            // The device claim must match the pushed changes, as with device tokens.
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: Self.headers(token),
+                body: try body(PushRequest(changes: [change("laptop", 1, .datastoreReset, ms: 1_400_000_000)]))
+            ) { #expect($0.status == .forbidden) }
+        }
+    }
+
+    @Test func everyRefusalNamesItsReasonAndExpiryIsTokenExpired() async throws {
+        try await withServer { _, client in
+            var expired = ProviderClaims()
+            expired.exp = ExpirationClaim(value: Date(timeIntervalSince1970: 1_499_999))
+            try await expectRefused(
+                try await Self.hs256(expired), client, code: "token_expired", saying: "expired")
+            try await expectRefused(
+                try await Self.hs256(ProviderClaims(), secret: String(repeating: "x", count: 32)), client,
+                saying: "bad signature")
+            var noExp = ProviderClaims()
+            noExp.exp = nil
+            try await expectRefused(try await Self.hs256(noExp), client, saying: "'exp'")
+            var noDevice = ProviderClaims()
+            noDevice.device = nil
+            try await expectRefused(try await Self.hs256(noDevice), client, saying: "'device'")
+            var noSubject = ProviderClaims()
+            noSubject.sub = nil
+            try await expectRefused(try await Self.hs256(noSubject), client, saying: "'sub'")
+            var otherIssuer = ProviderClaims()
+            otherIssuer.iss = "https://evil.example.com"
+            try await expectRefused(try await Self.hs256(otherIssuer), client, saying: "'iss'")
+            var otherAudience = ProviderClaims()
+            otherAudience.aud = "other-app"
+            try await expectRefused(try await Self.hs256(otherAudience), client, saying: "'aud'")
+            var controlCharacter = ProviderClaims()
+            controlCharacter.device = "ph\u{7}one"
+            try await expectRefused(try await Self.hs256(controlCharacter), client, saying: "control characters")
+            try await expectRefused("not.a.jwt", client, saying: "refused")
+        }
+    }
+
+    @Test func revocationAndErasureRefuseJWTsIssuedBefore() async throws {
+        try await withServer { fixture, client in
+            let token = try await Self.hs256(ProviderClaims())
+            try await client.execute(uri: "/v1/pull", method: .get, headers: Self.headers(token)) {
+                #expect($0.status == .ok)
+            }
+            _ = try await fixture.store.revokeTokens(accountName: "user-42", device: "phone", at: Self.now)
+            try await expectRefused(token, client, saying: "revoked")
+            var later = ProviderClaims()
+            later.iat = IssuedAtClaim(value: Date(timeIntervalSince1970: 1_500_001))
+            try await client.execute(
+                uri: "/v1/pull", method: .get, headers: Self.headers(try await Self.hs256(later))
+            ) { #expect($0.status == .ok) }
+            _ = try await fixture.store.eraseAccount(name: "user-42", at: Self.now + 5000)
+            try await expectRefused(try await Self.hs256(later), client, saying: "erased")
+        }
+    }
+
+    @Test func aJWKSFileIsReadAndReloadedWhenItChanges() async throws {
+        let first = ES256PrivateKey()
+        let second = ES256PrivateKey()
+        @Sendable func jwks(_ keys: [(String, ES256PrivateKey)]) -> String {
+            let entries = keys.map { kid, key in
+                let parameters = key.publicKey.parameters!
+                return
+                    #"{"kty":"EC","crv":"P-256","alg":"ES256","kid":"\#(kid)","x":"\#(parameters.x)","y":"\#(parameters.y)"}"#
+            }
+            return #"{"keys":[\#(entries.joined(separator: ","))]}"#
+        }
+        @Sendable func sign(_ key: ES256PrivateKey, kid: String) async throws -> String {
+            try await JWTKeyCollection().add(ecdsa: key, kid: JWKIdentifier(string: kid)).sign(ProviderClaims())
+        }
+        let path = try Self.temporaryFile(jwks([("k1", first)]))
+        let signIn = try await JWTSignIn(configuration: .init(jwksFile: path))
+        let fixture = try await ServerFixture.make()
+        let app = buildApplication(
+            address: .hostname("127.0.0.1", port: 0), store: fixture.store, jwt: signIn, now: { Self.now })
+        try await app.test(.router) { client in
+            try await client.execute(
+                uri: "/v1/pull", method: .get, headers: Self.headers(try await sign(first, kid: "k1"))
+            ) { #expect($0.status == .ok) }
+            try await expectRefused(try await sign(second, kid: "k2"), client, saying: "the JWT was refused")
+            // The provider rotates its keys: the file changes, the server reloads (SIGHUP does the same).
+            try Data(jwks([("k2", second)]).utf8).write(to: URL(fileURLWithPath: path))
+            try await signIn.reload()
+            try await client.execute(
+                uri: "/v1/pull", method: .get, headers: Self.headers(try await sign(second, kid: "k2"))
+            ) { #expect($0.status == .ok) }
+            try await expectRefused(try await sign(first, kid: "k1"), client, saying: "the JWT was refused")
+        }
+        // A broken key file is refused at start with the file named, not half-used.
+        let broken = try Self.temporaryFile("{\"keys\": 7}")
+        await #expect(throws: StoreError.self) { try await JWTSignIn(configuration: .init(jwksFile: broken)) }
+        let short = try Self.temporaryFile("short")
+        await #expect(throws: StoreError.self) { try await JWTSignIn(configuration: .init(secretFile: short)) }
+    }
+
+    @Test func aLiveStreamEndsWhenItsJWTExpires() async throws {
+        var claims = ProviderClaims()
+        claims.exp = ExpirationClaim(value: Date(timeIntervalSince1970: Double(Self.now + 50) / 1000))
+        let token = try await Self.hs256(claims)
+        try await withServer { _, client in
+            try await client.execute(uri: "/v1/live", method: .get, headers: Self.headers(token)) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == "event: ready\ndata: {}\n\n")
+            }
+        }
+    }
+}
