@@ -160,9 +160,14 @@ public final class Agent: Sendable {
 
     /// A sync client for this device, per the store's configuration.
     public func syncClient() -> SyncClient {
-        SyncClient(
+        guard let command = configuration.tokenCommand else {
+            return SyncClient(
+                replica: replica,
+                configuration: SyncConfiguration(server: configuration.server, token: configuration.token))
+        }
+        return SyncClient(
             replica: replica,
-            configuration: SyncConfiguration(server: configuration.server, token: configuration.token))
+            configuration: SyncConfiguration(server: configuration.server) { try await TokenCommand.run(command) })
     }
 
     /// One push + pull round; a clear error when the server cannot be reached (changes stay queued).

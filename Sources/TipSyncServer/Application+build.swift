@@ -24,9 +24,11 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let metrics = ServerMetrics(registry: registry)
+    let compactor = AutoCompactor(
+        store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger)
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
-        registry: registry, metrics: metrics, now: now)
+        compactor: compactor, registry: registry, metrics: metrics, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
         requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
@@ -37,6 +39,7 @@ public func buildApplication(
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
+        compactor,
     ]
     if let jwt { services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger)) }
     return Application(
@@ -65,12 +68,12 @@ public func buildRouter(
 ) -> Router<SyncRequestContext> {
     buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), jwt: jwt,
-        registry: registry, metrics: ServerMetrics(registry: registry), now: now)
+        compactor: nil, registry: registry, metrics: ServerMetrics(registry: registry), now: now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
-    jwt: JWTSignIn?, registry: PrometheusCollectorRegistry?, metrics: ServerMetrics,
+    jwt: JWTSignIn?, compactor: AutoCompactor?, registry: PrometheusCollectorRegistry?, metrics: ServerMetrics,
     now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
@@ -92,10 +95,15 @@ func buildRouter(
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
-    let v1 = router.group("v1").add(
-        middleware: BearerAuthMiddleware(store: store, jwt: jwt, activity: activity, now: now))
-    SyncController(store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics)
-        .addRoutes(to: v1, table: table)
+    let v1 = router.group("v1")
+        .add(middleware: BearerAuthMiddleware(store: store, jwt: jwt, activity: activity, now: now))
+        .add(
+            middleware: RateLimitMiddleware(limiter: RateLimiter(configuration.requestRate), metrics: metrics, now: now)
+        )
+    SyncController(
+        store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
+        changeLimiter: RateLimiter(configuration.changeRate), compactor: compactor
+    ).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))
     AdminController(store: store, notifier: notifier, activity: activity, now: now).addRoutes(to: admin, table: table)
     return router

@@ -12,7 +12,8 @@ public struct ServerConfiguration: Sendable {
     public var maxClockSkewMilliseconds: Int64 = 300_000
     /// `--heartbeat` / `TIPSYNC_HEARTBEAT` (seconds): comment lines on idle live streams.
     public var heartbeatSeconds = 15.0
-    /// The longest `wait` a long-poll pull may ask for, in seconds.
+    /// `--max-wait` / `TIPSYNC_MAX_WAIT`: the longest `wait` a long-poll pull may ask for, in seconds;
+    /// a longer one is `400 invalid_parameter`.
     public var maxWaitSeconds = 60.0
     /// `--request-head-timeout` / `TIPSYNC_REQUEST_HEAD_TIMEOUT` (seconds): a connection must deliver a
     /// complete request head this soon after it opens or after its previous response ended (the
@@ -24,6 +25,16 @@ public struct ServerConfiguration: Sendable {
     /// `--max-connections` / `TIPSYNC_MAX_CONNECTIONS`: open connections beyond this wait in the
     /// kernel's backlog. `nil`: the open-file limit less 256 descriptors kept for the database and logs.
     public var maxConnections: Int?
+    /// `--rate-requests`, `--rate-requests-burst` / `TIPSYNC_RATE_REQUESTS`, `TIPSYNC_RATE_REQUESTS_BURST`:
+    /// `/v1` requests per second each device may make on average, and at once. Beyond it: 429
+    /// `rate_limited` with `Retry-After`. 0 turns the limit off.
+    public var requestRate = RateLimit(perSecond: 20, burst: 200)
+    /// `--rate-changes`, `--rate-changes-burst` / `TIPSYNC_RATE_CHANGES`, `TIPSYNC_RATE_CHANGES_BURST`:
+    /// pushed changes per second each device may store on average, and at once.
+    public var changeRate = RateLimit(perSecond: 1000, burst: 10_000)
+    /// `--auto-compact-after` / `TIPSYNC_AUTO_COMPACT_AFTER`: an account is compacted in the background
+    /// once its log has grown by this many entries since its last compaction. 0 turns it off.
+    public var autoCompactAfter = 10_000
 
     public init() {}
 }

@@ -12,6 +12,11 @@ struct ServerMetrics: Sendable {
     /// Long-poll pulls waiting on this instance.
     let longPolls: CoreMetrics.Meter
     let connections: ConnectionMetrics
+    /// Requests and pushes refused with 429 `rate_limited`.
+    let rateLimited: CoreMetrics.Counter
+    /// Background compactions run, and the log entries they dropped.
+    let autoCompactions: CoreMetrics.Counter
+    let compactedEntries: CoreMetrics.Counter
     let factory: any MetricsFactory
 
     init(registry: PrometheusCollectorRegistry?) {
@@ -24,5 +29,8 @@ struct ServerMetrics: Sendable {
         liveConnections = CoreMetrics.Meter(label: "tipsync_live_connections", factory: factory)
         longPolls = CoreMetrics.Meter(label: "tipsync_long_polls", factory: factory)
         connections = ConnectionMetrics(factory: factory)
+        rateLimited = CoreMetrics.Counter(label: "tipsync_rate_limited_total", factory: factory)
+        autoCompactions = CoreMetrics.Counter(label: "tipsync_auto_compactions_total", factory: factory)
+        compactedEntries = CoreMetrics.Counter(label: "tipsync_compacted_entries_total", factory: factory)
     }
 }

@@ -34,7 +34,6 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 
     static func unauthorized(_ message: String) -> SyncError { .init(.unauthorized, .unauthorized, message) }
     static func tokenExpired(_ message: String) -> SyncError { .init(.unauthorized, .tokenExpired, message) }
-    static func alreadyExists(_ message: String) -> SyncError { .init(.conflict, .alreadyExists, message) }
     static func rateLimited(_ message: String, retryAfter: Int) -> SyncError {
         var error = SyncError(.tooManyRequests, .rateLimited, message)
         error.retryAfter = retryAfter

@@ -10,6 +10,14 @@ import TipSyncServer
 /// process with no sockets, on the simulation's clock. A restart reopens the same database file; a
 /// restore serves a copy of the latest backup instead.
 actor SimulatedServer {
+    /// The server's defaults without rate limits: the simulator replays histories at any pace.
+    static let configuration: ServerConfiguration = {
+        var configuration = ServerConfiguration()
+        configuration.requestRate = .unlimited
+        configuration.changeRate = .unlimited
+        return configuration
+    }()
+
     let directory: URL
     /// The database being served (a restore switches to a copy of the backup).
     var path: String
@@ -32,7 +40,7 @@ actor SimulatedServer {
         for device in devices {
             tokens[device] = try await store.createToken(accountName: "sim", device: device)
         }
-        responder = buildRouter(store: store, now: now).buildResponder()
+        responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
         try store.backup(to: backupPath)
     }
 
@@ -51,13 +59,13 @@ actor SimulatedServer {
         store = try SQLiteSyncStore(path: path)
         try await store.migrate()
         _ = try await store.rotateCursorGeneration()
-        responder = buildRouter(store: store, now: now).buildResponder()
+        responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
     }
 
     /// The server process dies and starts again: a new store on the same file, new routes.
     func restart() throws {
         store = try SQLiteSyncStore(path: path)
-        responder = buildRouter(store: store, now: now).buildResponder()
+        responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
     }
 
     /// Compacts the account's log, as `tipsync-server compact` does.

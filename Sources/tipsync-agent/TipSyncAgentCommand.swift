@@ -84,8 +84,20 @@ struct Init: AsyncParsableCommand {
         abstract: "Create the store: which server, which token, which device.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "The sync server's URL, e.g. http://127.0.0.1:8080.") var server: String
-    @Option(help: "This device's token (from `tipsync-server tokens create`).") var token: String
-    @Option(help: "This device's name (the one its token was created for).") var device: String
+    @Option(help: "This device's token (from `tipsync-server tokens create` or the admin API).") var token: String?
+    @Option(
+        help:
+            "A shell command printing a fresh JWT from your identity provider; run again when the server says it expired."
+    )
+    var tokenCommand: String?
+    @Option(help: "This device's name (the one its token was created for, or the JWT's 'device' claim).")
+    var device: String
+
+    func validate() throws {
+        guard (token == nil) != (tokenCommand == nil) else {
+            throw ValidationError("give exactly one of --token and --token-command")
+        }
+    }
 
     func run() async throws {
         try await reporting {
@@ -93,7 +105,8 @@ struct Init: AsyncParsableCommand {
                 throw AgentError(code: "bad-option", message: "--server is not a URL: \(server)")
             }
             let store = global.agentStore
-            try store.initialize(AgentConfiguration(server: url, token: token, device: device))
+            try store.initialize(
+                AgentConfiguration(server: url, token: token ?? "", device: device, tokenCommand: tokenCommand))
             print("initialized \(store.directory.path) for device '\(device)'")
         }
     }

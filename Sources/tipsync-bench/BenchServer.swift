@@ -32,6 +32,9 @@ struct BenchServer {
         try await store.migrate()
         var configuration = ServerConfiguration()
         configuration.heartbeatSeconds = 30
+        // Benchmarks measure the server's capacity, not its per-device limits.
+        configuration.requestRate = .unlimited
+        configuration.changeRate = .unlimited
         let app = buildApplication(
             address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
         let task = Task { try await app.runService() }

@@ -71,6 +71,24 @@ struct Serve: AsyncParsableCommand {
             "Open connections beyond this wait in the kernel backlog (env TIPSYNC_MAX_CONNECTIONS; default: the open-file limit less 256)."
     )
     var maxConnections: Int?
+    @Option(help: "Longest 'wait' a long-poll pull may ask for, in seconds (env TIPSYNC_MAX_WAIT; default 60).")
+    var maxWait: Double?
+    @Option(help: "Requests per second per device, on average (env TIPSYNC_RATE_REQUESTS; default 20; 0: no limit).")
+    var rateRequests: Double?
+    @Option(help: "Requests per device at once (env TIPSYNC_RATE_REQUESTS_BURST; default 200).")
+    var rateRequestsBurst: Double?
+    @Option(
+        help: "Pushed changes per second per device, on average (env TIPSYNC_RATE_CHANGES; default 1000; 0: no limit).")
+    var rateChanges: Double?
+    @Option(
+        help: "Pushed changes per device at once; at least --max-batch (env TIPSYNC_RATE_CHANGES_BURST; default 10000)."
+    )
+    var rateChangesBurst: Double?
+    @Option(
+        help:
+            "Compact an account in the background once its log grew by this many entries (env TIPSYNC_AUTO_COMPACT_AFTER; default 10000; 0: never)."
+    )
+    var autoCompactAfter: Int?
     @Option(help: "File holding the HS256 secret for JWT device sign-in (env TIPSYNC_JWT_SECRET_FILE).")
     var jwtSecretFile: String?
     @Option(
@@ -124,6 +142,23 @@ struct Serve: AsyncParsableCommand {
             })
         {
             configuration.maxConnections = maximum
+        }
+        configuration.maxWaitSeconds = try setting(maxWait, "TIPSYNC_MAX_WAIT", configuration.maxWaitSeconds)
+        configuration.requestRate = RateLimit(
+            perSecond: try setting(rateRequests, "TIPSYNC_RATE_REQUESTS", configuration.requestRate.perSecond),
+            burst: try setting(rateRequestsBurst, "TIPSYNC_RATE_REQUESTS_BURST", configuration.requestRate.burst))
+        configuration.changeRate = RateLimit(
+            perSecond: try setting(rateChanges, "TIPSYNC_RATE_CHANGES", configuration.changeRate.perSecond),
+            burst: try setting(rateChangesBurst, "TIPSYNC_RATE_CHANGES_BURST", configuration.changeRate.burst))
+        configuration.autoCompactAfter = try setting(
+            autoCompactAfter, "TIPSYNC_AUTO_COMPACT_AFTER", configuration.autoCompactAfter)
+        for (name, rate) in [("requests", configuration.requestRate), ("changes", configuration.changeRate)] {
+            guard rate.perSecond >= 0, rate.burst >= 0, rate.perSecond.isFinite, rate.burst.isFinite else {
+                throw ValidationError("the \(name) rate limit must be a non-negative number")
+            }
+        }
+        if configuration.changeRate.perSecond > 0, configuration.changeRate.burst < Double(configuration.maxBatch) {
+            throw ValidationError("--rate-changes-burst must be at least --max-batch (\(configuration.maxBatch))")
         }
         guard configuration.requestHeadTimeoutSeconds > 0, configuration.requestBodyTimeoutSeconds > 0 else {
             throw ValidationError("request timeouts must be positive numbers of seconds")

@@ -14,6 +14,8 @@ public actor SyncClient {
 
     /// The latest failure, cleared by the next successful round.
     public private(set) var lastError: SyncClientError?
+    /// The credential in use: the configuration's token, or the provider's latest answer.
+    var token: String?
 
     public init(
         replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
@@ -198,22 +200,52 @@ public actor SyncClient {
     func send(_ method: String, _ path: String, body: Data? = nil, timeout: TimeInterval = 30) async throws
         -> (SyncHTTPResponse, Date)
     {
-        var headers = ["Authorization": "Bearer \(configuration.token)", "Accept": "application/json"]
-        if body != nil { headers["Content-Type"] = "application/json" }
-        let sent = physicalNow()
-        let response: SyncHTTPResponse
+        var refreshed = false
+        var rateLimited = 0
+        while true {
+            var headers = ["Authorization": "Bearer \(try await currentToken())", "Accept": "application/json"]
+            if body != nil { headers["Content-Type"] = "application/json" }
+            let sent = physicalNow()
+            let response: SyncHTTPResponse
+            do {
+                response = try await transport.send(
+                    SyncHTTPRequest(method: method, path: path, headers: headers, body: body, timeout: timeout))
+            } catch let error as SyncClientError {
+                throw error
+            } catch {
+                throw SyncClientError.unreachable("\(error.localizedDescription)")
+            }
+            switch response.status {
+            case 401
+            where errorCode(response.body)?.code == ErrorCode.tokenExpired.rawValue
+                && configuration.tokenProvider != nil && !refreshed:
+                // The JWT expired: ask for a fresh one, once per request.
+                token = nil
+                refreshed = true
+            case 401:
+                throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
+            case 429 where rateLimited < configuration.rateLimitRetries:
+                // The server says when it will accept the request: wait that long, never less.
+                rateLimited += 1
+                let seconds = response.headers["retry-after"].flatMap { Int($0) } ?? 1
+                try await sleep(.seconds(min(max(seconds, 1), 3600)))
+            default:
+                return (response, sent)
+            }
+        }
+    }
+
+    /// The credential to send: the configuration's token, or one from its provider.
+    func currentToken() async throws -> String {
+        if let token { return token }
+        guard let provider = configuration.tokenProvider else { return configuration.token }
         do {
-            response = try await transport.send(
-                SyncHTTPRequest(method: method, path: path, headers: headers, body: body, timeout: timeout))
-        } catch let error as SyncClientError {
-            throw error
+            let fresh = try await provider()
+            token = fresh
+            return fresh
         } catch {
-            throw SyncClientError.unreachable("\(error.localizedDescription)")
+            throw SyncClientError.unreachable("could not get a token from the token provider: \(error)")
         }
-        if response.status == 401 {
-            throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
-        }
-        return (response, sent)
     }
 
     /// Aligns the replica's clock with the server's when they differ by more than a second

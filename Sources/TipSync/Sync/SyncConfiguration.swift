@@ -1,9 +1,17 @@
 import Foundation
 
-/// How a replica syncs: which server, which device token, and the pacing of its rounds.
+/// How a replica syncs: which server, which credential, and the pacing of its rounds.
 public struct SyncConfiguration: Sendable {
     public var server: URL
+    /// A device token (`ts_…`) or a JWT; used until ``tokenProvider`` gives another.
     public var token: String
+    /// Asked for a credential before the first request and again whenever the server answers
+    /// `401 token_expired` (a JWT from the app's identity provider). Errors it throws count as the
+    /// server being unreachable: the client backs off and asks again.
+    public var tokenProvider: (@Sendable () async throws -> String)?
+    /// How many times a request answered `429 rate_limited` is retried after its `Retry-After`
+    /// before the round fails (and ``SyncClient/run()`` backs off).
+    public var rateLimitRetries = 5
     /// Changes per push (the server's default limit is 1000).
     public var pushBatchSize = 500
     /// Changes per pull page.
@@ -17,6 +25,14 @@ public struct SyncConfiguration: Sendable {
     public init(server: URL, token: String) {
         self.server = server
         self.token = token
+    }
+
+    /// Syncs with credentials from `tokenProvider` (for example a JWT from the app's identity
+    /// provider), asked again when the server says the current one expired.
+    public init(server: URL, tokenProvider: @escaping @Sendable () async throws -> String) {
+        self.server = server
+        self.token = ""
+        self.tokenProvider = tokenProvider
     }
 }
 

@@ -34,10 +34,13 @@ public struct SyncHTTPRequest: Sendable, Hashable {
 public struct SyncHTTPResponse: Sendable, Hashable {
     public var status: Int
     public var body: Data
+    /// Response headers, names in lowercase (`retry-after`).
+    public var headers: [String: String]
 
-    public init(status: Int, body: Data) {
+    public init(status: Int, body: Data, headers: [String: String] = [:]) {
         self.status = status
         self.body = body
+        self.headers = headers
     }
 }
 
@@ -61,7 +64,11 @@ public struct URLSessionTransport: SyncTransport {
         urlRequest.httpBody = request.body
         let (data, response) = try await Self.perform(urlRequest, on: session)
         guard let http = response as? HTTPURLResponse else { throw SyncClientError.transport("not an HTTP response") }
-        return SyncHTTPResponse(status: http.statusCode, body: data)
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        return SyncHTTPResponse(status: http.statusCode, body: data, headers: headers)
     }
 
     /// `session.data(for:)`, with a cancellation that cannot deadlock. On Linux, cancelling a task

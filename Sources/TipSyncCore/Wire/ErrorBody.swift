@@ -42,8 +42,6 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case tokenExpired = "token_expired"
     /// Too many requests or changes from this device (status 429, with `Retry-After`).
     case rateLimited = "rate_limited"
-    /// The name of an account, device or admin key is already taken (status 409).
-    case alreadyExists = "already_exists"
     case notFound = "not_found"
     case malformedJSON = "malformed_json"
     case invalidChange = "invalid_change"

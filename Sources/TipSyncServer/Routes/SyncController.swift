@@ -13,6 +13,10 @@ struct SyncController: Sendable {
     let configuration: ServerConfiguration
     let now: @Sendable () -> Int64
     let metrics: ServerMetrics
+    /// Pushed changes per device (``ServerConfiguration/changeRate``).
+    let changeLimiter: RateLimiter
+    /// Background compaction, told how far each push grew its account's log (`nil`: none).
+    let compactor: AutoCompactor?
 
     func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
         group.on("push", method: .post, recordingIn: table, prefix: "/v1", use: push)
@@ -68,11 +72,20 @@ struct SyncController: Sendable {
                 "changes[\(index)].seq: a push must carry consecutive sequence numbers in ascending order "
                     + "(changes[\(index - 1)].seq is \(changes[index - 1].seq), this is \(changes[index].seq))")
         }
+        if let wait = changeLimiter.take(identity, cost: Double(changes.count), now: serverTime) {
+            metrics.rateLimited.increment()
+            throw SyncError.rateLimited(
+                "this device pushes more than \(changeLimiter.rate.perSecond.formatted()) changes a second; retry "
+                    + "after \(wait) s", retryAfter: wait)
+        }
         let outcome = try await store.push(changes, from: identity)
         let generation = try await store.cursorGeneration()
         metrics.changesAccepted.increment(by: outcome.accepted)
         metrics.duplicatesIgnored.increment(by: outcome.duplicates)
-        if outcome.accepted > 0 { notifier.notify(account: identity.accountID) }
+        if outcome.accepted > 0 {
+            notifier.notify(account: identity.accountID)
+            compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
+        }
         return try Self.json(
             PushResponse(
                 accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,

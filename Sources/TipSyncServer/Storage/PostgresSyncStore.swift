@@ -319,31 +319,46 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
+    /// Reads and decides without locking the account (pushes and pulls go on meanwhile), then
+    /// deletes in one short transaction holding the account's row lock — unless another compaction
+    /// or an erasure deleted entries in between, in which case it decides again.
     public func compact(account: Int64) async throws -> Int {
-        try await transaction { connection in
-            // Pushes to this account wait while its log is compacted.
-            try await connection.query("SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
+        while true {
             var entries: [LogCompaction.Entry] = []
-            for try await (position, body) in try await connection.query(
+            for try await (position, body) in try await client.query(
                 "SELECT position, body FROM change WHERE account = \(account) ORDER BY position", logger: logger
             ).decode((Int64, String).self) {
                 entries.append(
                     LogCompaction.Entry(
                         position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
             }
-            let dropped = LogCompaction.superseded(entries)
-            try await connection.query(
-                "UPDATE account SET compacted_at = \(WallClock.milliseconds()), compacted_at_position = next_position WHERE id = \(account)",
-                logger: logger)
-            guard let highest = dropped.max() else { return 0 }
-            let positions = Array(dropped)
-            try await connection.query(
-                "DELETE FROM change WHERE account = \(account) AND position = ANY(\(positions)::BIGINT[])",
-                logger: logger)
-            try await connection.query(
-                "UPDATE account SET compacted_through = GREATEST(compacted_through, \(highest)) WHERE id = \(account)",
-                logger: logger)
-            return dropped.count
+            let through = entries.last?.position ?? 0
+            let read = Int64(entries.count)
+            let dropped = Array(LogCompaction.superseded(entries))
+            let highest = dropped.max() ?? 0
+            let done = try await transaction { connection -> Bool in
+                try await connection.query("SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
+                var count: Int64 = 0
+                for try await value in try await connection.query(
+                    "SELECT COUNT(*) FROM change WHERE account = \(account) AND position <= \(through)", logger: logger
+                ).decode(Int64.self) {
+                    count = value
+                }
+                // Only compaction and erasure delete entries: the same count means the same entries.
+                guard count == read else { return false }
+                try await connection.query(
+                    "DELETE FROM change WHERE account = \(account) AND position = ANY(\(dropped)::BIGINT[])",
+                    logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE account SET compacted_through = GREATEST(compacted_through, \(highest)),
+                        compacted_at = \(WallClock.milliseconds()),
+                        compacted_at_position = GREATEST(compacted_at_position, \(through))
+                    WHERE id = \(account)
+                    """, logger: logger)
+                return true
+            }
+            if done { return dropped.count }
         }
     }
 

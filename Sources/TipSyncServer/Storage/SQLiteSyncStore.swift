@@ -239,26 +239,41 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
+    /// Reads and decides outside the write lock (pushes and pulls go on meanwhile), then deletes in
+    /// one short write transaction — unless another compaction or an erasure deleted entries in
+    /// between, in which case it decides again on what is there now.
     public func compact(account: Int64) async throws -> Int {
-        try await pool.write { db in
-            let entries = try Row.fetchAll(
-                db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position", arguments: [account]
-            ).map { row in
-                LogCompaction.Entry(
-                    position: row["position"],
-                    change: try JSONCoding.decode(Change.self, from: (row["body"] as String).utf8))
+        while true {
+            let (entries, through) = try await pool.read { db in
+                let entries = try Row.fetchAll(
+                    db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position",
+                    arguments: [account]
+                ).map { row in
+                    LogCompaction.Entry(
+                        position: row["position"],
+                        change: try JSONCoding.decode(Change.self, from: (row["body"] as String).utf8))
+                }
+                return (entries, entries.last?.position ?? 0)
             }
             let dropped = LogCompaction.superseded(entries)
-            try db.execute(
-                sql: "UPDATE account SET compactedAt = ?, compactedAtPosition = nextPosition WHERE id = ?",
-                arguments: [WallClock.milliseconds(), account])
-            guard let highest = dropped.max() else { return 0 }
-            let delete = try db.cachedStatement(sql: "DELETE FROM change WHERE account = ? AND position = ?")
-            for position in dropped { try delete.execute(arguments: [account, position]) }
-            try db.execute(
-                sql: "UPDATE account SET compactedThrough = MAX(compactedThrough, ?) WHERE id = ?",
-                arguments: [highest, account])
-            return dropped.count
+            let done: Bool = try await pool.write { db in
+                // Only compaction and erasure delete entries: the same count means the same entries.
+                let count =
+                    try Int.fetchOne(
+                        db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",
+                        arguments: [account, through]) ?? 0
+                guard count == entries.count else { return false }
+                let delete = try db.cachedStatement(sql: "DELETE FROM change WHERE account = ? AND position = ?")
+                for position in dropped { try delete.execute(arguments: [account, position]) }
+                try db.execute(
+                    sql: """
+                        UPDATE account SET compactedThrough = MAX(compactedThrough, ?), compactedAt = ?,
+                            compactedAtPosition = MAX(compactedAtPosition, ?)
+                        WHERE id = ?
+                        """, arguments: [dropped.max() ?? 0, WallClock.milliseconds(), through, account])
+                return true
+            }
+            if done { return dropped.count }
         }
     }
 

@@ -1,0 +1,55 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Compacts accounts in the background once their logs have grown by
+/// ``ServerConfiguration/autoCompactAfter`` entries since their last compaction. Pushes report the
+/// growth (``PushOutcome/entriesSinceCompaction``); one account is compacted at a time, each at most
+/// once while queued, and compaction itself holds the write lock only to delete (``SyncStore/compact(account:)``).
+final class AutoCompactor: Service, Sendable {
+    let store: any SyncStore
+    let threshold: Int
+    let metrics: ServerMetrics
+    let logger: Logger
+    private let queue: AsyncStream<Int64>
+    private let enqueue: AsyncStream<Int64>.Continuation
+    private let pending = Mutex<Set<Int64>>([])
+
+    init(store: any SyncStore, threshold: Int, metrics: ServerMetrics, logger: Logger) {
+        self.store = store
+        self.threshold = threshold
+        self.metrics = metrics
+        self.logger = logger
+        (queue, enqueue) = AsyncStream<Int64>.makeStream()
+    }
+
+    /// Called after every push that stored changes.
+    func pushed(account: Int64, entriesSinceCompaction: Int64) {
+        guard threshold > 0, entriesSinceCompaction >= Int64(threshold) else { return }
+        if pending.withLock({ $0.insert(account).inserted }) { enqueue.yield(account) }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await account in self.queue {
+                await self.compact(account)
+            }
+        }
+    }
+
+    /// Compacts one account now (the service's loop; tests call it directly).
+    func compact(_ account: Int64) async {
+        defer { _ = pending.withLock { $0.remove(account) } }
+        do {
+            let dropped = try await store.compact(account: account)
+            metrics.autoCompactions.increment()
+            metrics.compactedEntries.increment(by: dropped)
+            logger.debug("compacted", metadata: ["account": "\(account)", "dropped": "\(dropped)"])
+        } catch {
+            logger.warning("automatic compaction failed", metadata: ["account": "\(account)", "error": "\(error)"])
+        }
+    }
+
+    /// Accounts waiting to be compacted (tests).
+    var queued: Set<Int64> { pending.withLock { $0 } }
+}

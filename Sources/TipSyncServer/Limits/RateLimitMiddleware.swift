@@ -1,0 +1,23 @@
+import Hummingbird
+
+/// Refuses a device's `/v1` request with `429 rate_limited` and `Retry-After` once it has spent its
+/// request bucket (``ServerConfiguration/requestRate``). Runs after authentication: the limit is the
+/// device's, so one device's flood never slows another account.
+struct RateLimitMiddleware: RouterMiddleware {
+    let limiter: RateLimiter
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Int64
+
+    func handle(
+        _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let identity = try context.requireIdentity()
+        if let wait = limiter.take(identity, now: now()) {
+            metrics.rateLimited.increment()
+            throw SyncError.rateLimited(
+                "this device sends more than \(limiter.rate.perSecond.formatted()) requests a second; retry after "
+                    + "\(wait) s", retryAfter: wait)
+        }
+        return try await next(request, context)
+    }
+}

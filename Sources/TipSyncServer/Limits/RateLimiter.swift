@@ -1,0 +1,70 @@
+import Synchronization
+
+/// Token buckets per device: each device may spend `perSecond` units a second on average and
+/// `burst` at once. The server keeps one for requests and one for pushed changes
+/// (``ServerConfiguration/requestRate``, ``ServerConfiguration/changeRate``). Time is the server's
+/// injected clock, so tests never wait.
+final class RateLimiter: Sendable {
+    /// A rate: `perSecond` on average, `burst` at most at once. `perSecond == 0` means no limit.
+    struct Bucket {
+        var tokens: Double
+        var updated: Int64
+    }
+
+    let rate: RateLimit
+    private let buckets = Mutex<(byDevice: [DeviceIdentity: Bucket], takes: Int)>(([:], 0))
+    /// Every this many takes, buckets that have refilled completely are forgotten (a full bucket is
+    /// what a device never seen before gets), so memory follows the devices active recently.
+    static let sweepEvery = 4096
+
+    init(_ rate: RateLimit) {
+        self.rate = rate
+    }
+
+    /// Spends `cost` units of `device`'s bucket at `now` (milliseconds). Returns `nil` when allowed,
+    /// else the whole seconds to wait before the same request would be allowed (at least 1).
+    func take(_ device: DeviceIdentity, cost: Double = 1, now: Int64) -> Int? {
+        guard rate.isLimited else { return nil }
+        return buckets.withLock { state in
+            state.takes += 1
+            if state.takes % Self.sweepEvery == 0 {
+                state.byDevice = state.byDevice.filter { refilled($0.value, now: now) < rate.burst }
+            }
+            var bucket = state.byDevice[device] ?? Bucket(tokens: rate.burst, updated: now)
+            bucket.tokens = refilled(bucket, now: now)
+            bucket.updated = max(bucket.updated, now)
+            // A cost above the burst could never be paid: it is charged as a full bucket.
+            let charge = min(cost, rate.burst)
+            guard bucket.tokens >= charge else {
+                state.byDevice[device] = bucket
+                return max(1, Int(((charge - bucket.tokens) / rate.perSecond).rounded(.up)))
+            }
+            bucket.tokens -= charge
+            state.byDevice[device] = bucket
+            return nil
+        }
+    }
+
+    private func refilled(_ bucket: Bucket, now: Int64) -> Double {
+        // A clock that steps back refills nothing (never a negative amount).
+        let elapsed = Double(max(0, now.subtractingReportingOverflow(bucket.updated).partialValue)) / 1000
+        return min(rate.burst, bucket.tokens + elapsed * rate.perSecond)
+    }
+
+    /// Devices with a bucket (tests, metrics).
+    var trackedDevices: Int { buckets.withLock { $0.byDevice.count } }
+}
+
+/// A token-bucket rate: `perSecond` on average and up to `burst` at once; `perSecond == 0`: unlimited.
+public struct RateLimit: Sendable, Hashable {
+    public var perSecond: Double
+    public var burst: Double
+
+    public init(perSecond: Double, burst: Double) {
+        self.perSecond = perSecond
+        self.burst = burst
+    }
+
+    public static let unlimited = RateLimit(perSecond: 0, burst: 0)
+    var isLimited: Bool { perSecond > 0 && burst > 0 }
+}
