@@ -53,7 +53,7 @@ struct CompactionBench: AsyncParsableCommand {
             before.samples.append(try await timedPush(index % 2 == 0 ? sameAccount : otherAccount))
         }
         let started = ContinuousClock.now
-        let finished = Flag()
+        let finished = Completion()
         let compaction = Task {
             defer { finished.set() }
             return try await store.compact(account: account)
@@ -78,7 +78,7 @@ struct CompactionBench: AsyncParsableCommand {
 }
 
 /// Set once, read from anywhere.
-final class Flag: Sendable {
+final class Completion: Sendable {
     private let value = Mutex(false)
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }

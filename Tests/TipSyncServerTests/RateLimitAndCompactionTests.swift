@@ -165,8 +165,11 @@ final class ManualClock: Sendable {
         ])
         let asked = Mutex(0)
         let configuration = SyncConfiguration(server: URL(string: "http://127.0.0.1:1")!) {
-            "jwt-\(asked.withLock { $0 += 1
-return $0 })"
+            let count = asked.withLock { count in
+                count += 1
+                return count
+            }
+            return "jwt-\(count)"
         }
         let client = SyncClient(replica: try makeDevice("phone"), configuration: configuration, transport: transport)
         try await client.pull()
