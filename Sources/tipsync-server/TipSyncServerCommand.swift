@@ -274,12 +274,8 @@ struct Accounts: AsyncParsableCommand {
                 guard let id = try await store.accountID(named: name) else {
                     throw StoreError("no account named '\(name)'")
                 }
-                var cursor: Int64 = 0
-                while true {
-                    let page = try await store.pull(account: id, after: cursor, limit: 1000)
-                    for body in page.bodies { print(body) }
-                    cursor = page.cursor
-                    if !page.more { break }
+                try await store.exportLog(account: id) { bodies in
+                    for body in bodies { print(body) }
                 }
             }
         }

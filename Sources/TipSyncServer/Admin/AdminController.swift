@@ -91,17 +91,13 @@ struct AdminController: Sendable {
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
-                var cursor: Int64 = 0
-                while true {
-                    let page = try await store.pull(account: id, after: cursor, limit: Self.exportPage)
+                try await store.exportLog(account: id, pageSize: Self.exportPage) { bodies in
                     var buffer = ByteBuffer()
-                    for body in page.bodies {
+                    for body in bodies {
                         buffer.writeString(body)
                         buffer.writeString("\n")
                     }
-                    if buffer.readableBytes > 0 { try await writer.write(buffer) }
-                    cursor = page.cursor
-                    if !page.more { break }
+                    try await writer.write(buffer)
                 }
                 try await writer.finish(nil)
             })

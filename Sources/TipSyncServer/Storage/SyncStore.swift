@@ -72,6 +72,20 @@ public protocol SyncStore: Sendable {
 }
 
 extension SyncStore {
+    /// The account's whole log in log order, handed to `body` a page of canonical JSON changes at a
+    /// time (what `GET /admin/v1/accounts/{account}/export` and `tipsync-server accounts export` send).
+    public func exportLog(account: Int64, pageSize: Int = 1000, _ body: ([String]) async throws -> Void)
+        async throws
+    {
+        var cursor: Int64 = 0
+        while true {
+            let page = try await pull(account: account, after: cursor, limit: pageSize)
+            if !page.bodies.isEmpty { try await body(page.bodies) }
+            cursor = page.cursor
+            if !page.more { return }
+        }
+    }
+
     public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
 }
 
