@@ -41,7 +41,7 @@ public func buildApplication(
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
         compactor,
     ]
-    if let jwt { services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger)) }
+    services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
     return Application(
         router: router,
         server: .http1(

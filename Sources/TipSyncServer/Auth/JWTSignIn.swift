@@ -183,8 +183,9 @@ public final class JWTSignIn: Sendable {
 }
 
 /// Re-reads the JWT keys on SIGHUP and when the JWKS file changes (checked every few seconds).
+/// Runs without JWT sign-in too, so that SIGHUP (`systemctl reload`) never stops the server.
 struct JWTKeyReloader: Service {
-    let signIn: JWTSignIn
+    let signIn: JWTSignIn?
     let interval: Duration
     let logger: Logger
 
@@ -207,6 +208,10 @@ struct JWTKeyReloader: Service {
     }
 
     private func reload(_ why: String, force: Bool) async {
+        guard let signIn else {
+            if force { logger.notice("SIGHUP: nothing to reload (JWT sign-in is off)") }
+            return
+        }
         do {
             if force {
                 try await signIn.reload()
