@@ -240,9 +240,11 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     /// Reads and decides outside the write lock (pushes and pulls go on meanwhile), then deletes in
-    /// one short write transaction — unless another compaction or an erasure deleted entries in
-    /// between, in which case it decides again on what is there now.
+    /// short write transactions of ``compactionChunk`` entries each — so a push waits at most for one
+    /// chunk — unless another compaction or an erasure deleted entries in between, in which case it
+    /// decides again on what is there now.
     public func compact(account: Int64) async throws -> Int {
+        var droppedInAll = 0
         while true {
             let (entries, through) = try await pool.read { db in
                 let entries = try Row.fetchAll(
@@ -255,27 +257,48 @@ public struct SQLiteSyncStore: SyncStore {
                 }
                 return (entries, entries.last?.position ?? 0)
             }
-            let dropped = LogCompaction.superseded(entries)
-            let done: Bool = try await pool.write { db in
-                // Only compaction and erasure delete entries: the same count means the same entries.
-                let count =
-                    try Int.fetchOne(
-                        db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",
-                        arguments: [account, through]) ?? 0
-                guard count == entries.count else { return false }
-                let delete = try db.cachedStatement(sql: "DELETE FROM change WHERE account = ? AND position = ?")
-                for position in dropped { try delete.execute(arguments: [account, position]) }
-                try db.execute(
-                    sql: """
-                        UPDATE account SET compactedThrough = MAX(compactedThrough, ?), compactedAt = ?,
-                            compactedAtPosition = MAX(compactedAtPosition, ?)
-                        WHERE id = ?
-                        """, arguments: [dropped.max() ?? 0, WallClock.milliseconds(), through, account])
-                return true
+            let dropped = LogCompaction.superseded(entries).sorted()
+            var remaining = entries.count
+            var interrupted = false
+            // At least one transaction, so an empty decision still records the compaction.
+            for start in stride(from: 0, through: max(dropped.count - 1, 0), by: Self.compactionChunk) {
+                let chunk = Array(dropped[min(start, dropped.count)..<min(start + Self.compactionChunk, dropped.count)])
+                let expected = remaining
+                let done: Bool = try await pool.write { db in
+                    // Only compaction and erasure delete entries: the count this compaction expects
+                    // means nobody else deleted any since it read them.
+                    let count =
+                        try Int.fetchOne(
+                            db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",
+                            arguments: [account, through]) ?? 0
+                    guard count == expected else { return false }
+                    if !chunk.isEmpty {
+                        let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                        try db.execute(
+                            sql: "DELETE FROM change WHERE account = ? AND position IN (\(placeholders))",
+                            arguments: StatementArguments([account] + chunk))
+                    }
+                    try db.execute(
+                        sql: """
+                            UPDATE account SET compactedThrough = MAX(compactedThrough, ?), compactedAt = ?,
+                                compactedAtPosition = MAX(compactedAtPosition, ?)
+                            WHERE id = ?
+                            """, arguments: [chunk.last ?? 0, WallClock.milliseconds(), through, account])
+                    return true
+                }
+                guard done else {
+                    interrupted = true
+                    break
+                }
+                remaining -= chunk.count
+                droppedInAll += chunk.count
             }
-            if done { return dropped.count }
+            if !interrupted { return droppedInAll }
         }
     }
+
+    /// Superseded entries deleted per write transaction while compacting.
+    static let compactionChunk = 1000
 
     /// Copies the whole database to `path` with SQLite's online backup API (the server may keep
     /// serving); what `sqlite3 server.sqlite ".backup PATH"` does.
