@@ -13,24 +13,14 @@ import TipSyncTestSupport
         let script = readme[marker.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
             .filter { $0 != "swift build" }.joined(separator: "\n")
         let demo = scratchDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-e", "-c", script]
-        process.currentDirectoryURL = packageRoot
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "DEMO": demo.path, "PORT": String(FreePort.next()),
-            "PATH": productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-        ]) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = Drain(out.fileHandleForReading)
-        let stderr = Drain(err.fileHandleForReading)
-        await process.exit()
-        let output = stdout.finish()
-        #expect(process.terminationStatus == 0, "stderr: \(stderr.finish())")
+        let result = try await ChildProcess.run(
+            "/bin/bash", ["-e", "-c", script],
+            environment: [
+                "DEMO": demo.path, "PORT": String(FreePort.next()),
+                "PATH": productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            ], directory: packageRoot.path)
+        let output = result.stdout
+        #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(output.contains("welcome\tavailable"))
         #expect(output.contains(#"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#))
         #expect(

@@ -29,125 +29,43 @@ struct CommandResult {
     var stderr: String
 }
 
-/// Runs one of the package's executables to completion (on a thread of its own: see `offPool`).
+/// Runs one of the package's executables to completion.
 @discardableResult
 func runTool(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws
     -> CommandResult
 {
-    try await offPool { try runToolBlocking(tool, arguments, environment: environment) }
-}
-
-private func runToolBlocking(_ tool: String, _ arguments: [String], environment: [String: String]) throws
-    -> CommandResult
-{
-    let process = Process()
-    process.executableURL = productsDirectory.appendingPathComponent(tool)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    // Read both pipes before waiting, so a chatty process never blocks on a full pipe.
-    let stdout = Drain(out.fileHandleForReading)
-    let stderr = Drain(err.fileHandleForReading)
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, stdout: stdout.finish(), stderr: stderr.finish())
-}
-
-/// Reads a pipe to its end on a background thread.
-final class Drain: Sendable {
-    let text = Mutex("")
-    let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-            done.signal()
-        }
-    }
-
-    func finish() -> String {
-        done.wait()
-        return text.withLock { $0 }
-    }
+    let result = try await ChildProcess.run(
+        productsDirectory.appendingPathComponent(tool).path, arguments, environment: environment)
+    return CommandResult(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 
 /// A long-running process (a server, a daemon) whose stderr is read continuously, so tests can wait
 /// for a log line (readiness) instead of sleeping.
 final class Background: Sendable {
-    let process: Process
-    let log = Mutex("")
-    let waiters = Mutex<[(String, CheckedContinuation<Bool, Never>)]>([])
-    let ended = Mutex(false)
-    let stdout: Drain
+    let process: ChildProcess
 
     init(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent(tool)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let err = Pipe()
-        let out = Pipe()
-        process.standardError = err
-        process.standardOutput = out
-        try process.run()
-        self.process = process
-        stdout = Drain(out.fileHandleForReading)
-        let handle = err.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                let text = log.withLock { log in
-                    log += String(decoding: data, as: UTF8.self)
-                    return log
-                }
-                let ready = waiters.withLock { waiters in
-                    let ready = waiters.filter { text.contains($0.0) }
-                    waiters.removeAll { text.contains($0.0) }
-                    return ready
-                }
-                for (_, continuation) in ready { continuation.resume(returning: true) }
-            }
-            ended.withLock { $0 = true }
-            for (_, continuation) in waiters.withLock({ w in
-                defer { w = [] }
-                return w
-            }) {
-                continuation.resume(returning: false)
-            }
-        }
+        process = try ChildProcess(
+            productsDirectory.appendingPathComponent(tool).path, arguments, environment: environment)
     }
+
+    /// Everything the process wrote to stderr so far.
+    var log: String { process.stderr.text }
 
     /// Waits until stderr contains `text`; `false` if the process closed stderr (exited) first.
     func waitForLog(_ text: String) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let resolved: Bool? = log.withLock { log in
-                if log.contains(text) { return true }
-                if ended.withLock({ $0 }) { return false }
-                waiters.withLock { $0.append((text, continuation)) }
-                return nil
-            }
-            if let resolved { continuation.resume(returning: resolved) }
-        }
+        await process.stderr.waitFor(text)
     }
 
     /// SIGTERM, then the exit status.
     @discardableResult
     func stop() async -> Int32 {
-        if process.isRunning { process.terminate() }
-        await process.exit()
-        return process.terminationStatus
+        process.terminate()
+        return await process.exitStatus()
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.terminate()
     }
 }
 
@@ -188,7 +106,7 @@ final class TestServer: Sendable {
             "tipsync-server", ["serve", "--http-port", String(port), "--database", database])
         process.withLock { $0 = server }
         guard await server.waitForLog("listening") else {
-            throw TestFailure("server did not start: \(server.log.withLock { $0 })")
+            throw TestFailure("server did not start: \(server.log)")
         }
     }
 
@@ -198,7 +116,7 @@ final class TestServer: Sendable {
 
     /// SIGTERM without waiting (for `defer`, which cannot wait).
     func terminate() {
-        if let server = process.withLock({ $0 }), server.process.isRunning { server.process.terminate() }
+        process.withLock({ $0 })?.process.terminate()
     }
 }
 
@@ -254,7 +172,7 @@ struct TestAgent {
     func startDaemon() async throws -> Background {
         let daemon = try Background("tipsync-agent", ["run"] + globalArguments)
         guard await daemon.waitForLog("local API listening") else {
-            throw TestFailure("agent \(name) did not start: \(daemon.log.withLock { $0 })")
+            throw TestFailure("agent \(name) did not start: \(daemon.log)")
         }
         return daemon
     }

@@ -18,6 +18,11 @@ import TipSyncTestSupport
 
     static let devices = ["w1", "w2", "w3", "w4"]
 
+    /// The ledger expects every seq a device pushed: automatic compaction would rightly drop
+    /// superseded parameter sets once the account passes 10,000 entries, and a rate limit would end
+    /// a writer early. Neither is what this test is about.
+    static let serverArguments = ["--auto-compact-after", "0", "--rate-requests", "0", "--rate-changes", "0"]
+
     static func run(database: String, seed: UInt64, cycles: Int = 10) async throws {
         let created = try await ServerProcessTests.run(["accounts", "create", "crash", "--database", database])
         #expect(created.status == 0)
@@ -30,7 +35,7 @@ import TipSyncTestSupport
         var random = SeededGenerator(seed: seed)
         let ledger = Ledger()
         for cycle in 0..<cycles {
-            let server = try await ServerUnderTest.start(database: database)
+            let server = try await ServerUnderTest.start(database: database, arguments: serverArguments)
             // After the restart: everything acknowledged is there, unchanged; no batch is half stored.
             let stored = try await server.pullAll(token: tokens["w1"]!)
             try await ledger.verify(stored: stored, cycle: cycle)
@@ -49,7 +54,7 @@ import TipSyncTestSupport
             await server.kill()
             for writer in writers { await writer.value }
         }
-        let server = try await ServerUnderTest.start(database: database)
+        let server = try await ServerUnderTest.start(database: database, arguments: serverArguments)
         try await ledger.verify(stored: try await server.pullAll(token: tokens["w1"]!), cycle: cycles)
         let acknowledged = await ledger.acknowledgedCount
         #expect(acknowledged > 0, "the writers got no push acknowledged: the test proved nothing")
@@ -94,26 +99,23 @@ import TipSyncTestSupport
     }
 
     /// One `tipsync-server serve` process, spoken to over plain sockets.
-    struct ServerUnderTest: @unchecked Sendable {  // Process: only kill() touches it, from the test task
-        let process: Process
+    struct ServerUnderTest: Sendable {
+        let process: ChildProcess
         let port: Int
 
         static func start(database: String, arguments: [String] = []) async throws -> ServerUnderTest {
             let port = FreePort.next()
-            let process = Process()
-            process.executableURL = ServerProcessTests.productsDirectory.appendingPathComponent("tipsync-server")
-            process.arguments = ["serve", "--http-port", String(port), "--database", database] + arguments
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let ready = await ServerProcessTests.waitForLine(containing: "listening", in: errors.fileHandleForReading)
-            try #require(ready, "tipsync-server did not start")
+            let process = try ChildProcess(
+                ServerProcessTests.productsDirectory.appendingPathComponent("tipsync-server").path,
+                ["serve", "--http-port", String(port), "--database", database] + arguments)
+            let ready = await process.stderr.waitFor("listening")
+            try #require(ready, "tipsync-server did not start: \(process.stderr.text)")
             return ServerUnderTest(process: process, port: port)
         }
 
         func kill() async {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            await process.exit()
+            process.signal(SIGKILL)
+            await process.exitStatus()
         }
 
         func pullAll(token: String) async throws -> [Change] {

@@ -16,24 +16,7 @@ import TipSyncTestSupport
     }
 
     static func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await offPool { try runBlocking(arguments) }
-    }
-
-    private static func runBlocking(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("tipsync-server")
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus,
-            String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        )
+        try await ChildProcess.run(productsDirectory.appendingPathComponent("tipsync-server").path, arguments)
     }
 
     @Test func operatorCommandsAndTwoDevicesSyncingThroughTheRealServer() async throws {
@@ -66,15 +49,10 @@ import TipSyncTestSupport
 
         // Serve on a free port; the environment sets it, as deployments do.
         let port = FreePort.next()
-        let server = Process()
-        server.executableURL = Self.productsDirectory.appendingPathComponent("tipsync-server")
-        server.arguments = ["serve"]
-        server.environment = ProcessInfo.processInfo.environment.merging(
-            ["HTTP_PORT": String(port), "TIPSYNC_DATABASE": database]) { $1 }
-        let serverErr = Pipe()
-        server.standardError = serverErr
-        try server.run()
-        defer { if server.isRunning { server.terminate() } }
+        let server = try ChildProcess(
+            Self.productsDirectory.appendingPathComponent("tipsync-server").path, ["serve"],
+            environment: ["HTTP_PORT": String(port), "TIPSYNC_DATABASE": database])
+        defer { server.terminate() }
 
         let url = URL(string: "http://127.0.0.1:\(port)")!
         let phone = try makeDevice("phone")
@@ -83,7 +61,7 @@ import TipSyncTestSupport
         let laptopClient = SyncClient(
             replica: laptop, configuration: SyncConfiguration(server: url, token: laptopToken))
         try phone.invalidate(tip: "favorite", reason: .tipClosed)
-        let ready = await Self.waitForLine(containing: "listening", in: serverErr.fileHandleForReading)
+        let ready = await server.stderr.waitFor("listening")
         #expect(ready)
         try await phoneClient.syncOnce()
         try await laptopClient.syncOnce()
@@ -91,22 +69,6 @@ import TipSyncTestSupport
 
         // SIGTERM: a graceful stop, exit status 0.
         server.terminate()
-        await server.exit()
-        #expect(server.terminationStatus == 0)
-    }
-
-    /// Reads the server's log until a line contains `text` (its "listening" line): no sleeping.
-    static func waitForLine(containing text: String, in handle: FileHandle) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {  // a blocking read: never on the dispatch pool the test tasks share
-                var seen = ""
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { return continuation.resume(returning: false) }
-                    seen += String(decoding: data, as: UTF8.self)
-                    if seen.contains(text) { return continuation.resume(returning: true) }
-                }
-            }
-        }
+        #expect(await server.exitStatus() == 0)
     }
 }
