@@ -36,7 +36,7 @@ public func buildApplication(
     let openFiles = Int(clamping: FileDescriptorLimit.current().soft)
     let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
     var services: [any Service] = [
-        NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier),
+        NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
         compactor,
@@ -114,13 +114,20 @@ func buildRouter(
 struct StoreChangeListener: Service {
     let store: any SyncStore
     let notifier: ChangeNotifier
+    let logger: Logger
 
     func run() async throws {
         let notifier = notifier
+        let logger = logger
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    try await store.watchChanges { event in notifier.handle(event) }
+                    try await store.watchChanges { event in
+                        if event == .watching {
+                            logger.info("watching pushes, revocations and erasures of other instances")
+                        }
+                        notifier.handle(event)
+                    }
                     try await gracefulShutdown()  // nothing to watch: wait like the other services
                     return
                 } catch is CancellationError {

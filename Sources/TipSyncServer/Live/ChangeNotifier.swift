@@ -49,6 +49,7 @@ public final class ChangeNotifier: Sendable {
         case .changes(let account): notify(account: account)
         case .revoked(let account, let device): end(account: account) { $0.device.utf8.elementsEqual(device.utf8) }
         case .erased(let account): end(account: account) { _ in true }
+        case .watching: endAll()
         }
     }
 
@@ -56,6 +57,12 @@ public final class ChangeNotifier: Sendable {
         let continuations = subscribers.withLock { state in
             (state.byAccount[account] ?? [:]).values.filter { matches($0.device) }.map(\.continuation)
         }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    /// Ends every stream and long-poll; each removes itself when it ends.
+    private func endAll() {
+        let continuations = subscribers.withLock { $0.byAccount.values.flatMap(\.values).map(\.continuation) }
         for continuation in continuations { continuation.finish() }
     }
 

@@ -93,6 +93,11 @@ public enum StoreEvent: Sendable, Hashable {
     case revoked(account: Int64, device: String)
     /// The account was erased: every stream of it ends.
     case erased(account: Int64)
+    /// This instance now hears every other instance's events (its `LISTEN` is in place, at start or
+    /// after the listening connection dropped). Events before may have been missed, so every stream
+    /// and long-poll open on this instance ends: its client reconnects, is authenticated again, and
+    /// pulls. Never sent between instances.
+    case watching
 
     /// The notification payload: `123`, `r:123:phone` or `e:123`.
     var payload: String {
@@ -100,6 +105,7 @@ public enum StoreEvent: Sendable, Hashable {
         case .changes(let account): String(account)
         case .revoked(let account, let device): "r:\(account):\(device)"
         case .erased(let account): "e:\(account)"
+        case .watching: "w"
         }
     }
 

@@ -373,6 +373,7 @@ public struct PostgresSyncStore: SyncStore {
     public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {
         try await client.withConnection { connection in
             try await connection.listen(on: Self.channel) { notifications in
+                onChange(.watching)  // LISTEN is in place from here on
                 for try await notification in notifications {
                     if let event = StoreEvent(payload: notification.payload) { onChange(event) }
                 }
