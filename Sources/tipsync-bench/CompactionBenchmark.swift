@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TipSyncCore
 import TipSyncServer
+import TipSyncTestSupport
 
 /// How long compacting an account takes, and what it costs pushes meanwhile: single-change pushes
 /// to the same account (and to another) while it is compacted, against the same pushes before.
@@ -13,13 +14,22 @@ struct CompactionBench: AsyncParsableCommand {
 
     @Option(help: "Log entries of the compacted account (parameter sets over 100 ids).") var entries = 100_000
     @Option(help: "Single-change pushes timed before compaction (baseline).") var baseline = 500
+    @Option(help: "sqlite, postgres (a throwaway server) or a postgres:// URL.") var backend = "sqlite"
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
-        try await store.migrate()
+        let location =
+            switch backend {
+            case "sqlite": "sqlite:" + directory.appendingPathComponent("server.sqlite").path
+            case "postgres": try await ThrowawayPostgres.freshDatabase()
+            default: backend
+            }
+        try await DatabaseLocation(location).withStore { store in try await measure(store) }
+    }
+
+    func measure(_ store: any SyncStore) async throws {
         let account = try await store.createAccount(name: "big")
         let other = try await store.createAccount(name: "other")
         let writer = DeviceIdentity(accountID: account, device: "writer")
@@ -66,7 +76,9 @@ struct CompactionBench: AsyncParsableCommand {
         }
         let dropped = try await compaction.value
         let took = ContinuousClock.now - started
-        print("entries \(entries): compaction dropped \(dropped) in \(format(took.milliseconds, 1)) ms")
+        print(
+            "backend \(backend), entries \(entries): compaction dropped \(dropped) in \(format(took.milliseconds, 1)) ms"
+        )
         for (name, measurement) in [("before", before), ("during compaction", during)] {
             print(
                 "single-change push \(name): n=\(measurement.samples.count) p50 \(format(measurement.percentile(0.5).milliseconds)) ms"

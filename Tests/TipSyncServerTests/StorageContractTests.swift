@@ -180,6 +180,28 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         }
     }
 
+    /// Compaction deletes in transactions of 1,000 entries (so a push waits for one chunk, not the
+    /// whole account): more than two chunks' worth still drops exactly the superseded entries, and a
+    /// cursor handed out before it gets a snapshot of exactly the survivors.
+    @Test(arguments: Backend.allCases)
+    func compactionOfMoreThanOneChunkDropsExactlyTheSuperseded(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            for first in stride(from: Int64(1), through: 2_500, by: 500) {
+                _ = try await store.push(parameterChanges(device: "phone", seqs: first...(first + 499)), from: phone)
+            }
+            let early = try await store.pull(account: account, after: 0, limit: 3)
+            #expect(try await store.compact(account: account) == 2_493)  // 2,500 writes to 7 parameters
+            #expect(try await store.logCount(account: account) == 7)
+            let resumed = try await store.pull(account: account, after: early.cursor, limit: 100)
+            let survivors = try resumed.bodies.map { try JSONCoding.decode(Change.self, from: $0.utf8).seq }
+            #expect(resumed.snapshot && Set(survivors) == Set(2_494...2_500))
+            #expect(try await store.compact(account: account) == 0)
+        }
+    }
+
     /// 8 devices push concurrently while a reader pulls: every change is stored once, and a reader
     /// that follows the cursors sees every change — none skipped by a cursor handed out early.
     @Test(arguments: Backend.allCases)

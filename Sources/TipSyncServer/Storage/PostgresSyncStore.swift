@@ -323,6 +323,7 @@ public struct PostgresSyncStore: SyncStore {
     /// deletes in one short transaction holding the account's row lock — unless another compaction
     /// or an erasure deleted entries in between, in which case it decides again.
     public func compact(account: Int64) async throws -> Int {
+        var droppedInAll = 0
         while true {
             var entries: [LogCompaction.Entry] = []
             for try await (position, body) in try await client.query(
@@ -333,32 +334,47 @@ public struct PostgresSyncStore: SyncStore {
                         position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
             }
             let through = entries.last?.position ?? 0
-            let read = Int64(entries.count)
-            let dropped = Array(LogCompaction.superseded(entries))
-            let highest = dropped.max() ?? 0
-            let done = try await transaction { connection -> Bool in
-                try await connection.query("SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
-                var count: Int64 = 0
-                for try await value in try await connection.query(
-                    "SELECT COUNT(*) FROM change WHERE account = \(account) AND position <= \(through)", logger: logger
-                ).decode(Int64.self) {
-                    count = value
+            let dropped = LogCompaction.superseded(entries).sorted()
+            var remaining = Int64(entries.count)
+            var interrupted = false
+            // At least one transaction, so an empty decision still records the compaction.
+            for start in stride(from: 0, through: max(dropped.count - 1, 0), by: Self.compactionChunk) {
+                let chunk = Array(dropped[min(start, dropped.count)..<min(start + Self.compactionChunk, dropped.count)])
+                let expected = remaining
+                let done = try await transaction { connection -> Bool in
+                    // The account row lock: pushes to this account wait for this chunk only.
+                    try await connection.query(
+                        "SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
+                    let count =
+                        try await rows(
+                            "SELECT COUNT(*) FROM change WHERE account = \(account) AND position <= \(through)",
+                            as: Int64.self, on: connection
+                        ).first ?? 0
+                    // Only compaction and erasure delete entries: the count this compaction expects
+                    // means nobody else deleted any since it read them.
+                    guard count == expected else { return false }
+                    if !chunk.isEmpty {
+                        try await connection.query(
+                            "DELETE FROM change WHERE account = \(account) AND position = ANY(\(chunk)::BIGINT[])",
+                            logger: logger)
+                    }
+                    try await connection.query(
+                        """
+                        UPDATE account SET compacted_through = GREATEST(compacted_through, \(chunk.last ?? 0)),
+                            compacted_at = \(WallClock.milliseconds()),
+                            compacted_at_position = GREATEST(compacted_at_position, \(through))
+                        WHERE id = \(account)
+                        """, logger: logger)
+                    return true
                 }
-                // Only compaction and erasure delete entries: the same count means the same entries.
-                guard count == read else { return false }
-                try await connection.query(
-                    "DELETE FROM change WHERE account = \(account) AND position = ANY(\(dropped)::BIGINT[])",
-                    logger: logger)
-                try await connection.query(
-                    """
-                    UPDATE account SET compacted_through = GREATEST(compacted_through, \(highest)),
-                        compacted_at = \(WallClock.milliseconds()),
-                        compacted_at_position = GREATEST(compacted_at_position, \(through))
-                    WHERE id = \(account)
-                    """, logger: logger)
-                return true
+                guard done else {
+                    interrupted = true
+                    break
+                }
+                remaining -= Int64(chunk.count)
+                droppedInAll += chunk.count
             }
-            if done { return dropped.count }
+            if !interrupted { return droppedInAll }
         }
     }
 

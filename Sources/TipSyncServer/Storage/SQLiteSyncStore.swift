@@ -297,9 +297,6 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    /// Superseded entries deleted per write transaction while compacting.
-    static let compactionChunk = 1000
-
     /// Copies the whole database to `path` with SQLite's online backup API (the server may keep
     /// serving); what `sqlite3 server.sqlite ".backup PATH"` does.
     public func backup(to path: String) throws {

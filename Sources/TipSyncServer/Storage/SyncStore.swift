@@ -137,3 +137,9 @@ public struct PullPage: Sendable, Hashable {
         self.generation = generation
     }
 }
+
+extension SyncStore {
+    /// Superseded entries deleted per write transaction while compacting: a push to the account
+    /// waits for one chunk's delete, never for the whole compaction.
+    static var compactionChunk: Int { 1000 }
+}
