@@ -39,7 +39,7 @@ public func buildApplication(
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
-        compactor,
+        compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger),
     ]
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
     return Application(
@@ -78,12 +78,14 @@ func buildRouter(
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
+    let history = RequestHistory()
     // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
         ErrorMiddleware(now: now)
         RequestLogMiddleware()
         MetricsMiddleware()
         MethodMiddleware(table: table)
+        RequestHistoryMiddleware(history: history, now: now)
     }
     router.on("health", method: .get, recordingIn: table) { _, _ -> Response in
         SyncController.json(text: #"{"status":"ok"}"#)
@@ -105,7 +107,16 @@ func buildRouter(
         changeLimiter: RateLimiter(configuration.changeRate), compactor: compactor
     ).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))
-    AdminController(store: store, notifier: notifier, activity: activity, now: now).addRoutes(to: admin, table: table)
+    let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)
+    adminController.addRoutes(to: admin, table: table)
+    if configuration.console {
+        // The templates are constants compiled into the server; a test renders every one.
+        let library = try! ConsoleTemplates.library()
+        ConsoleController(
+            store: store, admin: adminController, sessions: ConsoleSessions(), history: history, notifier: notifier,
+            library: library, now: now
+        ).addRoutes(to: router, table: table)
+    }
     return router
 }
 

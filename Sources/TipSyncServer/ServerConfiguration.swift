@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     /// `--auto-compact-after` / `TIPSYNC_AUTO_COMPACT_AFTER`: an account is compacted in the background
     /// once its log has grown by this many entries since its last compaction. 0 turns it off.
     public var autoCompactAfter = 10_000
+    /// `--console` / `TIPSYNC_CONSOLE=1`: serve the operator console at `/console` (admin-key login).
+    public var console = false
 
     public init() {}
 }

@@ -40,6 +40,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         return error
     }
     static func notFound(_ message: String) -> SyncError { .init(.notFound, .notFound, message) }
+    static func csrfFailed(_ message: String) -> SyncError { .init(.forbidden, .csrfFailed, message) }
     static func malformedJSON(_ message: String) -> SyncError { .init(.badRequest, .malformedJSON, message) }
     static func invalidChange(_ message: String) -> SyncError { .init(.unprocessableContent, .invalidChange, message) }
     static func invalidCursor(_ message: String) -> SyncError { .init(.badRequest, .invalidCursor, message) }

@@ -89,6 +89,8 @@ struct Serve: AsyncParsableCommand {
             "Compact an account in the background once its log grew by this many entries (env TIPSYNC_AUTO_COMPACT_AFTER; default 10000; 0: never)."
     )
     var autoCompactAfter: Int?
+    @Flag(help: "Serve the operator console at /console, logged in with an admin key (env TIPSYNC_CONSOLE=1).")
+    var console = false
     @Option(help: "File holding the HS256 secret for JWT device sign-in (env TIPSYNC_JWT_SECRET_FILE).")
     var jwtSecretFile: String?
     @Option(
@@ -152,6 +154,8 @@ struct Serve: AsyncParsableCommand {
             burst: try setting(rateChangesBurst, "TIPSYNC_RATE_CHANGES_BURST", configuration.changeRate.burst))
         configuration.autoCompactAfter = try setting(
             autoCompactAfter, "TIPSYNC_AUTO_COMPACT_AFTER", configuration.autoCompactAfter)
+        configuration.console =
+            console || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["TIPSYNC_CONSOLE"] ?? "")
         for (name, rate) in [("requests", configuration.requestRate), ("changes", configuration.changeRate)] {
             guard rate.perSecond >= 0, rate.burst >= 0, rate.perSecond.isFinite, rate.burst.isFinite else {
                 throw ValidationError("the \(name) rate limit must be a non-negative number")

@@ -139,4 +139,13 @@ struct GatedStore: SyncStore {
     func adminKeys() async throws -> [AdminKeyRecord] { try await base.adminKeys() }
     func revokeAdminKey(name: String) async throws -> Bool { try await base.revokeAdminKey(name: name) }
     func adminKeyName(forHash hash: String) async throws -> String? { try await base.adminKeyName(forHash: hash) }
+    func accountsWithNewChanges(limit: Int) async throws -> [Int64] {
+        try await base.accountsWithNewChanges(limit: limit)
+    }
+    func tipUsage(account: Int64) async throws -> [TipUsage] { try await base.tipUsage(account: account) }
+    func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
+        try await base.saveTipUsage(usage, account: account, through: position)
+    }
+    func tipUsageTotals() async throws -> [TipUsageTotals] { try await base.tipUsageTotals() }
+    func overview() async throws -> StoreOverview { try await base.overview() }
 }

@@ -59,4 +59,6 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case sequenceGap = "sequence_gap"
     case clockSkew = "clock_skew"
     case serverError = "server_error"
+    /// A console form posted without its session's CSRF token (status 403).
+    case csrfFailed = "csrf_failed"
 }

@@ -55,8 +55,15 @@ struct AdminController: Sendable {
 
     @Sendable func details(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let name = try NameRules.pathSegment(context, "account")
+        guard let (_, details) = try await currentDetails(name: name) else { throw Self.noAccount(name) }
+        return try SyncController.json(details)
+    }
+
+    /// The account's details with what only this instance knows: which devices are live here, and
+    /// last-seen times not yet written to the store.
+    func currentDetails(name: String) async throws -> (id: Int64, details: AccountDetails)? {
         guard var details = try await store.accountDetails(name: name), let id = try await store.accountID(named: name)
-        else { throw Self.noAccount(name) }
+        else { return nil }
         let live = notifier.liveDevices(account: id)
         for index in details.devices.indices {
             let device = DeviceIdentity(accountID: id, device: details.devices[index].name)
@@ -65,7 +72,7 @@ struct AdminController: Sendable {
                 details.devices[index].lastSeen = max(details.devices[index].lastSeen ?? .min, unwritten)
             }
         }
-        return try SyncController.json(details)
+        return (id, details)
     }
 
     @Sendable func erase(_ request: Request, context: SyncRequestContext) async throws -> Response {

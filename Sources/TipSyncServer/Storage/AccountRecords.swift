@@ -126,3 +126,18 @@ public enum StoreEvent: Sendable, Hashable {
         }
     }
 }
+
+/// What the console's overview shows of the database.
+public struct StoreOverview: Sendable, Hashable {
+    public var accounts: Int
+    public var devices: Int
+    /// The database's size on disk.
+    public var databaseBytes: Int64
+    /// The most recently compacted accounts, newest first: name and when (milliseconds since 1970).
+    public var recentCompactions: [RecentCompaction]
+
+    public struct RecentCompaction: Sendable, Hashable {
+        public var account: String
+        public var at: Int64
+    }
+}

@@ -112,6 +112,19 @@ public struct PostgresSyncStore: SyncStore {
                 "CREATE TABLE erased_account (name_hash TEXT PRIMARY KEY, erased_at BIGINT NOT NULL)",
             ]
         ),
+        (
+            4,
+            [
+                "ALTER TABLE account ADD COLUMN tip_usage_through BIGINT NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE tip_usage (
+                    account BIGINT NOT NULL, tip TEXT NOT NULL, reason TEXT, displays BIGINT NOT NULL,
+                    first_display_at BIGINT, invalidated_at BIGINT, PRIMARY KEY (account, tip))
+                """,
+                "CREATE INDEX tip_usage_by_tip ON tip_usage (tip)",
+                "CREATE INDEX account_by_compaction ON account (compacted_at)",
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
@@ -323,6 +336,7 @@ public struct PostgresSyncStore: SyncStore {
     /// deletes in one short transaction holding the account's row lock — unless another compaction
     /// or an erasure deleted entries in between, in which case it decides again.
     public func compact(account: Int64) async throws -> Int {
+        try await summarizeTipUsage(account: account)  // before any change it reads is dropped
         var droppedInAll = 0
         while true {
             var entries: [LogCompaction.Entry] = []

@@ -92,6 +92,19 @@ public struct SQLiteSyncStore: SyncStore {
                     CREATE TABLE erased_account (nameHash TEXT PRIMARY KEY NOT NULL, erasedAt INTEGER NOT NULL);
                     """)
         }
+        // Tip usage per account (the console's tips page), derived from the log by
+        // `TipUsageSummarizer` through `tipUsageThrough`.
+        migrator.registerMigration("v5-tip-usage") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE account ADD COLUMN tipUsageThrough INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE tip_usage (
+                        account INTEGER NOT NULL, tip TEXT NOT NULL, reason TEXT, displays INTEGER NOT NULL,
+                        firstDisplayAt INTEGER, invalidatedAt INTEGER, PRIMARY KEY (account, tip));
+                    CREATE INDEX tip_usage_by_tip ON tip_usage (tip);
+                    CREATE INDEX account_by_compaction ON account (compactedAt);
+                    """)
+        }
         return migrator
     }
 
@@ -244,6 +257,7 @@ public struct SQLiteSyncStore: SyncStore {
     /// chunk — unless another compaction or an erasure deleted entries in between, in which case it
     /// decides again on what is there now.
     public func compact(account: Int64) async throws -> Int {
+        try await summarizeTipUsage(account: account)  // before any change it reads is dropped
         var droppedInAll = 0
         while true {
             let (entries, through) = try await pool.read { db in

@@ -69,6 +69,20 @@ public protocol SyncStore: Sendable {
     func revokeAdminKey(name: String) async throws -> Bool
     /// The name of the admin key with this hash, or `nil`.
     func adminKeyName(forHash hash: String) async throws -> String?
+
+    // MARK: Tip usage: kept by `TipUsageSummarizer`, shown by the console's tips page.
+
+    /// Accounts whose log grew since their tip usage was last derived (at most `limit`).
+    func accountsWithNewChanges(limit: Int) async throws -> [Int64]
+    /// The account's tip usage as last derived.
+    func tipUsage(account: Int64) async throws -> [TipUsage]
+    /// Replaces the account's tip usage, derived from its log through `position`; `false` (and
+    /// nothing stored) when the account no longer exists.
+    func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool
+    /// Every tip across all accounts, by tip id.
+    func tipUsageTotals() async throws -> [TipUsageTotals]
+    /// Counts and sizes for the console's overview.
+    func overview() async throws -> StoreOverview
 }
 
 extension SyncStore {

@@ -1,0 +1,371 @@
+import Foundation
+import Hummingbird
+import Mustache
+import NIOCore
+import TipSyncCore
+
+/// The operator console under `/console` (on with `--console`): server-rendered HTML from
+/// ``ConsoleTemplates``, logged in with an admin key. Every page but the login page needs a session
+/// (else a redirect to `/console/login`); every POST needs the session's CSRF token (else `403`).
+/// Account state is computed from the account's log with `TipSyncCore`, the merge every device runs.
+struct ConsoleController: Sendable {
+    let store: any SyncStore
+    let admin: AdminController
+    let sessions: ConsoleSessions
+    let history: RequestHistory
+    let notifier: ChangeNotifier
+    let library: MustacheLibrary
+    let now: @Sendable () -> Int64
+    /// Accounts per page of `/console/accounts`.
+    static let pageSize = 50
+    /// Changes shown on an account page, newest first.
+    static let recentChanges = 50
+
+    func addRoutes(to router: Router<SyncRequestContext>, table: RouteTable) {
+        let group = router.group("console")
+        let prefix = "/console"
+        group.on("login", method: .get, recordingIn: table, prefix: prefix, use: loginPage)
+        group.on("login", method: .post, recordingIn: table, prefix: prefix, use: login)
+        group.on("logout", method: .post, recordingIn: table, prefix: prefix, use: signedIn(logout))
+        group.on("", method: .get, recordingIn: table, prefix: prefix, use: signedIn(overview))
+        group.on("accounts", method: .get, recordingIn: table, prefix: prefix, use: signedIn(accounts))
+        group.on("accounts/:account", method: .get, recordingIn: table, prefix: prefix, use: signedIn(account))
+        group.on("accounts/:account/export", method: .get, recordingIn: table, prefix: prefix, use: signedIn(export))
+        group.on("accounts/:account/compact", method: .post, recordingIn: table, prefix: prefix, use: signedIn(compact))
+        group.on("accounts/:account/erase", method: .get, recordingIn: table, prefix: prefix, use: signedIn(erasePage))
+        group.on("accounts/:account/erase", method: .post, recordingIn: table, prefix: prefix, use: signedIn(erase))
+        group.on(
+            "accounts/:account/devices/:device/revoke", method: .post, recordingIn: table, prefix: prefix,
+            use: signedIn(revoke))
+        group.on("tips", method: .get, recordingIn: table, prefix: prefix, use: signedIn(tips))
+    }
+
+    // MARK: Sessions
+
+    struct SignedIn {
+        var id: String
+        var session: ConsoleSessions.Session
+        /// The form fields of a POST (its CSRF token already checked).
+        var form: [String: String]
+
+        var view: [String: Any] {
+            ["session": true, "csrf": session.csrf, "adminKeyName": session.adminKeyName]
+        }
+    }
+
+    typealias Page = @Sendable (Request, SyncRequestContext, SignedIn) async throws -> Response
+
+    /// Runs `page` for a signed-in operator whose admin key is still valid; else redirects to the
+    /// login page. A POST without the session's CSRF token is `403`.
+    func signedIn(_ page: @escaping Page) -> @Sendable (Request, SyncRequestContext) async throws -> Response {
+        { request, context in
+            guard let id = request.cookies[ConsoleSessions.cookieName]?.value,
+                let session = sessions.session(id, now: now()),
+                try await store.adminKeyName(forHash: session.adminKeyHash) != nil
+            else { return Self.redirect("/console/login") }
+            var form: [String: String] = [:]
+            if request.method == .post {
+                form = try await Self.form(request)
+                guard let token = form["csrf"], Self.constantTimeEqual(token, session.csrf) else {
+                    throw SyncError.csrfFailed(
+                        "the form's CSRF token is missing or stale; reload the page and try again")
+                }
+            }
+            return try await page(request, context, SignedIn(id: id, session: session, form: form))
+        }
+    }
+
+    @Sendable func loginPage(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        render("login", ["title": "Log in"])
+    }
+
+    @Sendable func login(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let key = try await Self.form(request)["key"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let hash = TokenHasher.hash(key)
+        guard !key.isEmpty, let name = try await store.adminKeyName(forHash: hash) else {
+            var response = render("login", ["title": "Log in", "error": "That admin key is unknown or revoked."])
+            response.status = .unauthorized
+            return response
+        }
+        let (id, _) = sessions.open(adminKeyHash: hash, name: name, now: now())
+        context.logger.notice("console login", metadata: ["adminKey": "\(name)"])
+        var response = Self.redirect("/console")
+        response.headers[.setCookie] = sessionCookie(
+            id, request: request, maxAge: Int(sessions.lifetimeMilliseconds / 1000))
+        return response
+    }
+
+    @Sendable func logout(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws -> Response
+    {
+        sessions.close(signedIn.id)
+        var response = Self.redirect("/console/login")
+        response.headers[.setCookie] = sessionCookie("", request: request, maxAge: 0)
+        return response
+    }
+
+    func sessionCookie(_ value: String, request: Request, maxAge: Int) -> String {
+        // Secure when the console is reached over TLS (directly or through a proxy that says so).
+        let tls = request.uri.scheme == .https || request.headers[.init("X-Forwarded-Proto")!] == "https"
+        return Cookie(
+            name: ConsoleSessions.cookieName, value: value, maxAge: maxAge, path: "/console", secure: tls,
+            httpOnly: true, sameSite: .strict
+        ).description
+    }
+
+    // MARK: Pages
+
+    @Sendable func overview(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let overview = try await store.overview()
+        let series = history.series(now: now())
+        var view = signedIn.view
+        view["title"] = "Overview"
+        view["accounts"] = overview.accounts
+        view["devices"] = overview.devices
+        view["live"] = notifier.count
+        view["databaseSize"] = Self.bytes(overview.databaseBytes)
+        view["pushSpark"] = Sparkline.svg(series.map(\.pushes), label: "pushes per minute")
+        view["pullSpark"] = Sparkline.svg(series.map(\.pulls), label: "pulls per minute")
+        view["errorSpark"] = Sparkline.svg(series.map(\.errors), label: "errors per minute")
+        view["pushTotal"] = series.reduce(0) { $0 + $1.pushes }
+        view["pullTotal"] = series.reduce(0) { $0 + $1.pulls }
+        view["errorTotal"] = series.reduce(0) { $0 + $1.errors }
+        view["compactions"] = overview.recentCompactions.map {
+            ["account": $0.account, "path": Self.pathSegment($0.account), "at": Self.time($0.at)]
+        }
+        return render("overview", view)
+    }
+
+    @Sendable func accounts(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let query = request.uri.queryParameters["q"].map(String.init) ?? ""
+        let after = request.uri.queryParameters["after"].map(String.init)
+        var found: [AccountSummary] = []
+        var more = false
+        if query.isEmpty {
+            let page = try await store.accounts(after: after, limit: Self.pageSize + 1)
+            more = page.count > Self.pageSize
+            found = Array(page.prefix(Self.pageSize))
+        } else {
+            // Names that start with the query are contiguous in byte order, from the query itself on.
+            if after == nil, let exact = try await store.accountDetails(name: query) {
+                found.append(
+                    AccountSummary(
+                        name: exact.name, createdAt: exact.createdAt, devices: exact.devices.count,
+                        logEntries: exact.logEntries))
+            }
+            let page = try await store.accounts(after: after ?? query, limit: Self.pageSize + 1)
+            let matching = page.prefix { $0.name.hasPrefix(query) }
+            more = matching.count > Self.pageSize - found.count
+            found += matching.prefix(Self.pageSize - found.count)
+        }
+        var view = signedIn.view
+        view["title"] = "Accounts"
+        view["query"] = query
+        view["heading"] = query.isEmpty ? "All accounts" : "Accounts starting with “\(query)”"
+        view["accounts"] = found.map {
+            [
+                "name": $0.name, "path": Self.pathSegment($0.name), "devices": $0.devices, "logEntries": $0.logEntries,
+                "createdAt": $0.createdAt.map(Self.time) ?? "—",
+            ] as [String: Any]
+        }
+        if more, let last = found.last { view["next"] = Self.queryValue(last.name) }
+        return render("accounts", view)
+    }
+
+    @Sendable func account(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let name = try NameRules.pathSegment(context, "account")
+        guard let (id, details) = try await admin.currentDetails(name: name) else {
+            throw AdminController.noAccount(name)
+        }
+        // The account's state as the server computes it from the log, with the devices' merge.
+        var state = ReplicaState()
+        var recent: [Change] = []
+        var cursor: Int64 = 0
+        while true {
+            let page = try await store.pull(account: id, after: cursor, limit: 5000)
+            for body in page.bodies {
+                let change = try JSONCoding.decode(Change.self, from: body.utf8)
+                state.apply(change)
+                recent.append(change)
+                if recent.count > 2 * Self.recentChanges { recent.removeFirst(Self.recentChanges) }
+            }
+            cursor = page.cursor
+            if !page.more { break }
+        }
+        let path = Self.pathSegment(name)
+        var view = signedIn.view
+        view["title"] = name
+        view["name"] = name
+        view["path"] = path
+        view["notice"] = request.uri.queryParameters["notice"].map(String.init)
+        view["logEntries"] = details.logEntries
+        view["logEnd"] = details.logEnd
+        view["entriesSinceCompaction"] = details.entriesSinceCompaction
+        view["lastCompaction"] = details.lastCompactionAt.map(Self.time) ?? "never"
+        view["devices"] = details.devices.map { device in
+            var row: [String: Any] = [
+                "name": device.name, "path": Self.pathSegment(device.name), "accountPath": path,
+                "csrf": signedIn.session.csrf, "highestSeq": device.highestSeq,
+                "lastSeen": device.lastSeen.map(Self.time) ?? "never", "live": device.live, "tokens": device.tokens,
+            ]
+            if let revokedAt = device.revokedAt { row["revokedAt"] = Self.time(revokedAt) }
+            return row
+        }
+        view["tips"] = AccountStateView.tips(state)
+        view["parameters"] = AccountStateView.parameters(state)
+        view["events"] = AccountStateView.events(state)
+        view["changes"] = recent.suffix(Self.recentChanges).reversed().map(AccountStateView.change)
+        return render("account", view)
+    }
+
+    @Sendable func export(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        try await admin.export(request, context: context)
+    }
+
+    @Sendable func compact(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let name = try NameRules.pathSegment(context, "account")
+        guard let id = try await store.accountID(named: name) else { throw AdminController.noAccount(name) }
+        let dropped = try await store.compact(account: id)
+        return Self.redirect(
+            "/console/accounts/\(Self.pathSegment(name))?notice="
+                + Self.queryValue("Compacted: \(dropped) superseded entries dropped."))
+    }
+
+    @Sendable func erasePage(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let name = try NameRules.pathSegment(context, "account")
+        guard try await store.accountID(named: name) != nil else { throw AdminController.noAccount(name) }
+        var view = signedIn.view
+        view["title"] = "Erase \(name)"
+        view["name"] = name
+        view["path"] = Self.pathSegment(name)
+        return render("erase", view)
+    }
+
+    @Sendable func erase(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        _ = try await admin.erase(request, context: context)
+        return Self.redirect("/console/accounts")
+    }
+
+    @Sendable func revoke(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let name = try NameRules.pathSegment(context, "account")
+        let device = try NameRules.pathSegment(context, "device")
+        _ = try await admin.revokeTokens(request, context: context)
+        return Self.redirect(
+            "/console/accounts/\(Self.pathSegment(name))?notice="
+                + Self.queryValue("Revoked every token of \(device); its open streams ended."))
+    }
+
+    @Sendable func tips(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws -> Response {
+        var view = signedIn.view
+        view["title"] = "Tips"
+        view["tips"] = try await store.tipUsageTotals().map { totals in
+            let highest = max(1, totals.displayBuckets.max() ?? 1)
+            return [
+                "tip": totals.tip, "accounts": totals.accounts, "displayed": totals.displayedAccounts,
+                "tipClosed": totals.invalidated[.tipClosed] ?? 0,
+                "actionPerformed": totals.invalidated[.actionPerformed] ?? 0,
+                "displayCountExceeded": totals.invalidated[.displayCountExceeded] ?? 0,
+                "displayDurationExceeded": totals.invalidated[.displayDurationExceeded] ?? 0,
+                "bucketTitle": zip(TipUsageTotals.bucketLabels, totals.displayBuckets).map { "\($0): \($1)" }
+                    .joined(separator: ", "),
+                "buckets": zip(TipUsageTotals.bucketLabels, totals.displayBuckets).map { label, count in
+                    ["label": label, "count": count, "height": count == 0 ? 1 : max(3, 40 * count / highest)]
+                        as [String: Any]
+                },
+                "median": totals.medianMillisecondsToInvalidation.map(Self.duration) ?? "—",
+            ] as [String: Any]
+        }
+        return render("tips", view)
+    }
+
+    // MARK: Helpers
+
+    func render(_ template: String, _ view: [String: Any]) -> Response {
+        let html = library.render(view, withTemplate: template) ?? ""
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.init("X-Frame-Options")!] = "DENY"
+        headers[.init("Content-Security-Policy")!] =
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func redirect(_ location: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = location
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// The fields of an `application/x-www-form-urlencoded` body (at most 64 KiB).
+    static func form(_ request: Request) async throws -> [String: String] {
+        let body = try await request.body.collect(upTo: 65536)
+        var fields: [String: String] = [:]
+        for pair in String(buffer: body).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+            }
+            fields[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return fields
+    }
+
+    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+        let a = Array(lhs.utf8)
+        let b = Array(rhs.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// A name as one percent-encoded path segment (names may hold `/`, `?`, spaces, anything).
+    static func pathSegment(_ name: String) -> String {
+        name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? name
+    }
+
+    static func queryValue(_ text: String) -> String { pathSegment(text) }
+
+    static func time(_ milliseconds: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
+        return formatter.string(from: date) + " UTC"
+    }
+
+    static func duration(_ milliseconds: Int64) -> String {
+        let seconds = Double(milliseconds) / 1000
+        if seconds < 120 { return String(format: "%.0f s", seconds) }
+        if seconds < 7200 { return String(format: "%.0f min", seconds / 60) }
+        if seconds < 172_800 { return String(format: "%.1f h", seconds / 3600) }
+        return String(format: "%.1f days", seconds / 86400)
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

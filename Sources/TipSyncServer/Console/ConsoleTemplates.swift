@@ -1,0 +1,200 @@
+import Mustache
+
+/// The console's pages as Mustache templates, compiled into the server (no files to deploy, no
+/// build step). `{{x}}` is HTML-escaped; `{{{x}}}` is used only for SVG the server drew itself.
+enum ConsoleTemplates {
+    static func library() throws -> MustacheLibrary {
+        var library = MustacheLibrary()
+        for (name, text) in all { try library.register(text, named: name) }
+        return library
+    }
+
+    static let all: [(String, String)] = [
+        ("head", head), ("foot", foot), ("login", login), ("overview", overview), ("accounts", accounts),
+        ("account", account), ("erase", erase), ("tips", tips),
+    ]
+
+    static let head = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>{{title}} · TipSync console</title>
+        <style>
+        :root { --ink:#1d2330; --muted:#5d6678; --line:#e3e6ee; --bg:#f6f7fb; --accent:#2f5bea; --bad:#c23b3b; --ok:#1d8a4a; }
+        * { box-sizing: border-box; }
+        body { margin:0; font:15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color:var(--ink); background:var(--bg); }
+        header { background:#fff; border-bottom:1px solid var(--line); }
+        header .bar { max-width:1120px; margin:0 auto; padding:12px 20px; display:flex; flex-wrap:wrap; gap:8px 20px; align-items:center; }
+        header .brand { font-weight:700; letter-spacing:.2px; }
+        header nav { display:flex; gap:16px; flex-wrap:wrap; }
+        header nav a { color:var(--muted); text-decoration:none; }
+        header nav a:hover { color:var(--accent); }
+        header form { margin-left:auto; }
+        main { max-width:1120px; margin:0 auto; padding:20px; }
+        h1 { font-size:22px; margin:4px 0 16px; word-break:break-word; }
+        h2 { font-size:17px; margin:28px 0 10px; }
+        .cards { display:grid; grid-template-columns:repeat(auto-fit, minmax(160px, 1fr)); gap:12px; }
+        .card { background:#fff; border:1px solid var(--line); border-radius:10px; padding:14px 16px; }
+        .card .label { color:var(--muted); font-size:13px; }
+        .card .value { font-size:24px; font-weight:600; }
+        .panel { background:#fff; border:1px solid var(--line); border-radius:10px; padding:4px 0; overflow-x:auto; }
+        table { width:100%; border-collapse:collapse; font-size:14px; }
+        th, td { text-align:left; padding:8px 14px; border-bottom:1px solid var(--line); vertical-align:top; white-space:nowrap; }
+        td.wrap { white-space:normal; word-break:break-word; }
+        tr:last-child td { border-bottom:none; }
+        th { color:var(--muted); font-weight:600; font-size:12px; text-transform:uppercase; letter-spacing:.4px; }
+        a { color:var(--accent); }
+        code, .mono { font-family:ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:13px; }
+        .pill { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; background:#eef1f8; color:var(--muted); }
+        .pill.live { background:#e3f5ea; color:var(--ok); }
+        .pill.invalidated { background:#fbe9e9; color:var(--bad); }
+        .pill.eligible { background:#e3f5ea; color:var(--ok); }
+        .muted { color:var(--muted); }
+        .spark { display:block; width:100%; height:48px; }
+        button, input[type=submit] { font:inherit; border:1px solid var(--line); background:#fff; border-radius:8px; padding:5px 12px; cursor:pointer; }
+        button.danger { color:#fff; background:var(--bad); border-color:var(--bad); }
+        input[type=text], input[type=password], input[type=search] { font:inherit; padding:7px 10px; border:1px solid var(--line); border-radius:8px; width:100%; max-width:420px; }
+        .actions { display:flex; gap:8px; flex-wrap:wrap; margin:12px 0; }
+        .actions form { margin:0; }
+        .notice { background:#fff8e1; border:1px solid #f3dea0; border-radius:8px; padding:10px 14px; margin:12px 0; }
+        .login { max-width:420px; margin:12vh auto; background:#fff; border:1px solid var(--line); border-radius:12px; padding:28px; }
+        .bars { display:flex; align-items:flex-end; gap:3px; height:40px; }
+        .bars span { display:block; width:14px; background:var(--accent); opacity:.75; border-radius:2px 2px 0 0; }
+        </style></head><body>
+        {{#session}}
+        <header><div class="bar"><span class="brand">TipSync console</span>
+        <nav><a href="/console">Overview</a><a href="/console/accounts">Accounts</a><a href="/console/tips">Tips</a></nav>
+        <form method="post" action="/console/logout"><input type="hidden" name="csrf" value="{{csrf}}">
+        <span class="muted">{{adminKeyName}}</span> <button type="submit">Log out</button></form></div></header>
+        {{/session}}
+        <main>
+        """
+
+    static let foot = """
+        </main></body></html>
+        """
+
+    static let login = """
+        {{> head}}
+        <div class="login"><h1>TipSync console</h1>
+        <p class="muted">Log in with an admin key (<code>tipsync-server admin-keys create</code>).</p>
+        {{#error}}<p class="notice" role="alert">{{error}}</p>{{/error}}
+        <form method="post" action="/console/login">
+        <p><label for="key">Admin key</label><br><input type="password" id="key" name="key" autocomplete="off" autofocus></p>
+        <p><button type="submit" id="login">Log in</button></p></form></div>
+        {{> foot}}
+        """
+
+    static let overview = """
+        {{> head}}
+        <h1>Overview</h1>
+        <div class="cards">
+        <div class="card"><div class="label">Accounts</div><div class="value" id="accounts">{{accounts}}</div></div>
+        <div class="card"><div class="label">Devices</div><div class="value" id="devices">{{devices}}</div></div>
+        <div class="card"><div class="label">Live now (this instance)</div><div class="value" id="live">{{live}}</div></div>
+        <div class="card"><div class="label">Database</div><div class="value">{{databaseSize}}</div></div>
+        </div>
+        <h2>Last 24 hours on this instance</h2>
+        <div class="cards">
+        <div class="card"><div class="label">Pushes per minute · {{pushTotal}} in all</div>{{{pushSpark}}}</div>
+        <div class="card"><div class="label">Pulls per minute · {{pullTotal}} in all</div>{{{pullSpark}}}</div>
+        <div class="card"><div class="label">Errors per minute · {{errorTotal}} in all</div>{{{errorSpark}}}</div>
+        </div>
+        <h2>Last compactions</h2>
+        <div class="panel"><table><tr><th>Account</th><th>When</th></tr>
+        {{#compactions}}<tr><td class="wrap"><a href="/console/accounts/{{path}}">{{account}}</a></td><td>{{at}}</td></tr>{{/compactions}}
+        {{^compactions}}<tr><td colspan="2" class="muted">No compaction yet.</td></tr>{{/compactions}}
+        </table></div>
+        {{> foot}}
+        """
+
+    static let accounts = """
+        {{> head}}
+        <h1>Accounts</h1>
+        <form method="get" action="/console/accounts"><input type="search" name="q" value="{{query}}" placeholder="Account name starts with…" aria-label="Search accounts"></form>
+        <h2>{{heading}}</h2>
+        <div class="panel"><table><tr><th>Account</th><th>Devices</th><th>Log entries</th><th>Created</th></tr>
+        {{#accounts}}<tr><td class="wrap"><a href="/console/accounts/{{path}}">{{name}}</a></td><td>{{devices}}</td><td>{{logEntries}}</td><td>{{createdAt}}</td></tr>{{/accounts}}
+        {{^accounts}}<tr><td colspan="4" class="muted">No account matches.</td></tr>{{/accounts}}
+        </table></div>
+        {{#next}}<p><a href="/console/accounts?after={{next}}{{#query}}&amp;q={{query}}{{/query}}">Next page →</a></p>{{/next}}
+        {{> foot}}
+        """
+
+    static let account = """
+        {{> head}}
+        <h1>{{name}}</h1>
+        {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
+        <div class="cards">
+        <div class="card"><div class="label">Log entries</div><div class="value">{{logEntries}}</div></div>
+        <div class="card"><div class="label">End of log</div><div class="value">{{logEnd}}</div></div>
+        <div class="card"><div class="label">Since last compaction</div><div class="value">{{entriesSinceCompaction}}</div></div>
+        <div class="card"><div class="label">Last compaction</div><div class="value" style="font-size:15px">{{lastCompaction}}</div></div>
+        </div>
+        <div class="actions">
+        <form method="post" action="/console/accounts/{{path}}/compact"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">Compact now</button></form>
+        <form method="get" action="/console/accounts/{{path}}/export"><button type="submit">Export log (JSON lines)</button></form>
+        <form method="get" action="/console/accounts/{{path}}/erase"><button type="submit" class="danger">Erase account…</button></form>
+        </div>
+        <h2>Devices</h2>
+        <div class="panel"><table id="devices"><tr><th>Device</th><th>Highest seq</th><th>Last seen</th><th>Live</th><th>Tokens</th><th></th></tr>
+        {{#devices}}<tr><td class="wrap">{{name}}</td><td>{{highestSeq}}</td><td>{{lastSeen}}</td>
+        <td>{{#live}}<span class="pill live">live</span>{{/live}}{{^live}}<span class="muted">—</span>{{/live}}</td>
+        <td>{{tokens}}{{#revokedAt}} <span class="muted">revoked {{revokedAt}}</span>{{/revokedAt}}</td>
+        <td><form method="post" action="/console/accounts/{{accountPath}}/devices/{{path}}/revoke"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="revoke" data-device="{{name}}">Revoke tokens</button></form></td></tr>{{/devices}}
+        {{^devices}}<tr><td colspan="6" class="muted">No device yet.</td></tr>{{/devices}}
+        </table></div>
+        <p class="muted">Live shows this instance's connections. How far a device is behind the log is not known to the server (devices do not report their cursor).</p>
+        <h2>Tips (merged state, as every device computes it)</h2>
+        <div class="panel"><table id="tips"><tr><th>Tip</th><th>State</th><th>Written by</th><th>Displays (this epoch)</th></tr>
+        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code></td>
+        <td>{{#reason}}<span class="pill invalidated">invalidated · {{reason}}</span>{{/reason}}{{^reason}}<span class="pill eligible">{{state}}</span>{{/reason}}</td>
+        <td class="mono">{{writer}}</td><td class="wrap">{{displays}}</td></tr>{{/tips}}
+        {{^tips}}<tr><td colspan="4" class="muted">No tip state yet.</td></tr>{{/tips}}
+        </table></div>
+        <h2>Parameters</h2>
+        <div class="panel"><table><tr><th>Parameter</th><th>Value</th><th>Last writer</th></tr>
+        {{#parameters}}<tr><td class="wrap"><code>{{id}}</code></td><td class="wrap mono">{{value}}</td><td class="mono">{{writer}}</td></tr>{{/parameters}}
+        {{^parameters}}<tr><td colspan="3" class="muted">None.</td></tr>{{/parameters}}
+        </table></div>
+        <h2>Donations</h2>
+        <div class="panel"><table><tr><th>Event</th><th>Donations kept</th><th>Latest</th></tr>
+        {{#events}}<tr><td class="wrap"><code>{{event}}</code></td><td>{{count}}</td><td>{{latest}}</td></tr>{{/events}}
+        {{^events}}<tr><td colspan="3" class="muted">None.</td></tr>{{/events}}
+        </table></div>
+        <h2>Recent changes (newest first)</h2>
+        <div class="panel"><table><tr><th>Device</th><th>Seq</th><th>HLC</th><th>Change</th></tr>
+        {{#changes}}<tr><td class="wrap">{{device}}</td><td>{{seq}}</td><td class="mono">{{hlc}}</td><td class="wrap mono">{{summary}}</td></tr>{{/changes}}
+        {{^changes}}<tr><td colspan="5" class="muted">The log is empty.</td></tr>{{/changes}}
+        </table></div>
+        {{> foot}}
+        """
+
+    static let erase = """
+        {{> head}}
+        <h1>Erase {{name}}?</h1>
+        <p>This deletes the account's whole log, its devices and their tokens on every instance, at once. Its devices'
+        next requests are refused. Only a hash of the name and the time are kept. It cannot be undone.</p>
+        <div class="actions">
+        <form method="post" action="/console/accounts/{{path}}/erase"><input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit" class="danger" id="confirm-erase">Erase {{name}} for good</button></form>
+        <form method="get" action="/console/accounts/{{path}}"><button type="submit">Cancel</button></form>
+        </div>
+        {{> foot}}
+        """
+
+    static let tips = """
+        {{> head}}
+        <h1>Tips</h1>
+        <p class="muted">Across every account, from each account's merged state. Updated in the background within a few seconds of a push.</p>
+        <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Action performed</th><th>Count exceeded</th><th>Duration exceeded</th><th>Displays per account</th><th>First display → invalidation (median)</th></tr>
+        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code></td><td>{{accounts}}</td><td>{{displayed}}</td>
+        <td class="closed">{{tipClosed}}</td><td class="used">{{actionPerformed}}</td><td>{{displayCountExceeded}}</td><td>{{displayDurationExceeded}}</td>
+        <td><div class="bars" title="{{bucketTitle}}">{{#buckets}}<span style="height:{{height}}px" title="{{label}}: {{count}}"></span>{{/buckets}}</div></td>
+        <td>{{median}}</td></tr>{{/tips}}
+        {{^tips}}<tr><td colspan="9" class="muted">No tip has been seen yet.</td></tr>{{/tips}}
+        </table></div>
+        <p class="muted">Bars: accounts with 0, 1, 2–3, 4–7 and 8 or more displays.</p>
+        {{> foot}}
+        """
+}

@@ -1,0 +1,67 @@
+import Hummingbird
+import Synchronization
+
+/// Pushes, pulls and errors per minute over the last 24 hours on this instance, for the console's
+/// sparklines. 1,440 buckets of three counters, whatever the traffic.
+final class RequestHistory: Sendable {
+    struct Minute: Sendable {
+        var minute: Int64 = -1
+        var pushes = 0
+        var pulls = 0
+        var errors = 0
+    }
+
+    static let minutes = 1440
+    private let buckets = Mutex([Minute](repeating: Minute(), count: RequestHistory.minutes))
+
+    enum Kind { case push, pull, other }
+
+    func record(_ kind: Kind, failed: Bool, at milliseconds: Int64) {
+        let minute = milliseconds / 60_000
+        let index = Int(((minute % Int64(Self.minutes)) + Int64(Self.minutes)) % Int64(Self.minutes))
+        buckets.withLock { buckets in
+            if buckets[index].minute != minute { buckets[index] = Minute(minute: minute) }
+            switch kind {
+            case .push: buckets[index].pushes += 1
+            case .pull: buckets[index].pulls += 1
+            case .other: break
+            }
+            if failed { buckets[index].errors += 1 }
+        }
+    }
+
+    /// The last 1,440 minutes up to `now`, oldest first (minutes without traffic are zero).
+    func series(now milliseconds: Int64) -> [Minute] {
+        let current = milliseconds / 60_000
+        return buckets.withLock { buckets in
+            (0..<Int64(Self.minutes)).reversed().map { back in
+                let minute = current - back
+                let index = Int(((minute % Int64(Self.minutes)) + Int64(Self.minutes)) % Int64(Self.minutes))
+                return buckets[index].minute == minute ? buckets[index] : Minute(minute: minute)
+            }
+        }
+    }
+}
+
+/// Feeds ``RequestHistory`` from every `/v1` request: a push, a pull, and whether it failed (4xx/5xx).
+struct RequestHistoryMiddleware: RouterMiddleware {
+    let history: RequestHistory
+    let now: @Sendable () -> Int64
+
+    func handle(
+        _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let path = request.uri.path
+        let kind: RequestHistory.Kind =
+            path == "/v1/push" ? .push : path == "/v1/pull" ? .pull : .other
+        guard path.hasPrefix("/v1/") else { return try await next(request, context) }
+        do {
+            let response = try await next(request, context)
+            history.record(kind, failed: response.status.code >= 400, at: now())
+            return response
+        } catch {
+            history.record(kind, failed: true, at: now())
+            throw error
+        }
+    }
+}

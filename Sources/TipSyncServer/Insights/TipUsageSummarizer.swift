@@ -1,0 +1,59 @@
+import Logging
+import ServiceLifecycle
+import TipSyncCore
+
+extension SyncStore {
+    /// Derives the account's tip usage from its whole log with `TipSyncCore` and stores it. Runs
+    /// before every compaction (which may drop the change that reported a tip's first display) and
+    /// for every account whose log grew, in the background (``TipUsageSummarizer``).
+    public func summarizeTipUsage(account: Int64) async throws {
+        var changes: [Change] = []
+        var cursor: Int64 = 0
+        while true {
+            let page = try await pull(account: account, after: cursor, limit: 5000)
+            for body in page.bodies { changes.append(try JSONCoding.decode(Change.self, from: body.utf8)) }
+            cursor = page.cursor
+            if !page.more { break }
+        }
+        let usage = TipUsage.derive(from: changes, previous: try await tipUsage(account: account))
+        _ = try await saveTipUsage(usage, account: account, through: cursor)
+    }
+}
+
+/// Keeps every account's tip usage (the console's tips page) up to date: every `interval` it
+/// derives it again for the accounts whose log grew since, so the page lags pushes by at most about
+/// one interval and never reads a log when it is viewed.
+struct TipUsageSummarizer: Service {
+    let store: any SyncStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await summarizePending()
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.warning("tip usage summary failed: \(error)")
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// Summarizes every account whose log grew, 100 at a time.
+    func summarizePending() async throws {
+        var seen: Set<Int64> = []
+        while true {
+            let accounts = try await store.accountsWithNewChanges(limit: 100).filter { !seen.contains($0) }
+            if accounts.isEmpty { return }
+            for account in accounts {
+                try Task.checkCancellation()
+                seen.insert(account)
+                try await store.summarizeTipUsage(account: account)
+            }
+        }
+    }
+}

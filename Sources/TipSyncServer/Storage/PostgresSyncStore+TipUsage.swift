@@ -1,0 +1,100 @@
+import PostgresNIO
+import TipSyncCore
+
+extension PostgresSyncStore {
+    public func accountsWithNewChanges(limit: Int) async throws -> [Int64] {
+        var ids: [Int64] = []
+        for try await id in try await client.query(
+            "SELECT id FROM account WHERE next_position > tip_usage_through ORDER BY id LIMIT \(limit)",
+            logger: logger
+        ).decode(Int64.self) {
+            ids.append(id)
+        }
+        return ids
+    }
+
+    public func tipUsage(account: Int64) async throws -> [TipUsage] {
+        var usage: [TipUsage] = []
+        for try await (tip, reason, displays, first, invalidated) in try await client.query(
+            """
+            SELECT tip, reason, displays, first_display_at, invalidated_at FROM tip_usage
+            WHERE account = \(account) ORDER BY tip
+            """, logger: logger
+        ).decode((String, String?, Int64, Int64?, Int64?).self) {
+            usage.append(
+                TipUsage(
+                    tip: tip, reason: reason.flatMap(InvalidationReason.init(rawValue:)), displays: displays,
+                    firstDisplayAt: first, invalidatedAt: invalidated))
+        }
+        return usage
+    }
+
+    public func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
+        try await transaction { connection in
+            // An account erased meanwhile stays erased: nothing is written for it.
+            guard
+                try await rows(
+                    "SELECT id FROM account WHERE id = \(account) FOR UPDATE", as: Int64.self, on: connection
+                ).first != nil
+            else { return false }
+            try await connection.query("DELETE FROM tip_usage WHERE account = \(account)", logger: logger)
+            for row in usage {
+                try await connection.query(
+                    """
+                    INSERT INTO tip_usage (account, tip, reason, displays, first_display_at, invalidated_at)
+                    VALUES (\(account), \(row.tip), \(row.reason?.rawValue), \(row.displays), \(row.firstDisplayAt),
+                        \(row.invalidatedAt))
+                    """, logger: logger)
+            }
+            try await connection.query(
+                "UPDATE account SET tip_usage_through = GREATEST(tip_usage_through, \(position)) WHERE id = \(account)",
+                logger: logger)
+            return true
+        }
+    }
+
+    public func tipUsageTotals() async throws -> [TipUsageTotals] {
+        var durations: [String: [Int64]] = [:]
+        for try await (tip, took) in try await client.query(
+            """
+            SELECT tip, invalidated_at - first_display_at AS took FROM tip_usage
+            WHERE reason IS NOT NULL AND first_display_at IS NOT NULL AND invalidated_at >= first_display_at
+            ORDER BY tip, took
+            """, logger: logger
+        ).decode((String, Int64).self) {
+            durations[tip, default: []].append(took)
+        }
+        let sql = TipUsageTotals.aggregateSQL(displays: "displays", reason: "reason")
+        var totals: [TipUsageTotals] = []
+        for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
+            let cells = Array(row)
+            let tip = try cells[0].decode(String.self)
+            let counts = try cells.dropFirst().map { try $0.decode(Int64?.self) ?? 0 }
+            totals.append(TipUsageTotals.make(tip: tip, counts: counts, durations: durations[tip] ?? []))
+        }
+        return totals
+    }
+
+    public func overview() async throws -> StoreOverview {
+        var overview = StoreOverview(accounts: 0, devices: 0, databaseBytes: 0, recentCompactions: [])
+        for try await (accounts, devices, bytes) in try await client.query(
+            """
+            SELECT (SELECT COUNT(*) FROM account), (SELECT COUNT(*) FROM device),
+                pg_database_size(current_database())
+            """, logger: logger
+        ).decode((Int64, Int64, Int64).self) {
+            overview.accounts = Int(accounts)
+            overview.devices = Int(devices)
+            overview.databaseBytes = bytes
+        }
+        for try await (name, at) in try await client.query(
+            """
+            SELECT name, compacted_at FROM account WHERE compacted_at IS NOT NULL
+            ORDER BY compacted_at DESC LIMIT 5
+            """, logger: logger
+        ).decode((String, Int64).self) {
+            overview.recentCompactions.append(StoreOverview.RecentCompaction(account: name, at: at))
+        }
+        return overview
+    }
+}

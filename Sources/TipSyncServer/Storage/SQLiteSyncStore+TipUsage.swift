@@ -1,0 +1,93 @@
+import GRDB
+import TipSyncCore
+
+extension SQLiteSyncStore {
+    public func accountsWithNewChanges(limit: Int) async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM account WHERE nextPosition > tipUsageThrough ORDER BY id LIMIT ?",
+                arguments: [limit])
+        }
+    }
+
+    public func tipUsage(account: Int64) async throws -> [TipUsage] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT tip, reason, displays, firstDisplayAt, invalidatedAt FROM tip_usage
+                    WHERE account = ? ORDER BY tip
+                    """, arguments: [account]
+            ).map { row in
+                TipUsage(
+                    tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
+                    displays: row["displays"], firstDisplayAt: row["firstDisplayAt"],
+                    invalidatedAt: row["invalidatedAt"])
+            }
+        }
+    }
+
+    public func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
+        try await pool.write { db in
+            // An account erased meanwhile stays erased: nothing is written for it.
+            guard try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE id = ?", arguments: [account]) != nil
+            else { return false }
+            try db.execute(sql: "DELETE FROM tip_usage WHERE account = ?", arguments: [account])
+            for row in usage {
+                try db.execute(
+                    sql: """
+                        INSERT INTO tip_usage (account, tip, reason, displays, firstDisplayAt, invalidatedAt)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        account, row.tip, row.reason?.rawValue, row.displays, row.firstDisplayAt, row.invalidatedAt,
+                    ])
+            }
+            try db.execute(
+                sql: "UPDATE account SET tipUsageThrough = MAX(tipUsageThrough, ?) WHERE id = ?",
+                arguments: [position, account])
+            return true
+        }
+    }
+
+    public func tipUsageTotals() async throws -> [TipUsageTotals] {
+        try await pool.read { db in
+            var durations: [String: [Int64]] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT tip, invalidatedAt - firstDisplayAt AS took FROM tip_usage
+                    WHERE reason IS NOT NULL AND firstDisplayAt IS NOT NULL AND invalidatedAt >= firstDisplayAt
+                    ORDER BY tip, took
+                    """)
+            {
+                durations[row["tip"], default: []].append(row["took"])
+            }
+            return try Row.fetchAll(
+                db, sql: TipUsageTotals.aggregateSQL(displays: "displays", reason: "reason")
+            ).map { row in
+                let tip: String = row[0]
+                let counts = (1..<row.count).map { (row[$0] as Int64?) ?? 0 }
+                return TipUsageTotals.make(tip: tip, counts: counts, durations: durations[tip] ?? [])
+            }
+        }
+    }
+
+    public func overview() async throws -> StoreOverview {
+        try await pool.read { db in
+            let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            return StoreOverview(
+                accounts: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM account") ?? 0,
+                devices: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM device") ?? 0,
+                databaseBytes: pages * pageSize,
+                recentCompactions: try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT name, compactedAt FROM account WHERE compactedAt IS NOT NULL
+                        ORDER BY compactedAt DESC LIMIT 5
+                        """
+                ).map { StoreOverview.RecentCompaction(account: $0["name"], at: $0["compactedAt"]) })
+        }
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TipSync
+
+@testable import TipSyncServer
+
+/// `/console`, in process: every route, the login, the redirect without a session, the CSRF check,
+/// and the tip usage behind the tips page (after compaction, erasure and restore).
+@Suite struct ConsoleTests {
+    struct Console {
+        let fixture: ServerFixture
+        let key: String
+
+        static func make() async throws -> Console {
+            let fixture = try await ServerFixture.make(devices: ["phone", "laptop"])
+            return Console(fixture: fixture, key: try await fixture.store.createAdminKey(name: "ops", at: 1).key)
+        }
+
+        func app() -> some ApplicationProtocol {
+            var configuration = ServerConfiguration()
+            configuration.console = true
+            return fixture.app(configuration: configuration)
+        }
+
+        /// Pushes a display of `welcome` and its invalidation (`tipClosed`) from the phone.
+        func seed(_ client: some TestClientProtocol) async throws {
+            let now = UInt64(Date().timeIntervalSince1970 * 1000)
+            let changes = [
+                change(
+                    "phone", 1,
+                    .display(tip: "welcome", epoch: nil, count: 2, duration: 3.5, lastDisplayed: Int64(now)), ms: now),
+                change("phone", 2, .eligibility(tip: "welcome", state: .invalidated(.tipClosed)), ms: now + 60_000),
+                change("phone", 3, .parameter(id: "isPro", value: .bool(true)), ms: now),
+            ]
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: changes))
+            ) { #expect($0.status == .ok) }
+        }
+    }
+
+    /// Logs in; the session cookie and the page's CSRF token.
+    static func login(_ client: some TestClientProtocol, key: String) async throws -> (cookie: String, csrf: String) {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        let cookie = try await client.execute(
+            uri: "/console/login", method: .post, headers: headers, body: ByteBuffer(string: "key=\(key)")
+        ) { response -> String in
+            #expect(response.status == .seeOther)
+            #expect(response.headers[.location] == "/console")
+            let setCookie = try #require(response.headers[.setCookie])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+            #expect(!setCookie.contains("Secure"))  // plain HTTP here
+            return String(setCookie.prefix { $0 != ";" })
+        }
+        let page = try await get(client, "/console", cookie: cookie)
+        let csrf = try #require(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+        return (cookie, String(csrf))
+    }
+
+    static func get(_ client: some TestClientProtocol, _ uri: String, cookie: String?) async throws -> String {
+        var headers = HTTPFields()
+        if let cookie { headers[.cookie] = cookie }
+        return try await client.execute(uri: uri, method: .get, headers: headers) { response in
+            #expect(response.status == .ok, "\(uri)")
+            #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+            return String(buffer: response.body)
+        }
+    }
+
+    static func post(_ client: some TestClientProtocol, _ uri: String, cookie: String, form: String) async throws
+        -> (status: HTTPResponse.Status, location: String?)
+    {
+        var headers = HTTPFields()
+        headers[.cookie] = cookie
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: form)) {
+            ($0.status, $0.headers[.location])
+        }
+    }
+
+    @Test func withoutTheFlagThereIsNoConsole() async throws {
+        let console = try await Console.make()
+        try await console.fixture.app().test(.router) { client in
+            try await client.execute(uri: "/console/login", method: .get) { #expect($0.status == .notFound) }
+        }
+    }
+
+    @Test func everyPageRedirectsToTheLoginPageWithoutASession() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            for uri in [
+                "/console", "/console/accounts", "/console/accounts/alice", "/console/tips",
+                "/console/accounts/alice/export", "/console/accounts/alice/erase",
+            ] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .seeOther, "\(uri)")
+                    #expect(response.headers[.location] == "/console/login", "\(uri)")
+                }
+            }
+            var headers = HTTPFields()
+            headers[.cookie] = "tipsync_console=forged"
+            try await client.execute(uri: "/console/accounts/alice/compact", method: .post, headers: headers) {
+                #expect($0.status == .seeOther)
+            }
+            let page = try await Self.get(client, "/console/login", cookie: nil)
+            #expect(page.contains(#"name="key""#) && !page.contains("Log out"))
+        }
+    }
+
+    @Test func aWrongKeyIsRefusedAndARevokedKeyEndsItsSessions() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            try await client.execute(
+                uri: "/console/login", method: .post, headers: headers, body: ByteBuffer(string: "key=tsa_nope")
+            ) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[.setCookie] == nil)
+                #expect(String(buffer: response.body).contains("unknown or revoked"))
+            }
+            let (cookie, _) = try await Self.login(client, key: console.key)
+            #expect(try await console.fixture.store.revokeAdminKey(name: "ops"))
+            var sessionHeaders = HTTPFields()
+            sessionHeaders[.cookie] = cookie
+            try await client.execute(uri: "/console", method: .get, headers: sessionHeaders) {
+                #expect($0.status == .seeOther)
+            }
+        }
+    }
+
+    @Test func formsWithoutTheSessionsCSRFTokenAreRefused() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            let (cookie, csrf) = try await Self.login(client, key: console.key)
+            for form in ["", "csrf=wrong", "csrf=\(csrf)x"] {
+                let refused = try await Self.post(
+                    client, "/console/accounts/alice/devices/phone/revoke", cookie: cookie, form: form)
+                #expect(refused.status == .forbidden)
+            }
+            // Nothing was revoked.
+            try await client.execute(uri: "/v1/pull", method: .get, headers: console.fixture.headers("phone")) {
+                #expect($0.status == .ok)
+            }
+            let done = try await Self.post(
+                client, "/console/accounts/alice/devices/phone/revoke", cookie: cookie, form: "csrf=\(csrf)")
+            #expect(done.status == .seeOther && done.location?.hasPrefix("/console/accounts/alice?notice=") == true)
+            try await client.execute(uri: "/v1/pull", method: .get, headers: console.fixture.headers("phone")) {
+                #expect($0.status == .unauthorized)
+            }
+        }
+    }
+
+    @Test func theAccountPageShowsTheMergedStateItsDevicesAndRecentChanges() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            try await console.seed(client)
+            let (cookie, _) = try await Self.login(client, key: console.key)
+            let page = try await Self.get(client, "/console/accounts/alice", cookie: cookie)
+            #expect(page.contains("invalidated · tipClosed"))
+            #expect(page.contains(#"<td class="mono">phone at "#))  // the writer of the invalidation
+            #expect(page.contains("phone: 2 (3.5 s) · total 2 (3.5 s)"))
+            #expect(page.contains("<code>isPro</code>") && page.contains(">true<"))
+            #expect(page.contains("invalidate welcome (tipClosed)"))
+            #expect(page.contains(#"data-device="laptop""#))
+            // Newest first.
+            let newest = try #require(page.range(of: "parameter isPro = true"))
+            let oldest = try #require(page.range(of: "display welcome: count 2"))
+            #expect(newest.lowerBound < oldest.lowerBound)
+
+            let accounts = try await Self.get(client, "/console/accounts?q=al", cookie: cookie)
+            #expect(accounts.contains(#"<a href="/console/accounts/alice">alice</a>"#))
+            let none = try await Self.get(client, "/console/accounts?q=zz", cookie: cookie)
+            #expect(none.contains("No account matches."))
+            let overview = try await Self.get(client, "/console", cookie: cookie)
+            #expect(overview.contains(#"id="accounts">1<"#) && overview.contains(#"id="devices">2<"#))
+            #expect(overview.contains("1 in all"))  // one push in the last 24 hours
+            var headers = HTTPFields()
+            headers[.cookie] = cookie
+            try await client.execute(uri: "/console/accounts/alice/export", method: .get, headers: headers) {
+                #expect($0.status == .ok)
+                #expect(String(buffer: $0.body).split(separator: "\n").count == 3)
+            }
+        }
+    }
+
+    @Test func compactingAndErasingFromTheConsole() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            try await console.seed(client)
+            let (cookie, csrf) = try await Self.login(client, key: console.key)
+            let compacted = try await Self.post(
+                client, "/console/accounts/alice/compact", cookie: cookie, form: "csrf=\(csrf)")
+            #expect(compacted.status == .seeOther)
+            let page = try await Self.get(client, compacted.location ?? "", cookie: cookie)
+            #expect(page.contains("Compacted: 0 superseded entries dropped."))
+            let confirm = try await Self.get(client, "/console/accounts/alice/erase", cookie: cookie)
+            #expect(confirm.contains(#"id="confirm-erase""#))
+            let erased = try await Self.post(
+                client, "/console/accounts/alice/erase", cookie: cookie, form: "csrf=\(csrf)")
+            #expect(erased.status == .seeOther && erased.location == "/console/accounts")
+            #expect(try await console.fixture.store.accountID(named: "alice") == nil)
+            let loggedOut = try await Self.post(client, "/console/logout", cookie: cookie, form: "csrf=\(csrf)")
+            #expect(loggedOut.status == .seeOther && loggedOut.location == "/console/login")
+            var headers = HTTPFields()
+            headers[.cookie] = cookie
+            try await client.execute(uri: "/console", method: .get, headers: headers) {
+                #expect($0.status == .seeOther)
+            }
+        }
+    }
+
+    @Test func theTipsPageCountsAccountsByHowTheirTipEnded() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            try await console.seed(client)
+            try await console.fixture.store.summarizeTipUsage(account: console.fixture.accountID)
+            let (cookie, _) = try await Self.login(client, key: console.key)
+            let page = try await Self.get(client, "/console/tips", cookie: cookie)
+            #expect(page.contains("<code>welcome</code></td><td>1</td><td>1</td>"))
+            #expect(page.contains(#"<td class="closed">1</td><td class="used">0</td>"#))
+            #expect(page.contains("<td>60 s</td>"))  // first display → invalidation
+        }
+    }
+
+    /// The tip usage is kept per account as pushes arrive: a compaction that drops the change that
+    /// reported the first display keeps it, an erasure removes the account from every count, and a
+    /// restored backup brings back its own consistent usage.
+    @Test(arguments: Backend.allCases)
+    func tipUsageSurvivesCompactionAndLeavesWithErasure(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let first: Int64 = 1_800_000_000_000
+            func display(_ seq: Int64, count: Int64) -> Change {
+                change(
+                    "phone", seq,
+                    .display(
+                        tip: "upgrade", epoch: nil, count: count, duration: Double(seq), lastDisplayed: first + seq),
+                    ms: UInt64(first + seq))
+            }
+            _ = try await store.push([display(1, count: 1), display(2, count: 2), display(3, count: 3)], from: phone)
+            #expect(try await store.accountsWithNewChanges(limit: 10) == [account])
+            try await store.summarizeTipUsage(account: account)
+            #expect(try await store.accountsWithNewChanges(limit: 10).isEmpty)
+            _ = try await store.push(
+                [
+                    change(
+                        "phone", 4, .eligibility(tip: "upgrade", state: .invalidated(.actionPerformed)),
+                        ms: UInt64(first + 5000))
+                ],
+                from: phone)
+            #expect(try await store.compact(account: account) == 2)  // displays 1 and 2 are superseded
+            try await store.summarizeTipUsage(account: account)  // from the compacted log, as the job does
+            let usage = try await store.tipUsage(account: account)
+            #expect(
+                usage == [
+                    TipUsage(
+                        tip: "upgrade", reason: .actionPerformed, displays: 3, firstDisplayAt: first + 1,
+                        invalidatedAt: first + 5000)
+                ])
+            let totals = try await store.tipUsageTotals()
+            #expect(
+                totals == [
+                    TipUsageTotals(
+                        tip: "upgrade", accounts: 1, displayedAccounts: 1, invalidated: [.actionPerformed: 1],
+                        displayBuckets: [0, 0, 1, 0, 0], medianMillisecondsToInvalidation: 4999)
+                ])
+            _ = try await store.eraseAccount(name: "alice", at: first)
+            #expect(try await store.tipUsageTotals().isEmpty)
+            #expect(try await store.saveTipUsage(usage, account: account, through: 9) == false)
+            #expect(try await store.tipUsageTotals().isEmpty)
+        }
+    }
+
+    @Test func aRestoredBackupCarriesItsOwnTipUsage() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-console-\(UUID())")
+        let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+        try await store.migrate()
+        let account = try await store.createAccount(name: "alice")
+        _ = try await store.createToken(accountName: "alice", device: "phone")
+        let phone = DeviceIdentity(accountID: account, device: "phone")
+        _ = try await store.push(
+            [change("phone", 1, .eligibility(tip: "welcome", state: .invalidated(.tipClosed)))], from: phone)
+        try await store.summarizeTipUsage(account: account)
+        let backup = directory.appendingPathComponent("backup.sqlite").path
+        try store.backup(to: backup)
+        _ = try await store.eraseAccount(name: "alice", at: 1)
+        let restored = try SQLiteSyncStore(path: backup)
+        try await restored.migrate()
+        #expect(try await restored.tipUsageTotals().map(\.tip) == ["welcome"])
+        #expect(try await restored.accountsWithNewChanges(limit: 10).isEmpty)
+    }
+
+    @Test func everyTemplateParses() throws {
+        let library = try ConsoleTemplates.library()
+        for (name, _) in ConsoleTemplates.all { #expect(library.getTemplate(named: name) != nil) }
+    }
+}
