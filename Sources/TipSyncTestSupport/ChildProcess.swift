@@ -23,9 +23,11 @@ public final class ChildProcess: Sendable {
     private let exit = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
     /// Starts `executable` (a path) with `arguments`; `environment` is added to this process's own.
+    /// `descriptors` maps the child's descriptor numbers (3 and up) onto descriptors of this process
+    /// (a pipe's end, say); the caller closes its copies after the start.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:],
-        directory: String? = nil
+        directory: String? = nil, descriptors: [Int32: Int32] = [:]
     ) throws {
         let out = try Self.pipe()
         let err = try Self.pipe()
@@ -35,6 +37,7 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, out.write, 1)
         posix_spawn_file_actions_adddup2(&actions, err.write, 2)
+        for (child, parent) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
         if let directory { _ = spawnFileActionsAddChdir(&actions, directory) }
         let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         var cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -70,7 +73,8 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    private static func pipe() throws -> (read: Int32, write: Int32) {
+    /// A pipe whose both ends are close-on-exec (see ``ChildProcess``).
+    public static func pipe() throws -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
         guard createPipe(&fds, O_CLOEXEC) == 0 else {
             throw ChildProcessError(description: "pipe: errno \(errno)")
@@ -116,6 +120,7 @@ public final class ChildProcess: Sendable {
 
 public struct ChildProcessError: Error, CustomStringConvertible {
     public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// One output pipe of a `ChildProcess`, read to its end on a thread of its own.

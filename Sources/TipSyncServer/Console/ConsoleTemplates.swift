@@ -40,9 +40,9 @@ enum ConsoleTemplates {
         .panel { background:#fff; border:1px solid var(--line); border-radius:10px; padding:4px 0; overflow-x:auto; }
         table { width:100%; border-collapse:collapse; font-size:14px; }
         th, td { text-align:left; padding:8px 14px; border-bottom:1px solid var(--line); vertical-align:top; white-space:nowrap; }
-        td.wrap { white-space:normal; word-break:break-word; }
+        td.wrap { white-space:normal; overflow-wrap:anywhere; min-width:9rem; }
         tr:last-child td { border-bottom:none; }
-        th { color:var(--muted); font-weight:600; font-size:12px; text-transform:uppercase; letter-spacing:.4px; }
+        th { color:var(--muted); font-weight:600; font-size:12px; text-transform:uppercase; letter-spacing:.4px; white-space:normal; }
         a { color:var(--accent); }
         code, .mono { font-family:ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:13px; }
         .pill { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; background:#eef1f8; color:var(--muted); }
@@ -187,7 +187,7 @@ enum ConsoleTemplates {
         {{> head}}
         <h1>Tips</h1>
         <p class="muted">Across every account, from each account's merged state. Updated in the background within a few seconds of a push.</p>
-        <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Action performed</th><th>Count exceeded</th><th>Duration exceeded</th><th>Displays per account</th><th>First display → invalidation (median)</th></tr>
+        <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Used (action)</th><th>Count limit</th><th>Duration limit</th><th>Displays per account</th><th>First display → invalidation, median</th></tr>
         {{#tips}}<tr><td class="wrap"><code>{{tip}}</code></td><td>{{accounts}}</td><td>{{displayed}}</td>
         <td class="closed">{{tipClosed}}</td><td class="used">{{actionPerformed}}</td><td>{{displayCountExceeded}}</td><td>{{displayDurationExceeded}}</td>
         <td><div class="bars" title="{{bucketTitle}}">{{#buckets}}<span style="height:{{height}}px" title="{{label}}: {{count}}"></span>{{/buckets}}</div></td>

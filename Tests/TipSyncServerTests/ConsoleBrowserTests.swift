@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TipSync
+import TipSyncTestSupport
+
+@testable import TipSyncServer
+
+/// The console as an operator uses it, in headless Chromium: log in, read the overview, find the
+/// account whose tip "keeps coming back", see who closed it, read the tips page, revoke a device.
+/// Runs where Chromium is installed; `.ci/run` installs it and sets `TIPSYNC_REQUIRE_BROWSER=1`,
+/// so there a missing browser fails instead of skipping. Screenshots at 1280 and 390 px wide go to
+/// `TIPSYNC_SCREENSHOTS` (a directory) when it is set.
+@Suite(
+    .enabled(
+        if: HeadlessChromium.executable != nil || ProcessInfo.processInfo.environment["TIPSYNC_REQUIRE_BROWSER"] != nil,
+        "Chromium is not installed"))
+struct ConsoleBrowserTests {
+    @Test func anOperatorLogsInFindsWhoClosedATipAndRevokesADevice() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone", "ipad"])
+        let key = try await fixture.store.createAdminKey(name: "support", at: 1).key
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        _ = try await fixture.store.push(
+            [
+                change(
+                    "phone", 1, .display(tip: "welcome", epoch: nil, count: 1, duration: 4, lastDisplayed: Int64(now)),
+                    ms: now),
+                change("phone", 2, .eligibility(tip: "welcome", state: .invalidated(.tipClosed)), ms: now + 30_000),
+            ], from: DeviceIdentity(accountID: fixture.accountID, device: "phone"))
+        try await fixture.store.summarizeTipUsage(account: fixture.accountID)
+        var configuration = ServerConfiguration()
+        configuration.console = true
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        let base = "http://127.0.0.1:\(server.port)"
+        let browser = try await HeadlessChromium()
+        let shots = ProcessInfo.processInfo.environment["TIPSYNC_SCREENSHOTS"]
+        func look(_ name: String) async throws {
+            guard let shots else { return }
+            try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+            for (width, height) in [(1280, 900), (390, 844)] {
+                try await browser.screenshot(width: width, height: height, to: "\(shots)/\(name)-\(width).png")
+                #expect(try await !browser.overflowsHorizontally(), "\(name) is wider than \(width) px")
+            }
+            try await browser.screenshot(width: 1280, height: 900, to: "\(shots)/\(name)-1280.png")
+        }
+
+        // Without a session, the console sends the operator to the login page.
+        try await browser.open(base + "/console")
+        #expect(try await browser.evaluate("location.pathname") as? String == "/console/login")
+        try await look("login")
+        try await browser.runAndWaitForLoad(
+            "document.querySelector('#key').value = '\(key)'; document.querySelector('#login').click()")
+        #expect(try await browser.evaluate("location.pathname") as? String == "/console")
+        #expect(try await browser.text("#accounts") == "1")
+        #expect(try await browser.text("#devices") == "2")
+        try await look("overview")
+
+        try await browser.open(base + "/console/accounts?q=ali")
+        try await browser.runAndWaitForLoad("document.querySelector('a[href=\"/console/accounts/alice\"]').click()")
+        let tips = try await browser.text("#tips")
+        #expect(tips.contains("welcome") && tips.contains("invalidated · tipClosed"), "\(tips)")
+        #expect(tips.contains("phone at "), "the writer of the invalidation: \(tips)")
+        try await look("account")
+
+        try await browser.open(base + "/console/tips")
+        let usage = try await browser.text("#tip-usage")
+        #expect(usage.contains("welcome"))
+        #expect(try await browser.text("#tip-usage td.closed") == "1")
+        #expect(usage.contains("30 s"))
+        try await look("tips")
+
+        try await browser.open(base + "/console/accounts/alice")
+        try await browser.runAndWaitForLoad("document.querySelector('button.revoke[data-device=\"phone\"]').click()")
+        #expect(try await browser.text(".notice").contains("Revoked every token of phone"))
+        #expect(
+            try await fixture.store.accountDetails(name: "alice")?.devices.first { $0.name == "phone" }?.tokens == 0)
+        #expect(try await fixture.store.accountDetails(name: "alice")?.devices.first { $0.name == "ipad" }?.tokens == 1)
+
+        try await browser.runAndWaitForLoad("document.querySelector('header form button').click()")
+        #expect(try await browser.evaluate("location.pathname") as? String == "/console/login")
+        await browser.quit()
+        await server.stop()
+    }
+}
