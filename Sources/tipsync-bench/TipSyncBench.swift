@@ -10,7 +10,7 @@ struct TipSyncBench: AsyncParsableCommand {
         subcommands: [
             EngineStatus.self, DonationWrite.self, PushIngest.self, ColdPull.self, LiveLatency.self,
             IdleConnections.self, AgentStatus.self, AgentAPI.self,
-            HoldConnections.self, LoadTest.self, LoadClients.self, CompactionBench.self,
+            HoldConnections.self, LoadTest.self, LoadClients.self, CompactionBench.self, ConsoleBench.self,
         ])
 }
 
