@@ -89,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "tipsync-server",
             dependencies: [
-                "TipSyncServer",
+                "TipSyncServer", "TipSyncCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

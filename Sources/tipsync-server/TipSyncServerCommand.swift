@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Metrics
 import Prometheus
+import TipSyncCore
 import TipSyncServer
 
 @main
@@ -12,7 +13,8 @@ struct TipSyncServerCommand: AsyncParsableCommand {
         commandName: "tipsync-server",
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
         subcommands: [
-            Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, Compact.self, RotateCursors.self,
+            Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, CatalogCommand.self, Compact.self,
+            RotateCursors.self,
         ],
         defaultSubcommand: Serve.self)
 }
@@ -422,5 +424,44 @@ struct RotateCursors: AsyncParsableCommand {
     func run() async throws {
         let generation = try await databaseOptions.withStore { try await $0.rotateCursorGeneration() }
         print("cursor generation is now \(generation); devices will pull from the start once")
+    }
+}
+
+struct CatalogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog", abstract: "The tip catalog the console shows (titles, status).",
+        subcommands: [Put.self, Show.self])
+
+    struct Put: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate a catalog file (the format of protocol.md section 13) and store it.")
+        @Argument(help: "The catalog JSON file.") var file: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            let catalog: Catalog
+            do {
+                catalog = try Catalog(validating: Array(data))
+            } catch {
+                throw ValidationError("\(file): \(error.description)")
+            }
+            try await databaseOptions.withStore { store in
+                try await store.putCatalogJSON(String(decoding: data, as: UTF8.self))
+            }
+            print("stored a catalog of \(catalog.tips.count) tips")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the stored catalog.")
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            guard let text = try await databaseOptions.withStore({ try await $0.catalogJSON() }) else {
+                throw StoreError("no catalog stored; store one with 'tipsync-server catalog put FILE'")
+            }
+            print(text)
+        }
     }
 }

@@ -296,6 +296,51 @@ import TipSync
         #expect(try await restored.accountsWithNewChanges(limit: 10).isEmpty)
     }
 
+    static let exampleCatalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Examples/catalog.json")
+
+    @Test func aStoredCatalogGivesTitlesAndEachTipsStatusNow() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            var admin = HTTPFields()
+            admin[.authorization] = "Bearer \(console.key)"
+            try await client.execute(uri: "/admin/v1/catalog", method: .get, headers: admin) {
+                #expect($0.status == .notFound)
+            }
+            // A bad catalog is refused whole, naming the field in protocol terms.
+            try await client.execute(
+                uri: "/admin/v1/catalog", method: .put, headers: admin,
+                body: ByteBuffer(string: #"{"tips":[{"id":"a","title":"A","rules":[{"==":[{"param":"nope"},1]}]}]}"#)
+            ) { response in
+                #expect(response.status == .badRequest)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "invalid_parameter" && error.message.contains("nope"), "\(error.message)")
+            }
+            let catalog = try String(contentsOf: Self.exampleCatalog, encoding: .utf8)
+            try await client.execute(
+                uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: catalog)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"tips":3}"#)
+            }
+            try await client.execute(uri: "/admin/v1/catalog", method: .get, headers: admin) {
+                #expect(String(buffer: $0.body) == catalog)
+            }
+            try await console.seed(client)
+            try await console.fixture.store.summarizeTipUsage(account: console.fixture.accountID)
+            let (cookie, _) = try await Self.login(client, key: console.key)
+            let page = try await Self.get(client, "/console/accounts/alice", cookie: cookie)
+            #expect(page.contains("Welcome to Yards") && page.contains("Go Pro"))
+            #expect(page.contains(#"<td class="status">invalidated (tipClosed)</td>"#))  // welcome
+            // upgrade's rules hold (plan is free, no trial), but the catalog's display frequency is
+            // daily and welcome was displayed a moment ago: pending, as on every device.
+            let upgrade = try #require(page.range(of: "<code>upgrade</code>"))
+            #expect(page[upgrade.upperBound...].contains(#"<td class="status">pending</td>"#))
+            let tips = try await Self.get(client, "/console/tips", cookie: cookie)
+            #expect(tips.contains("Welcome to Yards"))
+        }
+    }
+
     @Test func everyTemplateParses() throws {
         let library = try ConsoleTemplates.library()
         for (name, _) in ConsoleTemplates.all { #expect(library.getTemplate(named: name) != nil) }

@@ -148,4 +148,6 @@ struct GatedStore: SyncStore {
     }
     func tipUsageTotals() async throws -> [TipUsageTotals] { try await base.tipUsageTotals() }
     func overview() async throws -> StoreOverview { try await base.overview() }
+    func catalogJSON() async throws -> String? { try await base.catalogJSON() }
+    func putCatalogJSON(_ text: String) async throws { try await base.putCatalogJSON(text) }
 }

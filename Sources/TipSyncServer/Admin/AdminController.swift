@@ -17,6 +17,8 @@ struct AdminController: Sendable {
 
     func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
         let prefix = "/admin/v1"
+        group.on("catalog", method: .get, recordingIn: table, prefix: prefix, use: catalog)
+        group.on("catalog", method: .put, recordingIn: table, prefix: prefix, use: putCatalog)
         group.on("accounts", method: .get, recordingIn: table, prefix: prefix, use: list)
         group.on("accounts/:account", method: .put, recordingIn: table, prefix: prefix, use: create)
         group.on("accounts/:account", method: .get, recordingIn: table, prefix: prefix, use: details)
@@ -135,6 +137,28 @@ struct AdminController: Sendable {
         }
         notifier.handle(.revoked(account: id, device: device))
         return try SyncController.json(TokensRevoked(account: account, device: device, revoked: tokens))
+    }
+
+    /// The stored tip catalog, as uploaded.
+    @Sendable func catalog(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        guard let text = try await store.catalogJSON() else {
+            throw SyncError.notFound(
+                "no catalog stored; PUT /admin/v1/catalog or run 'tipsync-server catalog put FILE'")
+        }
+        return SyncController.json(text: text)
+    }
+
+    /// Validates a catalog (protocol.md section 13) and stores it; a bad one is refused whole.
+    @Sendable func putCatalog(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let body = try await request.body.collect(upTo: context.maxUploadSize)
+        let catalog: Catalog
+        do {
+            catalog = try Catalog(validating: body.readableBytesView)
+        } catch {
+            throw SyncError.invalidParameter("catalog: \(error.description)")
+        }
+        try await store.putCatalogJSON(String(buffer: body))
+        return SyncController.json(text: #"{"tips":\#(catalog.tips.count)}"#)
     }
 
     static func noAccount(_ name: String) -> SyncError {

@@ -4,10 +4,30 @@ import TipSyncCore
 /// An account's merged state (a `ReplicaState` the server built from the log with `TipSyncCore`)
 /// as rows for the console's account page.
 enum AccountStateView {
-    static func tips(_ state: ReplicaState) -> [[String: Any]] {
-        Set(state.tips.keys).union(state.displays.keys).sorted().map { tip in
+    /// Every tip of the state (and of the catalog, when one is stored), with its status at `now`
+    /// (seconds since 1970) as a device with that catalog would compute it.
+    static func tips(_ state: ReplicaState, catalog: Catalog? = nil, now: Double = 0) -> [[String: Any]] {
+        let definitions = Dictionary((catalog?.tips ?? []).map { ($0.id, $0) }) { first, _ in first }
+        let evaluator = catalog.map { catalog in
+            StatusEvaluator(
+                state: state,
+                parameterDefaults: Dictionary(catalog.parameters.map { ($0.id, $0.defaultValue) }) { first, _ in first
+                },
+                donationLimits: catalog.donationLimits, displayFrequency: catalog.displayFrequency ?? .immediate,
+                now: now)
+        }
+        return Set(state.tips.keys).union(state.displays.keys).union(definitions.keys).sorted().map { tip in
             let eligibility = state.tips[tip]?.eligibility
             var row: [String: Any] = ["tip": tip]
+            if let definition = definitions[tip], let evaluator {
+                row["tipTitle"] = definition.title
+                row["status"] =
+                    switch evaluator.status(of: definition) {
+                    case .pending: "pending"
+                    case .available: "available"
+                    case .invalidated(let reason): "invalidated (\(reason.rawValue))"
+                    }
+            }
             switch eligibility?.value {
             case .invalidated(let reason): row["reason"] = reason.rawValue
             case .eligible: row["state"] = "eligible (reset)"

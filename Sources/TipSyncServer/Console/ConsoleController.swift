@@ -216,7 +216,9 @@ struct ConsoleController: Sendable {
             if let revokedAt = device.revokedAt { row["revokedAt"] = Self.time(revokedAt) }
             return row
         }
-        view["tips"] = AccountStateView.tips(state)
+        let catalog = try await storedCatalog()
+        view["hasCatalog"] = catalog != nil
+        view["tips"] = AccountStateView.tips(state, catalog: catalog, now: Double(now()) / 1000)
         view["parameters"] = AccountStateView.parameters(state)
         view["events"] = AccountStateView.events(state)
         view["changes"] = recent.suffix(Self.recentChanges).reversed().map(AccountStateView.change)
@@ -273,9 +275,11 @@ struct ConsoleController: Sendable {
     @Sendable func tips(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws -> Response {
         var view = signedIn.view
         view["title"] = "Tips"
+        let titles = Dictionary(((try await storedCatalog())?.tips ?? []).map { ($0.id, $0.title) }) { first, _ in first
+        }
         view["tips"] = try await store.tipUsageTotals().map { totals in
             let highest = max(1, totals.displayBuckets.max() ?? 1)
-            return [
+            var row: [String: Any] = [
                 "tip": totals.tip, "accounts": totals.accounts, "displayed": totals.displayedAccounts,
                 "tipClosed": totals.invalidated[.tipClosed] ?? 0,
                 "actionPerformed": totals.invalidated[.actionPerformed] ?? 0,
@@ -288,12 +292,20 @@ struct ConsoleController: Sendable {
                         as [String: Any]
                 },
                 "median": totals.medianMillisecondsToInvalidation.map(Self.duration) ?? "—",
-            ] as [String: Any]
+            ]
+            if let title = titles[totals.tip] { row["tipTitle"] = title }
+            return row
         }
         return render("tips", view)
     }
 
     // MARK: Helpers
+
+    /// The stored catalog; one that no longer reads (a newer format) is shown as none.
+    func storedCatalog() async throws -> Catalog? {
+        guard let text = try await store.catalogJSON() else { return nil }
+        return try? Catalog(validating: Array(text.utf8))
+    }
 
     func render(_ template: String, _ view: [String: Any]) -> Response {
         let html = library.render(view, withTemplate: template) ?? ""

@@ -146,12 +146,14 @@ enum ConsoleTemplates {
         </table></div>
         <p class="muted">Live shows this instance's connections. How far a device is behind the log is not known to the server (devices do not report their cursor).</p>
         <h2>Tips (merged state, as every device computes it)</h2>
-        <div class="panel"><table id="tips"><tr><th>Tip</th><th>State</th><th>Written by</th><th>Displays (this epoch)</th></tr>
-        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code></td>
+        <div class="panel"><table id="tips"><tr><th>Tip</th>{{#hasCatalog}}<th>Status now</th>{{/hasCatalog}}<th>Synced state</th><th>Written by</th><th>Displays (this epoch)</th></tr>
+        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td>
+        {{#hasCatalog}}<td class="status">{{status}}</td>{{/hasCatalog}}
         <td>{{#reason}}<span class="pill invalidated">invalidated · {{reason}}</span>{{/reason}}{{^reason}}<span class="pill eligible">{{state}}</span>{{/reason}}</td>
         <td class="mono">{{writer}}</td><td class="wrap">{{displays}}</td></tr>{{/tips}}
-        {{^tips}}<tr><td colspan="4" class="muted">No tip state yet.</td></tr>{{/tips}}
+        {{^tips}}<tr><td colspan="5" class="muted">No tip state yet.</td></tr>{{/tips}}
         </table></div>
+        {{^hasCatalog}}<p class="muted">Store a catalog (<code>tipsync-server catalog put FILE</code>) to see titles and each tip's status now.</p>{{/hasCatalog}}
         <h2>Parameters</h2>
         <div class="panel"><table><tr><th>Parameter</th><th>Value</th><th>Last writer</th></tr>
         {{#parameters}}<tr><td class="wrap"><code>{{id}}</code></td><td class="wrap mono">{{value}}</td><td class="mono">{{writer}}</td></tr>{{/parameters}}
@@ -188,7 +190,7 @@ enum ConsoleTemplates {
         <h1>Tips</h1>
         <p class="muted">Across every account, from each account's merged state. Updated in the background within a few seconds of a push.</p>
         <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Used (action)</th><th>Count limit</th><th>Duration limit</th><th>Displays per account</th><th>First display → invalidation, median</th></tr>
-        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code></td><td>{{accounts}}</td><td>{{displayed}}</td>
+        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td><td>{{accounts}}</td><td>{{displayed}}</td>
         <td class="closed">{{tipClosed}}</td><td class="used">{{actionPerformed}}</td><td>{{displayCountExceeded}}</td><td>{{displayDurationExceeded}}</td>
         <td><div class="bars" title="{{bucketTitle}}">{{#buckets}}<span style="height:{{height}}px" title="{{label}}: {{count}}"></span>{{/buckets}}</div></td>
         <td>{{median}}</td></tr>{{/tips}}

@@ -97,4 +97,21 @@ extension PostgresSyncStore {
         }
         return overview
     }
+
+    public func catalogJSON() async throws -> String? {
+        for try await value in try await client.query(
+            "SELECT value FROM server_meta WHERE key = 'catalog'", logger: logger
+        ).decode(String.self) {
+            return value
+        }
+        return nil
+    }
+
+    public func putCatalogJSON(_ text: String) async throws {
+        try await client.query(
+            """
+            INSERT INTO server_meta (key, value) VALUES ('catalog', \(text))
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+            """, logger: logger)
+    }
 }

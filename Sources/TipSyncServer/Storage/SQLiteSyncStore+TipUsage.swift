@@ -90,4 +90,19 @@ extension SQLiteSyncStore {
                 ).map { StoreOverview.RecentCompaction(account: $0["name"], at: $0["compactedAt"]) })
         }
     }
+
+    public func catalogJSON() async throws -> String? {
+        try await pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'catalog'")
+        }
+    }
+
+    public func putCatalogJSON(_ text: String) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO server_meta (key, value) VALUES ('catalog', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, arguments: [text])
+        }
+    }
 }

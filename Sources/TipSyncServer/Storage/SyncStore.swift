@@ -83,6 +83,11 @@ public protocol SyncStore: Sendable {
     func tipUsageTotals() async throws -> [TipUsageTotals]
     /// Counts and sizes for the console's overview.
     func overview() async throws -> StoreOverview
+    /// The uploaded tip catalog's JSON (`tipsync-server catalog put`), if any: the console shows
+    /// its titles and each tip's status.
+    func catalogJSON() async throws -> String?
+    /// Stores the catalog's JSON (already validated), replacing the previous one.
+    func putCatalogJSON(_ text: String) async throws
 }
 
 extension SyncStore {
