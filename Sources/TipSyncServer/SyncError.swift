@@ -67,6 +67,11 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
             "send the body as 'Content-Type: application/json'"
                 + (contentType.map { ", not '\($0.prefix(100))'" } ?? " (the header is missing)"))
     }
+    static func unsupportedEncoding(_ encoding: String) -> SyncError {
+        .init(
+            .unsupportedMediaType, .unsupportedMediaType,
+            "Content-Encoding '\(encoding.prefix(40))' is not supported; send gzip, deflate or none")
+    }
     static func deviceMismatch(_ message: String) -> SyncError { .init(.forbidden, .deviceMismatch, message) }
     static func sequenceGap(expected: Int64, got: Int64) -> SyncError {
         .init(

@@ -35,6 +35,8 @@ struct BenchServer {
         // Benchmarks measure the server's capacity, not its per-device limits.
         configuration.requestRate = .unlimited
         configuration.changeRate = .unlimited
+        // Nor background compaction: a benchmark's log stays as pushed.
+        configuration.autoCompactAfter = 0
         let app = buildApplication(
             address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
         let task = Task { try await app.runService() }

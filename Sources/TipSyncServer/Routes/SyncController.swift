@@ -28,12 +28,14 @@ struct SyncController: Sendable {
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         try Self.requireJSON(request)
-        let buffer: ByteBuffer
+        var buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         } catch {
             throw SyncError.bodyTooLarge(configuration.maxBodyBytes)
         }
+        buffer = try ContentCoding.decode(
+            buffer, encoding: request.headers[.contentEncoding], limit: configuration.maxBodyBytes)
         let pushRequest: PushRequest
         do {
             pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)
@@ -123,7 +125,7 @@ struct SyncController: Sendable {
         let text =
             #"{"changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + Cursor.text(page)
             + #"","generation":"\#(page.generation)","highestSeq":\#(highestSeq),"more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
-        return Self.json(text: text)
+        return ContentCoding.json(text, for: request)
     }
 
     /// Server-sent events: `event: changes` whenever the account's log grows (then pull), and a

@@ -1,0 +1,69 @@
+import CompressNIO
+import Hummingbird
+import NIOCore
+
+/// HTTP content codings on `/v1` (protocol.md section 5): pull pages are sent `gzip` or `deflate`
+/// compressed when the client's `Accept-Encoding` allows it and the page is at least
+/// ``threshold`` bytes; a push body may arrive `Content-Encoding: gzip` or `deflate`. Optional for
+/// clients: without those headers everything is plain JSON, as before.
+enum ContentCoding {
+    /// Smaller bodies are sent as they are: compressing them saves less than the header costs.
+    static let threshold = 1024
+
+    /// The coding to answer with: `gzip` if acceptable, else `deflate` (HTTP's "deflate" is zlib
+    /// format), else none. `q=0` refuses a coding; `*` accepts any not named.
+    static func negotiate(_ header: String?) -> (name: String, algorithm: CompressionAlgorithm)? {
+        guard let header else { return nil }
+        var quality: [String: Double] = [:]
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let name = parts.first, !name.isEmpty else { continue }
+            var q = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                q = Double(parameter.dropFirst(2)) ?? 0
+            }
+            quality[name] = q
+        }
+        func accepts(_ name: String) -> Bool { (quality[name] ?? quality["*"] ?? 0) > 0 }
+        if accepts("gzip") { return ("gzip", .gzip()) }
+        if accepts("deflate") { return ("deflate", .zlib()) }
+        return nil
+    }
+
+    /// A JSON response, compressed when the request accepts it and the body is large enough.
+    static func json(_ text: String, for request: Request) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.vary] = "Accept-Encoding"
+        var body = ByteBuffer(string: text)
+        if body.readableBytes >= threshold, let (name, algorithm) = negotiate(request.headers[.acceptEncoding]),
+            let compressed = try? body.compress(with: algorithm)
+        {
+            headers[.contentEncoding] = name
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: compressed))
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// A request body as sent: decoded when `Content-Encoding` is `gzip` or `deflate`, never to more
+    /// than `limit` bytes (a small body that inflates enormously is refused like a large one).
+    static func decode(_ body: ByteBuffer, encoding: String?, limit: Int) throws -> ByteBuffer {
+        guard let encoding = encoding?.trimmingCharacters(in: .whitespaces).lowercased(), encoding != "identity"
+        else { return body }
+        let algorithm: CompressionAlgorithm
+        switch encoding {
+        case "gzip", "x-gzip": algorithm = .gzip()
+        case "deflate": algorithm = .zlib()
+        default:
+            throw SyncError.unsupportedEncoding(encoding)
+        }
+        var compressed = body
+        do {
+            return try compressed.decompress(with: algorithm, maxSize: limit)
+        } catch let error as CompressNIOError where error == .bufferOverflow {
+            throw SyncError.bodyTooLarge(limit)
+        } catch {
+            throw SyncError.malformedJSON("the body is not valid \(encoding) data")
+        }
+    }
+}
