@@ -223,6 +223,10 @@ import TipSync
             #expect(page.contains("<code>welcome</code></td><td>1</td><td>1</td>"))
             #expect(page.contains(#"<td class="closed">1</td><td class="used">0</td>"#))
             #expect(page.contains("<td>60 s</td>"))  // first display → invalidation
+            // The figures are kept between views, and recomputed once the summary changes.
+            _ = try await console.fixture.store.eraseAccount(name: "alice", at: 1)
+            let after = try await Self.get(client, "/console/tips", cookie: cookie)
+            #expect(after.contains("No tip has been seen yet."))
         }
     }
 

@@ -259,7 +259,6 @@ struct ConsoleController: Sendable {
         -> Response
     {
         _ = try await admin.erase(request, context: context)
-        board.markStale()
         return Self.redirect("/console/accounts")
     }
 

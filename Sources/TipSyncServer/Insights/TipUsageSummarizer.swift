@@ -34,8 +34,8 @@ struct TipUsageSummarizer: Service {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    let summarized = try await summarizePending()
-                    if summarized > 0 || board.isOlder(than: .seconds(60)) { try await board.refresh(store) }
+                    try await summarizePending()
+                    try await board.totals(store)  // recomputed only if something changed
                 } catch is CancellationError {
                     return
                 } catch {
@@ -63,31 +63,19 @@ struct TipUsageSummarizer: Service {
 }
 
 /// The tips page's figures, kept ready: aggregating every account's tip usage takes a few hundred
-/// milliseconds at 100,000 accounts, so ``TipUsageSummarizer`` recomputes it after each pass that
-/// changed something (and at least once a minute), and a page view only reads it. An erasure on
-/// this instance marks it stale, so the next view recomputes.
+/// milliseconds at 100,000 accounts, so they are recomputed only when the summary changed (an
+/// account summarized or erased, seen from a cheap fingerprint of the accounts table) — by
+/// ``TipUsageSummarizer`` right after its passes, so a page view usually only reads them.
 final class TipUsageBoard: Sendable {
-    private let state = Mutex<(totals: [TipUsageTotals]?, refreshedAt: ContinuousClock.Instant?)>((nil, nil))
+    private let state = Mutex<(totals: [TipUsageTotals], fingerprint: String)?>(nil)
 
-    /// The figures, recomputed now if there are none yet or they were marked stale.
-    func totals(_ store: any SyncStore) async throws -> [TipUsageTotals] {
-        if let totals = state.withLock({ $0.totals }) { return totals }
-        return try await refresh(store)
-    }
-
+    /// The current figures: the kept ones if the summary has not changed since, else recomputed.
     @discardableResult
-    func refresh(_ store: any SyncStore) async throws -> [TipUsageTotals] {
+    func totals(_ store: any SyncStore) async throws -> [TipUsageTotals] {
+        let fingerprint = try await store.tipUsageFingerprint()
+        if let kept = state.withLock({ $0 }), kept.fingerprint == fingerprint { return kept.totals }
         let totals = try await store.tipUsageTotals()
-        state.withLock { $0 = (totals, ContinuousClock.now) }
+        state.withLock { $0 = (totals, fingerprint) }
         return totals
-    }
-
-    func markStale() {
-        state.withLock { $0.totals = nil }
-    }
-
-    /// Whether the figures are older than `age` (or missing).
-    func isOlder(than age: Duration) -> Bool {
-        state.withLock { state in state.refreshedAt.map { ContinuousClock.now - $0 > age } ?? true }
     }
 }

@@ -114,4 +114,13 @@ extension PostgresSyncStore {
             ON CONFLICT (key) DO UPDATE SET value = excluded.value
             """, logger: logger)
     }
+
+    public func tipUsageFingerprint() async throws -> String {
+        for try await (count, sum) in try await client.query(
+            "SELECT COUNT(*), COALESCE(SUM(tip_usage_through), 0)::TEXT FROM account", logger: logger
+        ).decode((Int64, String).self) {
+            return "\(count):\(sum)"
+        }
+        return ""
+    }
 }

@@ -105,4 +105,11 @@ extension SQLiteSyncStore {
                     """, arguments: [text])
         }
     }
+
+    public func tipUsageFingerprint() async throws -> String {
+        try await pool.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), TOTAL(tipUsageThrough) FROM account")
+            return "\(row?[0] as Int64? ?? 0):\(row?[1] as Double? ?? 0)"
+        }
+    }
 }
