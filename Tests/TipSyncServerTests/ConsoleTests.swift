@@ -345,6 +345,40 @@ import TipSync
         }
     }
 
+    /// The same pages against PostgreSQL as against SQLite.
+    @Test(arguments: Backend.allCases)
+    func theConsoleWorksOnBothBackends(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let key = try await store.createAdminKey(name: "ops", at: 1).key
+            let now = UInt64(Date().timeIntervalSince1970 * 1000)
+            _ = try await store.push(
+                [
+                    change(
+                        "phone", 1,
+                        .display(tip: "welcome", epoch: nil, count: 1, duration: 2, lastDisplayed: Int64(now)),
+                        ms: now),
+                    change(
+                        "phone", 2, .eligibility(tip: "welcome", state: .invalidated(.actionPerformed)), ms: now + 1),
+                ], from: DeviceIdentity(accountID: account, device: "phone"))
+            try await store.summarizeTipUsage(account: account)
+            var configuration = ServerConfiguration()
+            configuration.console = true
+            let app = buildApplication(
+                address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration)
+            try await app.test(.router) { client in
+                let (cookie, _) = try await Self.login(client, key: key)
+                let overview = try await Self.get(client, "/console", cookie: cookie)
+                #expect(overview.contains(#"id="accounts">1<"#) && overview.contains(#"id="devices">1<"#))
+                let page = try await Self.get(client, "/console/accounts/alice", cookie: cookie)
+                #expect(page.contains("invalidated · actionPerformed"))
+                let tips = try await Self.get(client, "/console/tips", cookie: cookie)
+                #expect(tips.contains(#"<td class="closed">0</td><td class="used">1</td>"#))
+            }
+        }
+    }
+
     @Test func everyTemplateParses() throws {
         let library = try ConsoleTemplates.library()
         for (name, _) in ConsoleTemplates.all { #expect(library.getTemplate(named: name) != nil) }
