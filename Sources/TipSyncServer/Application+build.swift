@@ -26,10 +26,9 @@ public func buildApplication(
     let metrics = ServerMetrics(registry: registry)
     let compactor = AutoCompactor(
         store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger)
-    let board = TipUsageBoard()
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
-        compactor: compactor, board: board, registry: registry, metrics: metrics, now: now)
+        compactor: compactor, registry: registry, metrics: metrics, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
         requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
@@ -40,7 +39,7 @@ public func buildApplication(
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
-        compactor, TipUsageSummarizer(store: store, interval: .seconds(2), board: board, logger: logger),
+        compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger),
     ]
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
     return Application(
@@ -69,14 +68,12 @@ public func buildRouter(
 ) -> Router<SyncRequestContext> {
     buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), jwt: jwt,
-        compactor: nil, board: TipUsageBoard(), registry: registry, metrics: ServerMetrics(registry: registry),
-        now: now)
+        compactor: nil, registry: registry, metrics: ServerMetrics(registry: registry), now: now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
-    jwt: JWTSignIn?, compactor: AutoCompactor?, board: TipUsageBoard, registry: PrometheusCollectorRegistry?,
-    metrics: ServerMetrics,
+    jwt: JWTSignIn?, compactor: AutoCompactor?, registry: PrometheusCollectorRegistry?, metrics: ServerMetrics,
     now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
@@ -117,7 +114,7 @@ func buildRouter(
         let library = try! ConsoleTemplates.library()
         ConsoleController(
             store: store, admin: adminController, sessions: ConsoleSessions(), history: history, notifier: notifier,
-            board: board, library: library, now: now
+            library: library, now: now
         ).addRoutes(to: router, table: table)
     }
     return router

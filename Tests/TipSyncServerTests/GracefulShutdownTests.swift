@@ -147,7 +147,6 @@ struct GatedStore: SyncStore {
         try await base.saveTipUsage(usage, account: account, through: position)
     }
     func tipUsageTotals() async throws -> [TipUsageTotals] { try await base.tipUsageTotals() }
-    func tipUsageFingerprint() async throws -> String { try await base.tipUsageFingerprint() }
     func overview() async throws -> StoreOverview { try await base.overview() }
     func catalogJSON() async throws -> String? { try await base.catalogJSON() }
     func putCatalogJSON(_ text: String) async throws { try await base.putCatalogJSON(text) }

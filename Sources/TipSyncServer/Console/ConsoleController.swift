@@ -14,7 +14,6 @@ struct ConsoleController: Sendable {
     let sessions: ConsoleSessions
     let history: RequestHistory
     let notifier: ChangeNotifier
-    let board: TipUsageBoard
     let library: MustacheLibrary
     let now: @Sendable () -> Int64
     /// Accounts per page of `/console/accounts`.
@@ -278,7 +277,7 @@ struct ConsoleController: Sendable {
         view["title"] = "Tips"
         let titles = Dictionary(((try await storedCatalog())?.tips ?? []).map { ($0.id, $0.title) }) { first, _ in first
         }
-        view["tips"] = try await board.totals(store).map { totals in
+        view["tips"] = try await store.tipUsageTotals().map { totals in
             let highest = max(1, totals.displayBuckets.max() ?? 1)
             var row: [String: Any] = [
                 "tip": totals.tip, "accounts": totals.accounts, "displayed": totals.displayedAccounts,

@@ -1,3 +1,4 @@
+import Foundation
 import TipSyncCore
 
 /// One account's use of one tip, as the tips page aggregates it: derived from the account's merged
@@ -88,32 +89,95 @@ public struct TipUsageTotals: Sendable, Hashable {
     public static let bucketLabels = ["0", "1", "2–3", "4–7", "8+"]
 }
 
-extension TipUsageTotals {
-    /// The aggregate both backends run over `tip_usage`: one row per tip with `accounts, displayed,`
-    /// then one count per ``InvalidationReason/allCases`` and one per display bucket.
-    static func aggregateSQL(displays: String, reason: String) -> String {
-        let reasons = InvalidationReason.allCases.map {
-            "SUM(CASE WHEN \(reason) = '\($0.rawValue)' THEN 1 ELSE 0 END)"
+extension TipUsage {
+    /// The counters this account's row adds to its tip's totals (``TipUsageCounters``): one per
+    /// account, one if displayed, one for its invalidation reason, one display bucket, and one
+    /// bucket of the time from first display to invalidation.
+    var counters: [String] {
+        var names = ["accounts", "displays:\(TipUsageCounters.displayBucket(displays))"]
+        if displays > 0 { names.append("displayed") }
+        if let reason { names.append("reason:\(reason.rawValue)") }
+        if reason != nil, let first = firstDisplayAt, let invalidated = invalidatedAt, invalidated >= first {
+            names.append("took:\(TipUsageCounters.durationBucket(invalidated - first))")
         }
-        let buckets = [
-            "\(displays) <= 0", "\(displays) = 1", "\(displays) BETWEEN 2 AND 3", "\(displays) BETWEEN 4 AND 7",
-            "\(displays) >= 8",
-        ].map { "SUM(CASE WHEN \($0) THEN 1 ELSE 0 END)" }
-        return "SELECT tip, COUNT(*), SUM(CASE WHEN \(displays) > 0 THEN 1 ELSE 0 END), "
-            + (reasons + buckets).joined(separator: ", ") + " FROM tip_usage GROUP BY tip ORDER BY tip"
+        return names
+    }
+}
+
+/// Per-tip totals kept by deltas: when an account's tip usage is replaced, its old rows' counters
+/// are subtracted and the new rows' added, in the same transaction; an erasure subtracts. The tips
+/// page then reads a few rows per tip instead of aggregating every account's.
+enum TipUsageCounters {
+    /// Counter deltas, by tip and counter name, for replacing `old` rows with `new` ones.
+    static func deltas(replacing old: [TipUsage], with new: [TipUsage]) -> [TipCounterKey: Int64] {
+        var deltas: [TipCounterKey: Int64] = [:]
+        for row in old { for name in row.counters { deltas[TipCounterKey(tip: row.tip, name: name), default: 0] -= 1 } }
+        for row in new { for name in row.counters { deltas[TipCounterKey(tip: row.tip, name: name), default: 0] += 1 } }
+        return deltas.filter { $0.value != 0 }
     }
 
-    /// Builds the totals from ``aggregateSQL(displays:reason:)``'s rows (`counts`: every column after
-    /// the tip) and each tip's sorted times from first display to invalidation.
-    static func make(tip: String, counts: [Int64], durations: [Int64]) -> TipUsageTotals {
-        let reasons = InvalidationReason.allCases
+    /// 0, 1, 2–3, 4–7, 8 or more displays.
+    static func displayBucket(_ displays: Int64) -> Int {
+        switch displays {
+        case ...0: 0
+        case 1: 1
+        case 2...3: 2
+        case 4...7: 3
+        default: 4
+        }
+    }
+
+    /// Quarter-octave buckets of milliseconds: bucket b holds [2^(b/4), 2^((b+1)/4)), so a median
+    /// read from them is within 10% of the exact one.
+    static func durationBucket(_ milliseconds: Int64) -> Int {
+        milliseconds < 1 ? 0 : Int((log2(Double(milliseconds)) * 4).rounded(.down)) + 1
+    }
+
+    /// The middle of a bucket (geometric), in milliseconds.
+    static func durationOfBucket(_ bucket: Int) -> Int64 {
+        bucket == 0 ? 0 : Int64(pow(2, (Double(bucket - 1) + 0.5) / 4).rounded())
+    }
+
+    /// One tip's totals from its counters.
+    static func totals(tip: String, counters: [String: Int64]) -> TipUsageTotals {
         var invalidated: [InvalidationReason: Int] = [:]
-        for (index, reason) in reasons.enumerated() where counts[2 + index] > 0 {
-            invalidated[reason] = Int(counts[2 + index])
+        for reason in InvalidationReason.allCases {
+            if let count = counters["reason:\(reason.rawValue)"], count > 0 { invalidated[reason] = Int(count) }
+        }
+        var durations: [(bucket: Int, count: Int64)] = counters.compactMap { name, count in
+            guard name.hasPrefix("took:"), let bucket = Int(name.dropFirst(5)), count > 0 else { return nil }
+            return (bucket, count)
+        }
+        durations.sort { $0.bucket < $1.bucket }
+        var median: Int64?
+        let total = durations.reduce(0) { $0 + $1.count }
+        var seen: Int64 = 0
+        for (bucket, count) in durations {
+            seen += count
+            if seen > total / 2 {
+                median = durationOfBucket(bucket)
+                break
+            }
         }
         return TipUsageTotals(
-            tip: tip, accounts: Int(counts[0]), displayedAccounts: Int(counts[1]), invalidated: invalidated,
-            displayBuckets: counts[(2 + reasons.count)...].map { Int($0) },
-            medianMillisecondsToInvalidation: durations.isEmpty ? nil : durations[durations.count / 2])
+            tip: tip, accounts: Int(counters["accounts"] ?? 0), displayedAccounts: Int(counters["displayed"] ?? 0),
+            invalidated: invalidated, displayBuckets: (0..<5).map { Int(counters["displays:\($0)"] ?? 0) },
+            medianMillisecondsToInvalidation: median)
     }
+
+    /// Totals of every tip with any account, by tip id, from `(tip, name, count)` rows.
+    static func totals(rows: [(tip: String, name: String, count: Int64)]) -> [TipUsageTotals] {
+        var byTip: [String: [String: Int64]] = [:]
+        for row in rows { byTip[row.tip, default: [:]][row.name] = row.count }
+        return byTip.keys.sorted().compactMap { tip in
+            let counters = byTip[tip]!
+            return (counters["accounts"] ?? 0) > 0 ? totals(tip: tip, counters: counters) : nil
+        }
+    }
+}
+
+/// One counter of one tip.
+struct TipCounterKey: Hashable {
+    var tip: String
+    var name: String
 }

@@ -1,6 +1,5 @@
 import Logging
 import ServiceLifecycle
-import Synchronization
 import TipSyncCore
 
 extension SyncStore {
@@ -27,7 +26,6 @@ extension SyncStore {
 struct TipUsageSummarizer: Service {
     let store: any SyncStore
     let interval: Duration
-    let board: TipUsageBoard
     let logger: Logger
 
     func run() async throws {
@@ -35,7 +33,6 @@ struct TipUsageSummarizer: Service {
             while !Task.isCancelled {
                 do {
                     try await summarizePending()
-                    try await board.totals(store)  // recomputed only if something changed
                 } catch is CancellationError {
                     return
                 } catch {
@@ -59,23 +56,5 @@ struct TipUsageSummarizer: Service {
                 try await store.summarizeTipUsage(account: account)
             }
         }
-    }
-}
-
-/// The tips page's figures, kept ready: aggregating every account's tip usage takes a few hundred
-/// milliseconds at 100,000 accounts, so they are recomputed only when the summary changed (an
-/// account summarized or erased, seen from a cheap fingerprint of the accounts table) — by
-/// ``TipUsageSummarizer`` right after its passes, so a page view usually only reads them.
-final class TipUsageBoard: Sendable {
-    private let state = Mutex<(totals: [TipUsageTotals], fingerprint: String)?>(nil)
-
-    /// The current figures: the kept ones if the summary has not changed since, else recomputed.
-    @discardableResult
-    func totals(_ store: any SyncStore) async throws -> [TipUsageTotals] {
-        let fingerprint = try await store.tipUsageFingerprint()
-        if let kept = state.withLock({ $0 }), kept.fingerprint == fingerprint { return kept.totals }
-        let totals = try await store.tipUsageTotals()
-        state.withLock { $0 = (totals, fingerprint) }
-        return totals
     }
 }

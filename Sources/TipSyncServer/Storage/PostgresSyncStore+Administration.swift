@@ -99,6 +99,9 @@ extension PostgresSyncStore {
                 ).first ?? 0
             try await connection.query("DELETE FROM token WHERE account = \(id)", logger: logger)
             try await connection.query("DELETE FROM device WHERE account = \(id)", logger: logger)
+            try await apply(
+                TipUsageCounters.deltas(replacing: try await tipUsage(account: id, on: connection), with: []),
+                on: connection)
             try await connection.query("DELETE FROM tip_usage WHERE account = \(id)", logger: logger)
             try await connection.query("DELETE FROM account WHERE id = \(id)", logger: logger)
             let nameHash = TokenHasher.hash(name)

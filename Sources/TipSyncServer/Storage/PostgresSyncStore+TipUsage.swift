@@ -14,8 +14,12 @@ extension PostgresSyncStore {
     }
 
     public func tipUsage(account: Int64) async throws -> [TipUsage] {
+        try await client.withConnection { connection in try await tipUsage(account: account, on: connection) }
+    }
+
+    func tipUsage(account: Int64, on connection: PostgresConnection) async throws -> [TipUsage] {
         var usage: [TipUsage] = []
-        for try await (tip, reason, displays, first, invalidated) in try await client.query(
+        for try await (tip, reason, displays, first, invalidated) in try await connection.query(
             """
             SELECT tip, reason, displays, first_display_at, invalidated_at FROM tip_usage
             WHERE account = \(account) ORDER BY tip
@@ -29,6 +33,23 @@ extension PostgresSyncStore {
         return usage
     }
 
+    /// Adds counter deltas to the per-tip totals (in the caller's transaction).
+    func apply(_ deltas: [TipCounterKey: Int64], on connection: PostgresConnection) async throws {
+        guard !deltas.isEmpty else { return }
+        // In a fixed order, so concurrent transactions lock the counters' rows in the same order.
+        let sorted = deltas.sorted { ($0.key.tip, $0.key.name) < ($1.key.tip, $1.key.name) }
+        try await connection.query(
+            """
+            INSERT INTO tip_counter (tip, name, count)
+            SELECT * FROM UNNEST(\(sorted.map(\.key.tip))::TEXT[], \(sorted.map(\.key.name))::TEXT[],
+                \(sorted.map(\.value))::BIGINT[])
+            ON CONFLICT (tip, name) DO UPDATE SET count = tip_counter.count + excluded.count
+            """, logger: logger)
+        try await connection.query(
+            "DELETE FROM tip_counter WHERE count = 0 AND tip = ANY(\(Array(Set(sorted.map(\.key.tip))))::TEXT[])",
+            logger: logger)
+    }
+
     public func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
         try await transaction { connection in
             // An account erased meanwhile stays erased: nothing is written for it.
@@ -37,6 +58,8 @@ extension PostgresSyncStore {
                     "SELECT id FROM account WHERE id = \(account) FOR UPDATE", as: Int64.self, on: connection
                 ).first != nil
             else { return false }
+            let old = try await tipUsage(account: account, on: connection)
+            try await apply(TipUsageCounters.deltas(replacing: old, with: usage), on: connection)
             try await connection.query("DELETE FROM tip_usage WHERE account = \(account)", logger: logger)
             for row in usage {
                 try await connection.query(
@@ -54,25 +77,13 @@ extension PostgresSyncStore {
     }
 
     public func tipUsageTotals() async throws -> [TipUsageTotals] {
-        var durations: [String: [Int64]] = [:]
-        for try await (tip, took) in try await client.query(
-            """
-            SELECT tip, invalidated_at - first_display_at AS took FROM tip_usage
-            WHERE reason IS NOT NULL AND first_display_at IS NOT NULL AND invalidated_at >= first_display_at
-            ORDER BY tip, took
-            """, logger: logger
-        ).decode((String, Int64).self) {
-            durations[tip, default: []].append(took)
+        var rows: [(tip: String, name: String, count: Int64)] = []
+        for try await (tip, name, count) in try await client.query(
+            "SELECT tip, name, count FROM tip_counter", logger: logger
+        ).decode((String, String, Int64).self) {
+            rows.append((tip, name, count))
         }
-        let sql = TipUsageTotals.aggregateSQL(displays: "displays", reason: "reason")
-        var totals: [TipUsageTotals] = []
-        for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
-            let cells = Array(row)
-            let tip = try cells[0].decode(String.self)
-            let counts = try cells.dropFirst().map { try $0.decode(Int64?.self) ?? 0 }
-            totals.append(TipUsageTotals.make(tip: tip, counts: counts, durations: durations[tip] ?? []))
-        }
-        return totals
+        return TipUsageCounters.totals(rows: rows)
     }
 
     public func overview() async throws -> StoreOverview {
@@ -115,12 +126,4 @@ extension PostgresSyncStore {
             """, logger: logger)
     }
 
-    public func tipUsageFingerprint() async throws -> String {
-        for try await (count, sum) in try await client.query(
-            "SELECT COUNT(*), COALESCE(SUM(tip_usage_through), 0)::TEXT FROM account", logger: logger
-        ).decode((Int64, String).self) {
-            return "\(count):\(sum)"
-        }
-        return ""
-    }
 }

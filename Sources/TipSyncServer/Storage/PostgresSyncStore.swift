@@ -125,6 +125,17 @@ public struct PostgresSyncStore: SyncStore {
                 "CREATE INDEX account_by_compaction ON account (compacted_at)",
             ]
         ),
+        (
+            5,
+            [
+                """
+                CREATE TABLE tip_counter (
+                    tip TEXT NOT NULL, name TEXT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (tip, name))
+                """,
+                "DELETE FROM tip_usage",
+                "UPDATE account SET tip_usage_through = 0",
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

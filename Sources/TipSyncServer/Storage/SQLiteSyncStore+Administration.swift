@@ -74,6 +74,7 @@ extension SQLiteSyncStore {
             let entries = db.changesCount
             try db.execute(sql: "DELETE FROM token WHERE account = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM device WHERE account = ?", arguments: [id])
+            try Self.apply(TipUsageCounters.deltas(replacing: try Self.tipUsage(account: id, db), with: []), db)
             try db.execute(sql: "DELETE FROM tip_usage WHERE account = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM account WHERE id = ?", arguments: [id])
             try db.execute(

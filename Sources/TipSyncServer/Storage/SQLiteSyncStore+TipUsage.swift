@@ -11,20 +11,34 @@ extension SQLiteSyncStore {
     }
 
     public func tipUsage(account: Int64) async throws -> [TipUsage] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT tip, reason, displays, firstDisplayAt, invalidatedAt FROM tip_usage
-                    WHERE account = ? ORDER BY tip
-                    """, arguments: [account]
-            ).map { row in
-                TipUsage(
-                    tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
-                    displays: row["displays"], firstDisplayAt: row["firstDisplayAt"],
-                    invalidatedAt: row["invalidatedAt"])
-            }
+        try await pool.read { db in try Self.tipUsage(account: account, db) }
+    }
+
+    static func tipUsage(account: Int64, _ db: Database) throws -> [TipUsage] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT tip, reason, displays, firstDisplayAt, invalidatedAt FROM tip_usage
+                WHERE account = ? ORDER BY tip
+                """, arguments: [account]
+        ).map { row in
+            TipUsage(
+                tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
+                displays: row["displays"], firstDisplayAt: row["firstDisplayAt"], invalidatedAt: row["invalidatedAt"])
         }
+    }
+
+    /// Adds counter deltas to the per-tip totals (in the caller's transaction).
+    static func apply(_ deltas: [TipCounterKey: Int64], _ db: Database) throws {
+        guard !deltas.isEmpty else { return }
+        for (key, delta) in deltas {
+            try db.execute(
+                sql: """
+                    INSERT INTO tip_counter (tip, name, count) VALUES (?, ?, ?)
+                    ON CONFLICT (tip, name) DO UPDATE SET count = count + excluded.count
+                    """, arguments: [key.tip, key.name, delta])
+        }
+        try db.execute(sql: "DELETE FROM tip_counter WHERE count = 0")
     }
 
     public func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
@@ -32,6 +46,8 @@ extension SQLiteSyncStore {
             // An account erased meanwhile stays erased: nothing is written for it.
             guard try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE id = ?", arguments: [account]) != nil
             else { return false }
+            let old = try Self.tipUsage(account: account, db)
+            try Self.apply(TipUsageCounters.deltas(replacing: old, with: usage), db)
             try db.execute(sql: "DELETE FROM tip_usage WHERE account = ?", arguments: [account])
             for row in usage {
                 try db.execute(
@@ -52,24 +68,10 @@ extension SQLiteSyncStore {
 
     public func tipUsageTotals() async throws -> [TipUsageTotals] {
         try await pool.read { db in
-            var durations: [String: [Int64]] = [:]
-            for row in try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT tip, invalidatedAt - firstDisplayAt AS took FROM tip_usage
-                    WHERE reason IS NOT NULL AND firstDisplayAt IS NOT NULL AND invalidatedAt >= firstDisplayAt
-                    ORDER BY tip, took
-                    """)
-            {
-                durations[row["tip"], default: []].append(row["took"])
-            }
-            return try Row.fetchAll(
-                db, sql: TipUsageTotals.aggregateSQL(displays: "displays", reason: "reason")
-            ).map { row in
-                let tip: String = row[0]
-                let counts = (1..<row.count).map { (row[$0] as Int64?) ?? 0 }
-                return TipUsageTotals.make(tip: tip, counts: counts, durations: durations[tip] ?? [])
-            }
+            TipUsageCounters.totals(
+                rows: try Row.fetchAll(db, sql: "SELECT tip, name, count FROM tip_counter").map {
+                    (tip: $0["tip"], name: $0["name"], count: $0["count"])
+                })
         }
     }
 
@@ -103,13 +105,6 @@ extension SQLiteSyncStore {
                     INSERT INTO server_meta (key, value) VALUES ('catalog', ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value
                     """, arguments: [text])
-        }
-    }
-
-    public func tipUsageFingerprint() async throws -> String {
-        try await pool.read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), TOTAL(tipUsageThrough) FROM account")
-            return "\(row?[0] as Int64? ?? 0):\(row?[1] as Double? ?? 0)"
         }
     }
 }

@@ -105,6 +105,17 @@ public struct SQLiteSyncStore: SyncStore {
                     CREATE INDEX account_by_compaction ON account (compactedAt);
                     """)
         }
+        // Per-tip totals kept by deltas (TipUsageCounters). The usage derived so far is derived
+        // again with them by the summarizer.
+        migrator.registerMigration("v6-tip-counters") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE tip_counter (
+                        tip TEXT NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tip, name));
+                    DELETE FROM tip_usage;
+                    UPDATE account SET tipUsageThrough = 0;
+                    """)
+        }
         return migrator
     }
 

@@ -81,9 +81,6 @@ public protocol SyncStore: Sendable {
     func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool
     /// Every tip across all accounts, by tip id.
     func tipUsageTotals() async throws -> [TipUsageTotals]
-    /// Changes whenever any account's tip usage does (summarized further, or erased): cheap, so the
-    /// totals are recomputed only when needed.
-    func tipUsageFingerprint() async throws -> String
     /// Counts and sizes for the console's overview.
     func overview() async throws -> StoreOverview
     /// The uploaded tip catalog's JSON (`tipsync-server catalog put`), if any: the console shows
