@@ -104,7 +104,7 @@ func buildRouter(
         )
     SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
-        changeLimiter: RateLimiter(configuration.changeRate), compactor: compactor
+        changeLimiter: RateLimiter(configuration.changeRate), compactor: compactor, activity: activity
     ).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))
     let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)

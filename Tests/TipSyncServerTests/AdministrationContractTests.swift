@@ -38,13 +38,16 @@ import TipSyncServer
             #expect(outcome.entriesSinceCompaction == 4)
             try await store.recordSeen([DeviceIdentity(accountID: account, device: "phone"): 5000])
             try await store.recordSeen([DeviceIdentity(accountID: account, device: "phone"): 4000])  // older: ignored
+            try await store.recordPulled([DeviceIdentity(accountID: account, device: "phone"): 4])
+            try await store.recordPulled([DeviceIdentity(accountID: account, device: "phone"): 2])  // latest wins
             let details = try #require(try await store.accountDetails(name: "alice"))
             #expect(details.logEntries == 4 && details.logEnd == 4 && details.entriesSinceCompaction == 4)
             #expect(details.lastCompactionAt == nil)
             #expect(
                 details.devices == [
                     DeviceDetails(name: "laptop", highestSeq: 0, lastSeen: nil, tokens: 1, revokedAt: nil),
-                    DeviceDetails(name: "phone", highestSeq: 4, lastSeen: 5000, tokens: 2, revokedAt: nil),
+                    DeviceDetails(
+                        name: "phone", highestSeq: 4, lastSeen: 5000, tokens: 2, revokedAt: nil, pulledThrough: 2),
                 ])
             _ = try await store.compact(account: account)
             let compacted = try #require(try await store.accountDetails(name: "alice"))

@@ -158,8 +158,15 @@ import TipSync
         let console = try await Console.make()
         try await console.app().test(.router) { client in
             try await console.seed(client)
+            try await client.execute(uri: "/v1/pull?limit=2", method: .get, headers: console.fixture.headers("laptop"))
+            {
+                #expect($0.status == .ok)
+            }
             let (cookie, _) = try await Self.login(client, key: console.key)
             let page = try await Self.get(client, "/console/accounts/alice", cookie: cookie)
+            // The laptop pulled 2 of the 3 entries; the phone never pulled.
+            #expect(
+                page.contains(#"<td class="behind">1</td>"#) && page.contains(#"<td class="behind">never pulled</td>"#))
             #expect(page.contains("invalidated · tipClosed"))
             #expect(page.contains(#"<td class="mono">phone at "#))  // the writer of the invalidation
             #expect(page.contains("phone: 2 (3.5 s) · total 2 (3.5 s)"))

@@ -148,6 +148,7 @@ struct GatedStore: SyncStore {
     }
     func tipUsageTotals() async throws -> [TipUsageTotals] { try await base.tipUsageTotals() }
     func overview() async throws -> StoreOverview { try await base.overview() }
+    func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws { try await base.recordPulled(pulled) }
     func catalogJSON() async throws -> String? { try await base.catalogJSON() }
     func putCatalogJSON(_ text: String) async throws { try await base.putCatalogJSON(text) }
 }

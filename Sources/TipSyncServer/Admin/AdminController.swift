@@ -73,6 +73,7 @@ struct AdminController: Sendable {
             if let unwritten = activity.unwritten(device) {
                 details.devices[index].lastSeen = max(details.devices[index].lastSeen ?? .min, unwritten)
             }
+            if let pulled = activity.unwrittenPull(device) { details.devices[index].pulledThrough = pulled }
         }
         return (id, details)
     }

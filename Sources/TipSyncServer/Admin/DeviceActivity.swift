@@ -6,6 +6,7 @@ import Synchronization
 /// (``DeviceActivityFlusher``), so that pulls and live streams stay reads.
 public final class DeviceActivity: Sendable {
     private let pending = Mutex<[DeviceIdentity: Int64]>([:])
+    private let pendingPulls = Mutex<[DeviceIdentity: Int64]>([:])
 
     public init() {}
 
@@ -13,6 +14,14 @@ public final class DeviceActivity: Sendable {
     func seen(_ device: DeviceIdentity, at time: Int64) {
         pending.withLock { pending in pending[device] = max(pending[device] ?? .min, time) }
     }
+
+    /// Records the log position `device`'s latest pull reached (its latest pull wins).
+    func pulled(_ device: DeviceIdentity, through position: Int64) {
+        pendingPulls.withLock { $0[device] = position }
+    }
+
+    /// The pull position recorded for `device` and not yet written, if any.
+    func unwrittenPull(_ device: DeviceIdentity) -> Int64? { pendingPulls.withLock { $0[device] } }
 
     /// The time recorded for `device` and not yet written, if any.
     func unwritten(_ device: DeviceIdentity) -> Int64? { pending.withLock { $0[device] } }
@@ -23,11 +32,17 @@ public final class DeviceActivity: Sendable {
             defer { pending = [:] }
             return pending
         }
+        let pulls = pendingPulls.withLock { pending in
+            defer { pending = [:] }
+            return pending
+        }
         do {
             try await store.recordSeen(batch)
+            try await store.recordPulled(pulls)
         } catch {
-            // Kept for the next flush: last-seen times are late, never lost.
+            // Kept for the next flush: late, never lost (a newer pull recorded meanwhile wins).
             pending.withLock { pending in pending.merge(batch) { max($0, $1) } }
+            pendingPulls.withLock { pending in pending.merge(pulls) { current, _ in current } }
             throw error
         }
     }

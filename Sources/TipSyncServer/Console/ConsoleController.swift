@@ -214,6 +214,7 @@ struct ConsoleController: Sendable {
                 "lastSeen": device.lastSeen.map(Self.time) ?? "never", "live": device.live, "tokens": device.tokens,
             ]
             if let revokedAt = device.revokedAt { row["revokedAt"] = Self.time(revokedAt) }
+            row["behind"] = device.pulledThrough.map { "\(max(0, details.logEnd - $0))" } ?? "never pulled"
             return row
         }
         let catalog = try await storedCatalog()

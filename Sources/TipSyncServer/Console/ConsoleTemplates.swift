@@ -137,14 +137,15 @@ enum ConsoleTemplates {
         <form method="get" action="/console/accounts/{{path}}/erase"><button type="submit" class="danger">Erase account…</button></form>
         </div>
         <h2>Devices</h2>
-        <div class="panel"><table id="devices"><tr><th>Device</th><th>Highest seq</th><th>Last seen</th><th>Live</th><th>Tokens</th><th></th></tr>
+        <div class="panel"><table id="devices"><tr><th>Device</th><th>Highest seq</th><th>Last seen</th><th>Live</th><th>Behind the log</th><th>Tokens</th><th></th></tr>
         {{#devices}}<tr><td class="wrap">{{name}}</td><td>{{highestSeq}}</td><td>{{lastSeen}}</td>
         <td>{{#live}}<span class="pill live">live</span>{{/live}}{{^live}}<span class="muted">—</span>{{/live}}</td>
+        <td class="behind">{{behind}}</td>
         <td>{{tokens}}{{#revokedAt}} <span class="muted">revoked {{revokedAt}}</span>{{/revokedAt}}</td>
         <td><form method="post" action="/console/accounts/{{accountPath}}/devices/{{path}}/revoke"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="revoke" data-device="{{name}}">Revoke tokens</button></form></td></tr>{{/devices}}
-        {{^devices}}<tr><td colspan="6" class="muted">No device yet.</td></tr>{{/devices}}
+        {{^devices}}<tr><td colspan="7" class="muted">No device yet.</td></tr>{{/devices}}
         </table></div>
-        <p class="muted">Live shows this instance's connections. How far a device is behind the log is not known to the server (devices do not report their cursor).</p>
+        <p class="muted">Live shows this instance's connections. Behind the log: positions between the end of the log and where the device's latest pull reached (recorded within a few seconds).</p>
         <h2>Tips (merged state, as every device computes it)</h2>
         <div class="panel"><table id="tips"><tr><th>Tip</th>{{#hasCatalog}}<th>Status now</th>{{/hasCatalog}}<th>Synced state</th><th>Written by</th><th>Displays (this epoch)</th></tr>
         {{#tips}}<tr><td class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td>

@@ -17,6 +17,8 @@ struct SyncController: Sendable {
     let changeLimiter: RateLimiter
     /// Background compaction, told how far each push grew its account's log (`nil`: none).
     let compactor: AutoCompactor?
+    /// Where each device's pulls reached (for operators: how far behind the log it is).
+    let activity: DeviceActivity
 
     func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
         group.on("push", method: .post, recordingIn: table, prefix: "/v1", use: push)
@@ -120,6 +122,7 @@ struct SyncController: Sendable {
             }
         }
         metrics.changesServed.increment(by: page.bodies.count)
+        activity.pulled(identity, through: page.cursor)
         let highestSeq = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
         // The page is assembled from the stored canonical JSON of each change, without re-encoding.
         let text =

@@ -60,10 +60,15 @@ public struct DeviceDetails: Sendable, Hashable, Codable {
     public var revokedAt: Int64?
     /// Holds a live stream or a long-poll open on the server instance that answered.
     public var live: Bool
+    /// The log position its last pull reached (the cursor it was handed), `nil` if it never pulled.
+    /// `logEnd` minus this is how far behind the log it is. Recorded within a few seconds.
+    public var pulledThrough: Int64?
 
     public init(
-        name: String, highestSeq: Int64, lastSeen: Int64?, tokens: Int, revokedAt: Int64?, live: Bool = false
+        name: String, highestSeq: Int64, lastSeen: Int64?, tokens: Int, revokedAt: Int64?, live: Bool = false,
+        pulledThrough: Int64? = nil
     ) {
+        self.pulledThrough = pulledThrough
         self.name = name
         self.highestSeq = highestSeq
         self.lastSeen = lastSeen

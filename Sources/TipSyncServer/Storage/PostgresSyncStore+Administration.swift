@@ -61,17 +61,19 @@ extension PostgresSyncStore {
                 return nil
             }
             var devices: [DeviceDetails] = []
-            for try await (device, highest, lastSeen, revokedAt, tokens) in try await connection.query(
+            for try await (device, highest, lastSeen, revokedAt, tokens, pulled) in try await connection.query(
                 """
                 SELECT name, highest_seq, last_seen, revoked_at,
-                    (SELECT COUNT(*) FROM token WHERE token.account = device.account AND token.device = device.name)
+                    (SELECT COUNT(*) FROM token WHERE token.account = device.account AND token.device = device.name),
+                    pulled_through
                 FROM device WHERE account = \(id) ORDER BY name COLLATE "C"
                 """, logger: logger
-            ).decode((String, Int64, Int64?, Int64?, Int64).self) {
+            ).decode((String, Int64, Int64?, Int64?, Int64, Int64?).self) {
                 devices.append(
                     DeviceDetails(
-                        name: device, highestSeq: highest, lastSeen: lastSeen, tokens: Int(tokens), revokedAt: revokedAt
-                    ))
+                        name: device, highestSeq: highest, lastSeen: lastSeen, tokens: Int(tokens),
+                        revokedAt: revokedAt,
+                        pulledThrough: pulled))
             }
             let entries =
                 try await rows(
@@ -144,6 +146,18 @@ extension PostgresSyncStore {
                 logger: logger)
             return (account, Int(tokens))
         }
+    }
+
+    public func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
+        guard !pulled.isEmpty else { return }
+        let keys = Array(pulled.keys)
+        try await client.query(
+            """
+            UPDATE device SET pulled_through = pulled.p
+            FROM UNNEST(\(keys.map(\.accountID))::BIGINT[], \(keys.map(\.device))::TEXT[],
+                \(keys.map { pulled[$0]! })::BIGINT[]) AS pulled(a, d, p)
+            WHERE device.account = pulled.a AND device.name = pulled.d
+            """, logger: logger)
     }
 
     public func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws {

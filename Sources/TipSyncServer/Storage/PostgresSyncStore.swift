@@ -136,6 +136,7 @@ public struct PostgresSyncStore: SyncStore {
                 "UPDATE account SET tip_usage_through = 0",
             ]
         ),
+        (6, ["ALTER TABLE device ADD COLUMN pulled_through BIGINT"]),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

@@ -45,7 +45,7 @@ extension SQLiteSyncStore {
             let devices = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT name, highestSeq, lastSeen, revokedAt,
+                    SELECT name, highestSeq, lastSeen, revokedAt, pulledThrough,
                         (SELECT COUNT(*) FROM token WHERE token.account = device.account AND token.device = device.name)
                             AS tokens
                     FROM device WHERE account = ? ORDER BY name
@@ -53,7 +53,7 @@ extension SQLiteSyncStore {
             ).map { row in
                 DeviceDetails(
                     name: row["name"], highestSeq: row["highestSeq"], lastSeen: row["lastSeen"], tokens: row["tokens"],
-                    revokedAt: row["revokedAt"])
+                    revokedAt: row["revokedAt"], pulledThrough: row["pulledThrough"])
             }
             let entries =
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE account = ?", arguments: [id]) ?? 0
@@ -113,6 +113,17 @@ extension SQLiteSyncStore {
                 sql: "UPDATE device SET lastSeen = MAX(COALESCE(lastSeen, 0), ?) WHERE account = ? AND name = ?")
             for (identity, time) in seen {
                 try update.execute(arguments: [time, identity.accountID, identity.device])
+            }
+        }
+    }
+
+    public func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
+        guard !pulled.isEmpty else { return }
+        try await pool.write { db in
+            let update = try db.cachedStatement(
+                sql: "UPDATE device SET pulledThrough = ? WHERE account = ? AND name = ?")
+            for (identity, position) in pulled {
+                try update.execute(arguments: [position, identity.accountID, identity.device])
             }
         }
     }

@@ -116,6 +116,10 @@ public struct SQLiteSyncStore: SyncStore {
                     UPDATE account SET tipUsageThrough = 0;
                     """)
         }
+        // How far each device has pulled (the console shows how far behind the log it is).
+        migrator.registerMigration("v7-pulled-through") { db in
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN pulledThrough INTEGER")
+        }
         return migrator
     }
 

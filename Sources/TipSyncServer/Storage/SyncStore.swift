@@ -57,6 +57,8 @@ public protocol SyncStore: Sendable {
     )?
     /// Records when devices were last seen; an earlier time than the stored one is ignored.
     func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws
+    /// Records the log position each device's latest pull reached.
+    func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws
     /// The identity a signed JWT names (`sub`, `device`): creates the account and device on first
     /// use, unless the account was erased, or the device's tokens revoked, at or after `issuedAt`.
     func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws -> SignInResult
