@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import TipSyncCore
+import TipSyncServer
+
+/// Issue 14's fan-out: D devices each push N single-change pushes, while each long-polls; the clock
+/// stops when every device has pulled all D×N changes. Reports changes per second (D×N over that
+/// time) and the server's CPU time per push. Each device uses two keep-alive connections (one to
+/// push, one to pull), on threads of their own.
+struct Fanout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout", abstract: "D devices push N single changes each until every device holds all D×N.")
+
+    @Option(help: "Devices.") var devices = 8
+    @Option(help: "Single-change pushes per device.") var pushes = 5000
+    @Option var port = 18_460
+
+    func run() async throws {
+        let server = try await BenchServer.start(port: port)
+        defer { server.stop() }
+        let names = (0..<devices).map { "d\($0)" }
+        let tokens = try await server.account("fanout", devices: names)
+        let total = devices * pushes
+        let cpuBefore = processCPUSeconds()
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in names {
+                let token = tokens[name]!
+                group.addTask {
+                    try await onThread {
+                        let connection = try HTTPConnection(port: port)
+                        for seq in 1...pushes {
+                            let change = Change(
+                                device: name, seq: Int64(seq),
+                                hlc: HLC(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0),
+                                operation: .donation(event: "e", id: "\(name):\(seq)", date: Int64(seq), info: nil))
+                            let body = try JSONCoding.encoder.encode(PushRequest(changes: [change]))
+                            let (status, _, _, _) = try connection.exchange(
+                                "POST", "/v1/push",
+                                headers: ["Authorization: Bearer \(token)", "Content-Type: application/json"],
+                                body: Array(body))
+                            guard status == 200 else { throw BenchError("push answered \(status)") }
+                        }
+                    }
+                }
+                group.addTask {
+                    try await onThread {
+                        let connection = try HTTPConnection(port: port)
+                        var cursor: String?
+                        var received = 0
+                        while received < total {
+                            let path = "/v1/pull?limit=5000&wait=30" + (cursor.map { "&cursor=\($0)" } ?? "")
+                            let (status, _, _, body) = try connection.exchange(
+                                "GET", path, headers: ["Authorization: Bearer \(token)"], body: [])
+                            guard status == 200 else { throw BenchError("pull answered \(status)") }
+                            let page = try JSONCoding.decode(PullResponse.self, from: body)
+                            received += page.changes.count
+                            cursor = page.cursor
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = (ContinuousClock.now - started).milliseconds / 1000
+        let cpu = processCPUSeconds() - cpuBefore
+        print(
+            "fanout devices=\(devices) pushes=\(pushes): every device holds all \(total) changes after "
+                + "\(format(seconds, 2)) s = \(Int(Double(total) / seconds)) changes/s; "
+                + "process CPU \(format(cpu, 1)) s = \(format(cpu / Double(total) * 1_000_000, 0)) µs per push "
+                + "(server and the load generator together)")
+    }
+}
+
+/// Runs blocking work on a thread of its own.
+func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// User and system CPU time of this process so far, in seconds.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
