@@ -15,8 +15,14 @@ extension SyncStore {
             cursor = page.cursor
             if !page.more { break }
         }
+        try await saveTipUsage(derivedFrom: changes, account: account, through: cursor)
+    }
+
+    /// Derives and stores the account's tip usage from its log read through `position` (in log
+    /// order). Compaction calls it with the entries it has just read, before it drops any.
+    func saveTipUsage(derivedFrom changes: [Change], account: Int64, through position: Int64) async throws {
         let usage = TipUsage.derive(from: changes, previous: try await tipUsage(account: account))
-        _ = try await saveTipUsage(usage, account: account, through: cursor)
+        _ = try await saveTipUsage(usage, account: account, through: position)
     }
 }
 

@@ -348,7 +348,6 @@ public struct PostgresSyncStore: SyncStore {
     /// deletes in one short transaction holding the account's row lock — unless another compaction
     /// or an erasure deleted entries in between, in which case it decides again.
     public func compact(account: Int64) async throws -> Int {
-        try await summarizeTipUsage(account: account)  // before any change it reads is dropped
         var droppedInAll = 0
         while true {
             var entries: [LogCompaction.Entry] = []
@@ -360,6 +359,8 @@ public struct PostgresSyncStore: SyncStore {
                         position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
             }
             let through = entries.last?.position ?? 0
+            // Tip usage first, from the same entries: it remembers first displays a drop would lose.
+            try await saveTipUsage(derivedFrom: entries.map(\.change), account: account, through: through)
             let dropped = LogCompaction.superseded(entries).sorted()
             var remaining = Int64(entries.count)
             var interrupted = false

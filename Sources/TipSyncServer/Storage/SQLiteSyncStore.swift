@@ -272,7 +272,6 @@ public struct SQLiteSyncStore: SyncStore {
     /// chunk — unless another compaction or an erasure deleted entries in between, in which case it
     /// decides again on what is there now.
     public func compact(account: Int64) async throws -> Int {
-        try await summarizeTipUsage(account: account)  // before any change it reads is dropped
         var droppedInAll = 0
         while true {
             let (entries, through) = try await pool.read { db in
@@ -286,6 +285,8 @@ public struct SQLiteSyncStore: SyncStore {
                 }
                 return (entries, entries.last?.position ?? 0)
             }
+            // Tip usage first, from the same entries: it remembers first displays a drop would lose.
+            try await saveTipUsage(derivedFrom: entries.map(\.change), account: account, through: through)
             let dropped = LogCompaction.superseded(entries).sorted()
             var remaining = entries.count
             var interrupted = false
