@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Testing
 import TipSync
 
@@ -255,9 +256,9 @@ import TipSync
                     ms: UInt64(first + seq))
             }
             _ = try await store.push([display(1, count: 1), display(2, count: 2), display(3, count: 3)], from: phone)
-            #expect(try await store.accountsWithNewChanges(limit: 10) == [account])
+            #expect(try await store.accountsWithNewChanges(after: 0, limit: 10) == [account])
             try await store.summarizeTipUsage(account: account)
-            #expect(try await store.accountsWithNewChanges(limit: 10).isEmpty)
+            #expect(try await store.accountsWithNewChanges(after: 0, limit: 10).isEmpty)
             _ = try await store.push(
                 [
                     change(
@@ -341,6 +342,24 @@ import TipSync
         }
     }
 
+    /// One background pass reaches every account whose log grew, page after page in id order.
+    @Test func oneSummarizerPassReachesEveryAccountWithNewChanges() async throws {
+        let fixture = try await ServerFixture.make()
+        for index in 0..<150 {
+            let name = "user-\(index)"
+            let id = try await fixture.store.createAccount(name: name)
+            _ = try await fixture.store.createToken(accountName: name, device: "phone")
+            _ = try await fixture.store.push(
+                [change("phone", 1, .eligibility(tip: "t", state: .invalidated(.tipClosed)))],
+                from: DeviceIdentity(accountID: id, device: "phone"))
+        }
+        let summarizer = TipUsageSummarizer(
+            store: fixture.store, interval: .seconds(2), logger: Logger(label: "test"))
+        #expect(try await summarizer.summarizePending() == 150)
+        #expect(try await fixture.store.accountsWithNewChanges(after: 0, limit: 10).isEmpty)
+        #expect(try await fixture.store.tipUsageTotals().first?.invalidated == [.tipClosed: 150])
+    }
+
     @Test func aRestoredBackupCarriesItsOwnTipUsage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-console-\(UUID())")
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
@@ -357,7 +376,7 @@ import TipSync
         let restored = try SQLiteSyncStore(path: backup)
         try await restored.migrate()
         #expect(try await restored.tipUsageTotals().map(\.tip) == ["welcome"])
-        #expect(try await restored.accountsWithNewChanges(limit: 10).isEmpty)
+        #expect(try await restored.accountsWithNewChanges(after: 0, limit: 10).isEmpty)
     }
 
     static let exampleCatalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

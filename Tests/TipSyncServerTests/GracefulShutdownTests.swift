@@ -139,8 +139,8 @@ struct GatedStore: SyncStore {
     func adminKeys() async throws -> [AdminKeyRecord] { try await base.adminKeys() }
     func revokeAdminKey(name: String) async throws -> Bool { try await base.revokeAdminKey(name: name) }
     func adminKeyName(forHash hash: String) async throws -> String? { try await base.adminKeyName(forHash: hash) }
-    func accountsWithNewChanges(limit: Int) async throws -> [Int64] {
-        try await base.accountsWithNewChanges(limit: limit)
+    func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
+        try await base.accountsWithNewChanges(after: after, limit: limit)
     }
     func tipUsage(account: Int64) async throws -> [TipUsage] { try await base.tipUsage(account: account) }
     func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {

@@ -49,18 +49,20 @@ struct TipUsageSummarizer: Service {
         }
     }
 
-    /// Summarizes every account whose log grew, 100 at a time; how many it summarized.
+    /// Summarizes every account whose log grew, 100 at a time in id order; how many it summarized.
     @discardableResult
     func summarizePending() async throws -> Int {
-        var seen: Set<Int64> = []
+        var after: Int64 = 0
+        var summarized = 0
         while true {
-            let accounts = try await store.accountsWithNewChanges(limit: 100).filter { !seen.contains($0) }
-            if accounts.isEmpty { return seen.count }
+            let accounts = try await store.accountsWithNewChanges(after: after, limit: 100)
+            guard let last = accounts.last else { return summarized }
             for account in accounts {
                 try Task.checkCancellation()
-                seen.insert(account)
                 try await store.summarizeTipUsage(account: account)
             }
+            summarized += accounts.count
+            after = last
         }
     }
 }

@@ -2,10 +2,13 @@ import PostgresNIO
 import TipSyncCore
 
 extension PostgresSyncStore {
-    public func accountsWithNewChanges(limit: Int) async throws -> [Int64] {
+    public func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
         var ids: [Int64] = []
         for try await id in try await client.query(
-            "SELECT id FROM account WHERE next_position > tip_usage_through ORDER BY id LIMIT \(limit)",
+            """
+            SELECT id FROM account WHERE id > \(after) AND next_position > tip_usage_through ORDER BY id
+            LIMIT \(limit)
+            """,
             logger: logger
         ).decode(Int64.self) {
             ids.append(id)

@@ -2,11 +2,12 @@ import GRDB
 import TipSyncCore
 
 extension SQLiteSyncStore {
-    public func accountsWithNewChanges(limit: Int) async throws -> [Int64] {
+    public func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
         try await pool.read { db in
             try Int64.fetchAll(
-                db, sql: "SELECT id FROM account WHERE nextPosition > tipUsageThrough ORDER BY id LIMIT ?",
-                arguments: [limit])
+                db,
+                sql: "SELECT id FROM account WHERE id > ? AND nextPosition > tipUsageThrough ORDER BY id LIMIT ?",
+                arguments: [after, limit])
         }
     }
 

@@ -74,8 +74,9 @@ public protocol SyncStore: Sendable {
 
     // MARK: Tip usage: kept by `TipUsageSummarizer`, shown by the console's tips page.
 
-    /// Accounts whose log grew since their tip usage was last derived (at most `limit`).
-    func accountsWithNewChanges(limit: Int) async throws -> [Int64]
+    /// Accounts whose log grew since their tip usage was last derived: at most `limit`, with ids
+    /// above `after`, in id order (so a pass reaches every account, however busy the first ones are).
+    func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64]
     /// The account's tip usage as last derived.
     func tipUsage(account: Int64) async throws -> [TipUsage]
     /// Replaces the account's tip usage, derived from its log through `position`; `false` (and
