@@ -11,18 +11,6 @@ extension Change: Codable {
         case parameter, eligibility, display, donation, donationsDeleted, datastoreReset
     }
 
-    /// The keys a change of this kind defines (besides `device`, `seq`, `hlc`, `kind`).
-    static func fields(of kind: Kind) -> Set<String> {
-        switch kind {
-        case .parameter: ["id", "value"]
-        case .eligibility: ["tip", "state", "reason"]
-        case .display: ["tip", "epoch", "count", "duration", "lastDisplayed"]
-        case .donation: ["event", "id", "date", "info"]
-        case .donationsDeleted: ["event"]
-        case .datastoreReset: []
-        }
-    }
-
     /// Any key of a JSON object, for reading and writing ``Change/unknownFields``.
     private struct AnyKey: CodingKey {
         var stringValue: String
@@ -42,70 +30,86 @@ extension Change: Codable {
         }
     }
 
+    /// Decodes straight from the parsed JSON object when the decoder is ``JSONValueDecoder`` (every
+    /// hot path: push bodies, pull pages, stored logs), without a keyed container per field; from any
+    /// other decoder, through its JSON value. Errors are the same `DecodingError`s with coding paths.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        device = try container.decode(String.self, forKey: .device)
-        seq = try container.decode(Int64.self, forKey: .seq)
-        hlc = try container.decode(HLC.self, forKey: .hlc)
-        let kindText = try container.decode(String.self, forKey: .kind)
+        let value = try (decoder as? ValueDecoder)?.value ?? decoder.singleValueContainer().decode(JSONValue.self)
+        try self.init(json: value, codingPath: decoder.codingPath)
+    }
+
+    /// A change from its JSON object; `codingPath` locates it in the document, for errors.
+    init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        guard case .object(let members) = json else {
+            throw ValueDecoder(value: json, codingPath: codingPath).mismatch(Change.self, "an object")
+        }
+        let fields = ObjectFields<CodingKeys>(members: members, codingPath: codingPath)
+        device = try fields.string(.device)
+        seq = try fields.integer(.seq)
+        hlc = try fields.hlc(.hlc)
+        let kindText = try fields.string(.kind)
         guard let kind = Kind(rawValue: kindText) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .kind, in: container,
-                debugDescription: "unknown change kind '\(kindText)'; expected one of "
+            throw fields.corrupted(
+                .kind,
+                "unknown change kind '\(kindText)'; expected one of "
                     + Kind.allCases.map(\.rawValue).joined(separator: ", "))
         }
         switch kind {
         case .parameter:
-            operation = .parameter(
-                id: try container.decode(String.self, forKey: .id),
-                value: try container.decode(JSONValue.self, forKey: .value))
+            operation = .parameter(id: try fields.string(.id), value: try fields.value(.value))
         case .eligibility:
-            let state = try container.decode(String.self, forKey: .state)
+            let state = try fields.string(.state)
             switch state {
             case "eligible":
-                operation = .eligibility(tip: try container.decode(String.self, forKey: .tip), state: .eligible)
+                operation = .eligibility(tip: try fields.string(.tip), state: .eligible)
             case "invalidated":
-                let reasonText = try container.decode(String.self, forKey: .reason)
+                let reasonText = try fields.string(.reason)
                 guard let reason = InvalidationReason(rawValue: reasonText) else {
-                    throw DecodingError.dataCorruptedError(
-                        forKey: .reason, in: container,
-                        debugDescription: "unknown invalidation reason '\(reasonText)'; expected one of "
+                    throw fields.corrupted(
+                        .reason,
+                        "unknown invalidation reason '\(reasonText)'; expected one of "
                             + InvalidationReason.allCases.map(\.rawValue).joined(separator: ", "))
                 }
-                operation = .eligibility(
-                    tip: try container.decode(String.self, forKey: .tip), state: .invalidated(reason))
+                operation = .eligibility(tip: try fields.string(.tip), state: .invalidated(reason))
             default:
-                throw DecodingError.dataCorruptedError(
-                    forKey: .state, in: container,
-                    debugDescription: "unknown eligibility state '\(state)'; expected eligible or invalidated")
+                throw fields.corrupted(.state, "unknown eligibility state '\(state)'; expected eligible or invalidated")
             }
         case .display:
             operation = .display(
-                tip: try container.decode(String.self, forKey: .tip),
-                epoch: try container.decodeIfPresent(Stamp.self, forKey: .epoch),
-                count: try container.decode(Int64.self, forKey: .count),
-                duration: try container.decode(Double.self, forKey: .duration),
-                lastDisplayed: try container.decode(Int64.self, forKey: .lastDisplayed))
+                tip: try fields.string(.tip),
+                epoch: members[CodingKeys.epoch.stringValue] == nil ? nil : try fields.decode(Stamp?.self, .epoch),
+                count: try fields.integer(.count),
+                duration: try fields.decode(Double.self, .duration),
+                lastDisplayed: try fields.integer(.lastDisplayed))
         case .donation:
-            // `decodeIfPresent` would read `null` as absent.
-            let info = container.contains(.info) ? try container.decode(JSONValue.self, forKey: .info) : nil
             operation = .donation(
-                event: try container.decode(String.self, forKey: .event),
-                id: try container.decode(String.self, forKey: .id),
-                date: try container.decode(Int64.self, forKey: .date),
-                info: info)  // `"info": null` is a payload (null), kept as sent; absent is no payload
+                event: try fields.string(.event), id: try fields.string(.id), date: try fields.integer(.date),
+                // `"info": null` is a payload (null), kept as sent; absent is no payload.
+                info: members[CodingKeys.info.stringValue])
         case .donationsDeleted:
-            operation = .donationsDeleted(event: try container.decode(String.self, forKey: .event))
+            operation = .donationsDeleted(event: try fields.string(.event))
         case .datastoreReset:
             operation = .datastoreReset
         }
-        let known = Self.fields(of: kind).union(["device", "seq", "hlc", "kind"])
-        let all = try decoder.container(keyedBy: AnyKey.self)
         var unknown: [String: JSONValue] = [:]
-        for key in all.allKeys where !known.contains(key.stringValue) {
-            unknown[key.stringValue] = try all.decode(JSONValue.self, forKey: key)
-        }
+        for (key, value) in members where !Self.isField(key, of: kind) { unknown[key] = value }
         unknownFields = unknown
+    }
+
+    /// Whether `key` is `device`, `seq`, `hlc`, `kind` or one of the fields a change of `kind`
+    /// defines (anything else is kept in ``unknownFields``).
+    static func isField(_ key: String, of kind: Kind) -> Bool {
+        switch key {
+        case "device", "seq", "hlc", "kind": true
+        case "id": kind == .parameter || kind == .donation
+        case "value": kind == .parameter
+        case "tip": kind == .eligibility || kind == .display
+        case "state", "reason": kind == .eligibility
+        case "epoch", "count", "duration", "lastDisplayed": kind == .display
+        case "event": kind == .donation || kind == .donationsDeleted
+        case "date", "info": kind == .donation
+        default: false
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {

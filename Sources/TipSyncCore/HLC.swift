@@ -37,10 +37,14 @@ public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Parses the wire form; `nil` when `text` is not exactly 12 hex digits, `-`, 4 hex digits.
     public init?(_ text: String) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 17, utf8[12] == UInt8(ascii: "-"),
-            let ms = Self.parseHex(utf8[0..<12]), let counter = Self.parseHex(utf8[13..<17])
-        else { return nil }
+        var text = text
+        let parsed = text.withUTF8 { utf8 -> (UInt64, UInt64)? in
+            guard utf8.count == 17, utf8[12] == UInt8(ascii: "-"),
+                let ms = Self.parseHex(utf8[0..<12]), let counter = Self.parseHex(utf8[13..<17])
+            else { return nil }
+            return (ms, counter)
+        }
+        guard let (ms, counter) = parsed else { return nil }
         self.init(milliseconds: ms, counter: UInt16(counter))
     }
 
@@ -49,7 +53,7 @@ public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
-    private static func parseHex(_ bytes: ArraySlice<UInt8>) -> UInt64? {
+    private static func parseHex(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
         var value: UInt64 = 0
         for byte in bytes {
             let digit: UInt8

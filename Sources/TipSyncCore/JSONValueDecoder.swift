@@ -202,3 +202,50 @@ struct UnkeyedValueContainer: UnkeyedDecodingContainer {
 
     mutating func superDecoder() throws -> any Decoder { try next() }
 }
+
+/// A JSON object's members read by key, for hand-written `init(from:)` fast paths: the same values
+/// and the same errors (with coding paths) as a keyed container, without building a decoder and a
+/// coding path for every field.
+struct ObjectFields<Key: CodingKey> {
+    let members: [String: JSONValue]
+    let codingPath: [any CodingKey]
+
+    func value(_ key: Key) throws -> JSONValue {
+        guard let value = members[key.stringValue] else {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "no value for key '\(key.stringValue)'"))
+        }
+        return value
+    }
+
+    func string(_ key: Key) throws -> String {
+        let value = try value(key)
+        if case .string(let text) = value { return text }
+        return try decoder(value, key).decodeValue(String.self)
+    }
+
+    func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+        let value = try value(key)
+        if case .int(let number) = value, let exact = T(exactly: number) { return exact }
+        return try decoder(value, key).integer(T.self)
+    }
+
+    func hlc(_ key: Key) throws -> HLC {
+        let value = try value(key)
+        if case .string(let text) = value, let hlc = HLC(text) { return hlc }
+        return try decoder(value, key).decodeValue(HLC.self)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
+        try decoder(try value(key), key).decodeValue(T.self)
+    }
+
+    /// The error for a present value of the right JSON type that the model refuses.
+    func corrupted(_ key: Key, _ description: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: description))
+    }
+
+    private func decoder(_ value: JSONValue, _ key: Key) -> ValueDecoder {
+        ValueDecoder(value: value, codingPath: codingPath + [key])
+    }
+}

@@ -116,9 +116,10 @@ final class ReplayRun {
             directory: directory, deviceID: id, clock: clock.deviceClock(id), environment: [:], merge: merge)
         try replica.load(catalog: catalog)
         let token = await server.tokens[id] ?? ""
+        var configuration = SyncConfiguration(server: URL(string: "http://sim")!, token: token)
+        configuration.prefetchPages = false  // one request at a time: a seed replays the same way every time
         let client = SyncClient(
-            replica: replica,
-            configuration: SyncConfiguration(server: URL(string: "http://sim")!, token: token),
+            replica: replica, configuration: configuration,
             transport: SimulatedTransport(network: network, device: id), sleep: { _ in })
         return (replica, client)
     }

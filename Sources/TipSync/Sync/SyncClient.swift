@@ -136,25 +136,40 @@ public actor SyncClient {
 
     // MARK: Pull
 
+    /// Pulls page after page until the server has nothing more. With
+    /// ``SyncConfiguration/prefetchPages`` the next page is requested (and decoded) while the
+    /// current one is merged; the cursor is still saved only once its page is merged, so a crash
+    /// or an error loses nothing and re-pulls at most the pages in flight.
     func pullAll(wait: Int = 0) async throws {
         var waitNow = wait
+        var prefetched: Task<PulledPage, any Error>?
+        defer { prefetched?.cancel() }
         while true {
-            var path = "/v1/pull?limit=\(configuration.pullLimit)"
-            if let cursor = try replica.pullCursor {
-                path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)"
+            let pulled: PulledPage
+            if let next = prefetched {
+                prefetched = nil
+                pulled = try await next.value
+            } else {
+                pulled = try await fetchPage(after: try replica.pullCursor, wait: waitNow)
             }
-            if waitNow > 0 { path += "&wait=\(waitNow)" }
-            let (response, sent) = try await send("GET", path, timeout: TimeInterval(waitNow + 30))
-            guard response.status == 200 else {
-                if errorCode(response.body)?.code == ErrorCode.invalidCursor.rawValue {
+            guard let page = pulled.page else {
+                if errorCode(pulled.response.body)?.code == ErrorCode.invalidCursor.rawValue {
                     try replica.setPullCursor(nil)  // start over: merging is idempotent
                     continue
                 }
-                throw rejection(response)
+                throw rejection(pulled.response)
             }
-            let page = try decode(PullResponse.self, response.body)
-            try correctClock(serverTime: page.serverTime, sent: sent)
-            try replica.applyRemote(page.changes)
+            if page.more, configuration.prefetchPages {
+                prefetched = Task { try await self.fetchPage(after: page.cursor, wait: 0) }
+            }
+            try correctClock(serverTime: page.serverTime, sent: pulled.sent)
+            if prefetched == nil {
+                try replica.applyRemote(page.changes)
+            } else {
+                // Off the actor, so the prefetch can send its request meanwhile.
+                let replica = replica
+                try await Task.detached { try replica.applyRemote(page.changes) }.value
+            }
             try replica.setPullCursor(page.cursor)
             if let held = page.highestSeq {
                 try noteServer(holds: held, generation: page.generation)
@@ -172,6 +187,31 @@ public actor SyncClient {
             guard page.more else { return }
             waitNow = 0
         }
+    }
+
+    /// One pull answer: the response, when its request was sent, and the page when it is one (200).
+    struct PulledPage: Sendable {
+        var response: SyncHTTPResponse
+        var sent: Date
+        var page: PullResponse?
+    }
+
+    /// Requests the page after `cursor` and decodes it (off the actor, so a page being merged and
+    /// the next one being decoded use both cores).
+    func fetchPage(after cursor: String?, wait: Int) async throws -> PulledPage {
+        var path = "/v1/pull?limit=\(configuration.pullLimit)"
+        if let cursor {
+            path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)"
+        }
+        if wait > 0 { path += "&wait=\(wait)" }
+        let (response, sent) = try await send("GET", path, timeout: TimeInterval(wait + 30))
+        guard response.status == 200 else { return PulledPage(response: response, sent: sent, page: nil) }
+        let body = response.body
+        let page =
+            configuration.prefetchPages
+            ? try await Task.detached { try Self.decode(PullResponse.self, body) }.value
+            : try Self.decode(PullResponse.self, body)
+        return PulledPage(response: response, sent: sent, page: page)
     }
 
     /// What the server's answer says about an earlier push that got none.
@@ -262,6 +302,10 @@ public actor SyncClient {
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        try Self.decode(type, data)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         do {
             return try JSONCoding.decode(T.self, from: data)
         } catch {

@@ -10,6 +10,10 @@ enum ContentCoding {
     /// Smaller bodies are sent as they are: compressing them saves less than the header costs.
     static let threshold = 1024
 
+    /// zlib's fastest level for responses: on pull pages (JSON with repeated keys and names) it
+    /// compresses nearly as well as the default level in a fraction of the CPU time (BENCHMARKS.md).
+    static var responseLevel: ZlibConfiguration { ZlibConfiguration(compressionLevel: 1) }
+
     /// The coding to answer with: `gzip` if acceptable, else `deflate` (HTTP's "deflate" is zlib
     /// format), else none. `q=0` refuses a coding; `*` accepts any not named.
     static func negotiate(_ header: String?) -> (name: String, algorithm: CompressionAlgorithm)? {
@@ -25,8 +29,8 @@ enum ContentCoding {
             quality[name] = q
         }
         func accepts(_ name: String) -> Bool { (quality[name] ?? quality["*"] ?? 0) > 0 }
-        if accepts("gzip") { return ("gzip", .gzip()) }
-        if accepts("deflate") { return ("deflate", .zlib()) }
+        if accepts("gzip") { return ("gzip", .gzip(configuration: responseLevel)) }
+        if accepts("deflate") { return ("deflate", .zlib(configuration: responseLevel)) }
         return nil
     }
 
