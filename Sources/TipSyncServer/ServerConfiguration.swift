@@ -15,6 +15,11 @@ public struct ServerConfiguration: Sendable {
     /// `--max-wait` / `TIPSYNC_MAX_WAIT`: the longest `wait` a long-poll pull may ask for, in seconds;
     /// a longer one is `400 invalid_parameter`.
     public var maxWaitSeconds = 60.0
+    /// `--long-poll-gather` / `TIPSYNC_LONG_POLL_GATHER` (milliseconds): a long-poll (`wait` > 0) that
+    /// finds changes already waiting holds its answer this long, and sends everything that arrived
+    /// meanwhile: a device of a busy account pulls a few times a second instead of once per change.
+    /// A long-poll that waited for news answers at once. 0 never holds an answer.
+    public var longPollGatherMilliseconds = 10
     /// `--request-head-timeout` / `TIPSYNC_REQUEST_HEAD_TIMEOUT` (seconds): a connection must deliver a
     /// complete request head this soon after it opens or after its previous response ended (the
     /// keep-alive idle time), or it is closed. Stops idle and slow-loris connections holding descriptors.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import TipSyncCore
 import TipSyncServer
 
@@ -21,6 +22,7 @@ struct Fanout: AsyncParsableCommand {
         let names = (0..<devices).map { "d\($0)" }
         let tokens = try await server.account("fanout", devices: names)
         let total = devices * pushes
+        let pulls = Counter()
         let cpuBefore = processCPUSeconds()
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -55,6 +57,7 @@ struct Fanout: AsyncParsableCommand {
                             guard status == 200 else { throw BenchError("pull answered \(status)") }
                             let page = try JSONCoding.decode(PullResponse.self, from: body)
                             received += page.changes.count
+                            pulls.value.add(1, ordering: .relaxed)
                             cursor = page.cursor
                         }
                     }
@@ -68,7 +71,9 @@ struct Fanout: AsyncParsableCommand {
             "fanout devices=\(devices) pushes=\(pushes): every device holds all \(total) changes after "
                 + "\(format(seconds, 2)) s = \(Int(Double(total) / seconds)) changes/s; "
                 + "process CPU \(format(cpu, 1)) s = \(format(cpu / Double(total) * 1_000_000, 0)) µs per push "
-                + "(server and the load generator together)")
+                + "(server and the load generator together); \(pulls.value.load(ordering: .relaxed)) pulls, "
+                + "\(format(Double(total * devices) / Double(max(1, pulls.value.load(ordering: .relaxed))), 1)) changes per pull"
+        )
     }
 }
 
@@ -85,4 +90,9 @@ func processCPUSeconds() -> Double {
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
         + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+/// A count shared by threads.
+final class Counter: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -75,6 +75,11 @@ struct Serve: AsyncParsableCommand {
     var maxConnections: Int?
     @Option(help: "Longest 'wait' a long-poll pull may ask for, in seconds (env TIPSYNC_MAX_WAIT; default 60).")
     var maxWait: Double?
+    @Option(
+        help:
+            "Milliseconds a long-poll with changes to send waits to gather more (env TIPSYNC_LONG_POLL_GATHER; default 10; 0: answer at once)."
+    )
+    var longPollGather: Int?
     @Option(help: "Requests per second per device, on average (env TIPSYNC_RATE_REQUESTS; default 20; 0: no limit).")
     var rateRequests: Double?
     @Option(help: "Requests per device at once (env TIPSYNC_RATE_REQUESTS_BURST; default 200).")
@@ -148,6 +153,8 @@ struct Serve: AsyncParsableCommand {
             configuration.maxConnections = maximum
         }
         configuration.maxWaitSeconds = try setting(maxWait, "TIPSYNC_MAX_WAIT", configuration.maxWaitSeconds)
+        configuration.longPollGatherMilliseconds = try setting(
+            longPollGather, "TIPSYNC_LONG_POLL_GATHER", configuration.longPollGatherMilliseconds)
         configuration.requestRate = RateLimit(
             perSecond: try setting(rateRequests, "TIPSYNC_RATE_REQUESTS", configuration.requestRate.perSecond),
             burst: try setting(rateRequestsBurst, "TIPSYNC_RATE_REQUESTS_BURST", configuration.requestRate.burst))

@@ -83,7 +83,8 @@ struct SyncController: Sendable {
                     + "after \(wait) s", retryAfter: wait)
         }
         let outcome = try await store.push(changes, from: identity)
-        let generation = try await store.cursorGeneration()
+        var generation = outcome.generation
+        if generation == nil { generation = try await store.cursorGeneration() }
         metrics.changesAccepted.increment(by: outcome.accepted)
         metrics.duplicatesIgnored.increment(by: outcome.duplicates)
         if outcome.accepted > 0 {
@@ -110,7 +111,9 @@ struct SyncController: Sendable {
         }
         var page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
         try Self.check(cursor, against: page)
+        var waited = false
         if page.bodies.isEmpty, wait > 0 {
+            waited = true
             // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
             let news = notifier.subscribe(identity)
             page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
@@ -120,6 +123,15 @@ struct SyncController: Sendable {
                 metrics.longPolls.decrement()
                 page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             }
+        }
+        if wait > 0, !waited, !page.bodies.isEmpty, !page.more, configuration.longPollGatherMilliseconds > 0 {
+            // Changes were already waiting when the long-poll arrived: the account is busy, so gather
+            // for a moment (its devices pull a few times a second, not once per change). A long-poll
+            // that had to wait answers its first news at once: an idle account's dismissal is not delayed.
+            await Self.firstOf(
+                nil, timeout: .milliseconds(configuration.longPollGatherMilliseconds),
+                orClose: context.connectionClosed)
+            page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
         }
         metrics.changesServed.increment(by: page.bodies.count)
         activity.pulled(identity, through: page.cursor)
@@ -260,20 +272,22 @@ struct SyncController: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// Waits for the first element of `stream`, the timeout, the connection's close or the server's
+    /// Waits for the first element of `stream` (if any), the timeout, the connection's close or the server's
     /// graceful shutdown (which then answers at once instead of holding the shutdown up), whichever
     /// comes first.
     static func firstOf(
-        _ stream: AsyncStream<Void>, timeout: Duration, orClose connectionClosed: EventLoopFuture<Void>?
+        _ stream: AsyncStream<Void>?, timeout: Duration, orClose connectionClosed: EventLoopFuture<Void>?
     ) async {
         await withTaskGroup(of: Void.self) { group in
             if let connectionClosed {
                 // The client left (ConnectionGuard closes the connection on its FIN): stop waiting now.
                 group.addTask { await connectionClosed.completionOrCancellation() }
             }
-            group.addTask {
-                var iterator = stream.makeAsyncIterator()
-                _ = await iterator.next()
+            if let stream {
+                group.addTask {
+                    var iterator = stream.makeAsyncIterator()
+                    _ = await iterator.next()
+                }
             }
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { try? await gracefulShutdown() }

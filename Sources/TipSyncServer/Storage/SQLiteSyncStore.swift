@@ -215,14 +215,17 @@ public struct SQLiteSyncStore: SyncStore {
                     sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?",
                     arguments: [highest, identity.accountID, identity.device])
             }
-            guard accepted > 0 else { return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest) }
+            let generation = try Self.cursorGeneration(db)
+            guard accepted > 0 else {
+                return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest, generation: generation)
+            }
             let compactedAt =
                 try Int64.fetchOne(
                     db, sql: "SELECT compactedAtPosition FROM account WHERE id = ?", arguments: [identity.accountID])
                 ?? 0
             return PushOutcome(
                 accepted: accepted, duplicates: duplicates, highestSeq: highest,
-                entriesSinceCompaction: position - compactedAt)
+                entriesSinceCompaction: position - compactedAt, generation: generation)
         }
     }
 
