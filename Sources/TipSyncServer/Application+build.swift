@@ -37,6 +37,7 @@ public func buildApplication(
     let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
     var services: [any Service] = [
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
+        LiveHeartbeat(notifier: notifier, interval: .milliseconds(Int64(configuration.heartbeatSeconds * 1000))),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
         compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger),

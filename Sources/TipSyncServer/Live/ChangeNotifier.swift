@@ -6,7 +6,27 @@ import Synchronization
 public final class ChangeNotifier: Sendable {
     private struct Subscriber {
         var device: DeviceIdentity
-        var continuation: AsyncStream<Void>.Continuation
+        var sink: Sink
+
+        /// A long-poll waits for news; a live stream also gets heartbeats.
+        enum Sink {
+            case news(AsyncStream<Void>.Continuation)
+            case live(LiveSubscription)
+        }
+
+        func yieldChanges() {
+            switch sink {
+            case .news(let continuation): continuation.yield()
+            case .live(let subscription): subscription.changes()
+            }
+        }
+
+        func finish() {
+            switch sink {
+            case .news(let continuation): continuation.finish()
+            case .live(let subscription): subscription.finish()
+            }
+        }
     }
 
     private struct Subscribers {
@@ -22,25 +42,52 @@ public final class ChangeNotifier: Sendable {
     /// the device is revoked or its account erased (the stream finishes then).
     public func subscribe(_ device: DeviceIdentity) -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let remove = register(device, .news(continuation))
+        continuation.onTermination = { _ in remove() }
+        return stream
+    }
+
+    /// A live stream's subscription: wakes on news and on every ``heartbeat()``; ends like
+    /// ``subscribe(_:)`` or when finished. No task runs for it, so an idle live connection costs
+    /// only what its connection costs.
+    public func subscribeLive(_ device: DeviceIdentity) -> LiveSubscription {
+        let subscription = LiveSubscription()
+        let remove = register(device, .live(subscription))
+        subscription.onTermination { remove() }
+        return subscription
+    }
+
+    /// Adds a subscriber; returns what removes it.
+    private func register(_ device: DeviceIdentity, _ sink: Subscriber.Sink) -> @Sendable () -> Void {
         let account = device.accountID
         let id = subscribers.withLock { state in
             let id = state.next
             state.next += 1
-            state.byAccount[account, default: [:]][id] = Subscriber(device: device, continuation: continuation)
+            state.byAccount[account, default: [:]][id] = Subscriber(device: device, sink: sink)
             return id
         }
-        continuation.onTermination = { [weak self] _ in
+        return { [weak self] in
             self?.subscribers.withLock { state in
                 state.byAccount[account]?[id] = nil
                 if state.byAccount[account]?.isEmpty == true { state.byAccount[account] = nil }
             }
         }
-        return stream
     }
 
     public func notify(account: Int64) {
-        let continuations = subscribers.withLock { ($0.byAccount[account] ?? [:]).values.map(\.continuation) }
-        for continuation in continuations { continuation.yield() }
+        let subscribers = subscribers.withLock { Array(($0.byAccount[account] ?? [:]).values) }
+        for subscriber in subscribers { subscriber.yieldChanges() }
+    }
+
+    /// Wakes every live stream for a heartbeat (``LiveHeartbeat`` calls it; long-polls sleep on).
+    public func heartbeat() {
+        let live = subscribers.withLock { state in
+            state.byAccount.values.flatMap(\.values).compactMap { subscriber -> LiveSubscription? in
+                if case .live(let subscription) = subscriber.sink { return subscription }
+                return nil
+            }
+        }
+        for subscription in live { subscription.heartbeat() }
     }
 
     /// Reacts to an event announced by any instance on the database (or by this one).
@@ -54,26 +101,26 @@ public final class ChangeNotifier: Sendable {
     }
 
     private func end(account: Int64, where matches: (DeviceIdentity) -> Bool) {
-        let continuations = subscribers.withLock { state in
-            (state.byAccount[account] ?? [:]).values.filter { matches($0.device) }.map(\.continuation)
+        let ending = subscribers.withLock { state in
+            (state.byAccount[account] ?? [:]).values.filter { matches($0.device) }
         }
-        for continuation in continuations { continuation.finish() }
+        for subscriber in ending { subscriber.finish() }
     }
 
     /// Ends every stream and long-poll; each removes itself when it ends.
     private func endAll() {
-        let continuations = subscribers.withLock { $0.byAccount.values.flatMap(\.values).map(\.continuation) }
-        for continuation in continuations { continuation.finish() }
+        let all = subscribers.withLock { $0.byAccount.values.flatMap(\.values) }
+        for subscriber in all { subscriber.finish() }
     }
 
     /// Ends every stream (graceful shutdown).
     public func finishAll() {
-        let continuations = subscribers.withLock { state in
-            let all = state.byAccount.values.flatMap(\.values).map(\.continuation)
+        let all = subscribers.withLock { state in
+            let all = state.byAccount.values.flatMap(\.values)
             state.byAccount = [:]
             return all
         }
-        for continuation in continuations { continuation.finish() }
+        for subscriber in all { subscriber.finish() }
     }
 
     /// The devices of the account holding a live stream or long-poll open on this instance.

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import Metrics
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import TipSyncCore
 
@@ -144,15 +145,22 @@ struct SyncController: Sendable {
     }
 
     /// Server-sent events: `event: changes` whenever the account's log grows (then pull), and a
-    /// `: heartbeat` comment every `heartbeatSeconds` so proxies keep the connection open.
+    /// `: heartbeat` comment every `heartbeatSeconds` (``LiveHeartbeat``) so proxies keep the
+    /// connection open. The stream ends when the client leaves, its credential expires or is revoked,
+    /// its account is erased, or the server shuts down — all without a task of its own.
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let news = notifier.subscribe(identity)
-        let heartbeat = configuration.heartbeatSeconds
+        let subscription = notifier.subscribeLive(identity)
         let metrics = metrics
-        let connectionClosed = context.connectionClosed
+        // The client left (ConnectionGuard closes the connection on its FIN): end at once.
+        context.connectionClosed?.whenComplete { _ in subscription.finish() }
         // A JWT's stream ends when the JWT expires: the client reconnects with a fresh one.
-        let lifetime = context.credentialExpiresAt.map { Duration.milliseconds(max(0, $0 - now())) }
+        // (A timer on a shared event loop, not the connection's: that one may be a test's embedded loop.)
+        if let expiresAt = context.credentialExpiresAt {
+            let lifetime = TimeAmount.milliseconds(max(0, expiresAt - now()))
+            let expiry = NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: lifetime) { subscription.finish() }
+            subscription.onTermination { expiry.cancel() }
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
@@ -162,13 +170,17 @@ struct SyncController: Sendable {
                 metrics.liveConnections.increment()
                 defer { metrics.liveConnections.decrement() }
                 try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-                let events = LiveEvents(
-                    news: news, heartbeat: heartbeat, connectionClosed: connectionClosed, lifetime: lifetime)
-                for await event in events {
-                    switch event {
-                    case .changes: try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n"))
-                    case .heartbeat: try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                // The server's graceful shutdown waits for open requests: end the stream when it begins.
+                try await withGracefulShutdownHandler {
+                    for await _ in subscription.wakeUps {
+                        if subscription.takeChanges() {
+                            try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n"))
+                        } else {
+                            try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                        }
                     }
+                } onGracefulShutdown: {
+                    subscription.finish()
                 }
                 try await writer.finish(nil)
             })
@@ -294,54 +306,5 @@ struct SyncController: Sendable {
             await group.next()
             group.cancelAll()
         }
-    }
-}
-
-/// The live stream's events: a merge of change notifications and heartbeats; ends on graceful shutdown.
-struct LiveEvents: AsyncSequence, Sendable {
-    enum Event: Sendable { case changes, heartbeat }
-    let news: AsyncStream<Void>
-    let heartbeat: Double
-    /// Ends the stream when the client leaves, rather than at the next heartbeat's failed write.
-    let connectionClosed: EventLoopFuture<Void>?
-    /// The stream ends after this long (the credential's remaining validity), if set.
-    var lifetime: Duration? = nil
-
-    func makeAsyncIterator() -> AsyncStream<Event>.Iterator {
-        let (stream, continuation) = AsyncStream<Event>.makeStream()
-        let news = news
-        let heartbeat = heartbeat
-        let connectionClosed = connectionClosed
-        let lifetime = lifetime
-        let task = Task {
-            await withGracefulShutdownHandler {
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await _ in news { continuation.yield(.changes) }
-                        continuation.finish()
-                    }
-                    if let connectionClosed {
-                        group.addTask { await connectionClosed.completionOrCancellation() }
-                    }
-                    if let lifetime {
-                        group.addTask { try? await Task.sleep(for: lifetime) }
-                    }
-                    group.addTask {
-                        while !Task.isCancelled {
-                            try? await Task.sleep(for: .seconds(heartbeat))
-                            if Task.isCancelled { break }
-                            continuation.yield(.heartbeat)
-                        }
-                    }
-                    await group.next()
-                    group.cancelAll()
-                }
-            } onGracefulShutdown: {
-                continuation.finish()
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream.makeAsyncIterator()
     }
 }
