@@ -82,6 +82,7 @@ func buildRouter(
     let history = RequestHistory()
     // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
+        LiveRequestMiddleware()
         ErrorMiddleware(now: now)
         RequestLogMiddleware()
         MetricsMiddleware()
