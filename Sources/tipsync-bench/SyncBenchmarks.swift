@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TipSync
+import TipSyncAgent
 import TipSyncServer
 
 #if canImport(FoundationNetworking)
@@ -82,6 +83,7 @@ struct ColdPull: AsyncParsableCommand {
     @Option var port = 18_081
     @Option var changes = 100_000
     @Option var pullLimit = 5000
+    @Flag(help: "The new device is a fresh `tipsync-agent sync`, timed as a whole process.") var agent = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
@@ -106,6 +108,10 @@ struct ColdPull: AsyncParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-replica-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
+        if agent {
+            try await Self.agentSync(server: server, token: tokens["reader"]!, directory: directory, changes: changes)
+            return
+        }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
         var configuration = SyncConfiguration(server: server.url, token: tokens["reader"]!)
         configuration.pullLimit = pullLimit
@@ -118,6 +124,42 @@ struct ColdPull: AsyncParsableCommand {
         guard donations == changes - changes / 10 else { throw BenchError("replica holds \(donations) donations") }
         print(
             "cold-pull changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica"
+        )
+    }
+}
+
+extension ColdPull {
+    /// `tipsync-agent init` (not timed), then `tipsync-agent sync` on the empty store, timed from
+    /// launch to exit: process start, every page pulled and persisted, the store closed.
+    static func agentSync(server: BenchServer, token: String, directory: URL, changes: Int) async throws {
+        func agentProcess(_ arguments: [String]) throws -> Process {
+            let process = Process()
+            process.executableURL = agentExecutable
+            process.arguments = arguments + ["--store", directory.path]
+            process.standardOutput = FileHandle.nullDevice
+            return process
+        }
+        let initialize = try agentProcess([
+            "init", "--server", server.url.absoluteString, "--token", token, "--device", "reader",
+        ])
+        try initialize.run()
+        initialize.waitUntilExit()
+        guard initialize.terminationStatus == 0 else { throw BenchError("tipsync-agent init failed") }
+        let sync = try agentProcess(["sync"])
+        let clock = ContinuousClock()
+        let start = clock.now
+        // Off the cooperative pool: the in-process server must keep answering while this waits.
+        try await Task.detached {
+            try sync.run()
+            sync.waitUntilExit()
+        }.value
+        let elapsed = clock.now - start
+        guard sync.terminationStatus == 0 else { throw BenchError("tipsync-agent sync failed") }
+        let replica = try Agent(store: AgentStore(directory: directory), environment: [:]).replica
+        let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
+        guard donations == changes - changes / 10 else { throw BenchError("the agent holds \(donations) donations") }
+        print(
+            "cold-pull --agent changes=\(changes): `tipsync-agent sync` took \(format(elapsed.milliseconds / 1000, 3)) s as a whole process"
         )
     }
 }
