@@ -47,12 +47,15 @@ let package = Package(
                 .product(name: "SwiftOperators", package: "swift-syntax"),
             ]
         ),
+        // The system's zlib: the client gzips its push bodies (protocol.md section 5).
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The library apps import: TipKit's API over a local SQLite replica.
         .target(
             name: "TipSync",
             dependencies: [
                 "TipSyncCore",
                 "TipSyncMacros",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

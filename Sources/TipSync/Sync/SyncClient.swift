@@ -16,6 +16,9 @@ public actor SyncClient {
     public private(set) var lastError: SyncClientError?
     /// The credential in use: the configuration's token, or the provider's latest answer.
     var token: String?
+    /// Whether push bodies go gzipped: ``SyncConfiguration/compressPushes`` until a server answers
+    /// `415 unsupported_media_type` to one (a server that does not inflate them).
+    var compressesPushes: Bool
 
     public init(
         replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
@@ -24,6 +27,7 @@ public actor SyncClient {
         self.replica = replica
         self.configuration = configuration
         self.transport = transport ?? URLSessionTransport(baseURL: configuration.server)
+        self.compressesPushes = configuration.compressPushes
         self.sleep = sleep
         // The offset is measured against the replica's own (uncorrected) clock.
         self.physicalNow = replica.clock.now
@@ -97,7 +101,7 @@ public actor SyncClient {
             let response: SyncHTTPResponse
             let sent: Date
             do {
-                (response, sent) = try await send("POST", "/v1/push", body: body)
+                (response, sent) = try await send("POST", "/v1/push", body: body, compressible: true)
             } catch let error as SyncClientError where error.isTransient {
                 // No answer: the server may have stored the batch, and other devices pulled it.
                 try replica.recordUncertainPush(through: batch[batch.count - 1].seq)
@@ -237,19 +241,26 @@ public actor SyncClient {
 
     // MARK: Helpers
 
-    func send(_ method: String, _ path: String, body: Data? = nil, timeout: TimeInterval = 30) async throws
-        -> (SyncHTTPResponse, Date)
-    {
+    /// Sends one request, retrying after `429` and an expired JWT. A `compressible` body of at least
+    /// 1,024 bytes goes gzipped while ``compressesPushes`` holds.
+    func send(
+        _ method: String, _ path: String, body: Data? = nil, compressible: Bool = false, timeout: TimeInterval = 30
+    ) async throws -> (SyncHTTPResponse, Date) {
         var refreshed = false
         var rateLimited = 0
         while true {
             var headers = ["Authorization": "Bearer \(try await currentToken())", "Accept": "application/json"]
             if body != nil { headers["Content-Type"] = "application/json" }
+            var wire = body
+            if compressible, compressesPushes, let body, body.count >= 1024, let gzipped = Gzip.compress(body) {
+                wire = gzipped
+                headers["Content-Encoding"] = "gzip"
+            }
             let sent = physicalNow()
             let response: SyncHTTPResponse
             do {
                 response = try await transport.send(
-                    SyncHTTPRequest(method: method, path: path, headers: headers, body: body, timeout: timeout))
+                    SyncHTTPRequest(method: method, path: path, headers: headers, body: wire, timeout: timeout))
             } catch let error as SyncClientError {
                 throw error
             } catch {
@@ -264,6 +275,9 @@ public actor SyncClient {
                 refreshed = true
             case 401:
                 throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
+            case 415 where headers["Content-Encoding"] != nil:
+                // A server that does not inflate push bodies: send this one and the next ones plain.
+                compressesPushes = false
             case 429 where rateLimited < configuration.rateLimitRetries:
                 // The server says when it will accept the request: wait that long, never less.
                 rateLimited += 1

@@ -14,6 +14,9 @@ public struct SyncConfiguration: Sendable {
     public var rateLimitRetries = 5
     /// Changes per push (the server's default limit is 1000).
     public var pushBatchSize = 500
+    /// Sends push bodies of at least 1,024 bytes with `Content-Encoding: gzip` (about a tenth of the
+    /// bytes on the wire; protocol.md section 5). A server that answers `415` gets them plain from then on.
+    public var compressPushes = true
     /// Changes per pull page: the protocol's maximum, 5000. Each page costs a request and a replica
     /// transaction, so a new device's first sync of 100,000 changes takes about a third longer in
     /// pages of 1,000 (BENCHMARKS.md, "Cold start"); later pulls are small whatever the limit.
