@@ -166,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TipSyncTests",
-            dependencies: ["TipSync", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TipSync", "TipSyncTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import TipSync
+import TipSyncServer
 
 #if canImport(Glibc)
     import Glibc
@@ -44,6 +45,7 @@ struct LoadTest: AsyncParsableCommand {
         let start = residentMemoryBytes()
         var afterRounds: [Int] = []
         var trimmed: [Int] = []
+        var released: [Int] = []
         var peaks: [Int] = []
         for (round, file) in zip(1..., files) {
             let child = Process()
@@ -64,8 +66,9 @@ struct LoadTest: AsyncParsableCommand {
                 try await Task.sleep(for: .milliseconds(200))
             }
             let summary = await report.value
-            // Every connection has closed with the child; give the server a moment to release them.
-            try await Task.sleep(for: .seconds(2))
+            // Every connection has closed with the child; give the server a moment to release them,
+            // and an allocator that returns memory with a delay (jemalloc's decay) time to do so.
+            try await Task.sleep(for: .seconds(10))
             afterRounds.append(residentMemoryBytes())
             peaks.append(peak)
             // glibc keeps freed memory in its arenas instead of returning it to the system; what a
@@ -73,14 +76,21 @@ struct LoadTest: AsyncParsableCommand {
             // after round, would be a leak.
             trimMalloc()
             trimmed.append(residentMemoryBytes())
+            // What is left after the trim: SQLite's page caches, warmed by the round (bounded by its
+            // cache size per connection, not by the number of devices). Released, then trimmed again.
+            (server.store as? SQLiteSyncStore)?.releaseMemory()
+            trimMalloc()
+            released.append(residentMemoryBytes())
             print("round \(round): " + summary.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         func mib(_ bytes: Int) -> String { "\(bytes / 1_048_576) MiB" }
         print(
             "server RSS start \(mib(start)); peak per round \(peaks.map(mib).joined(separator: ", ")); "
-                + "after each round, all disconnected: \(afterRounds.map(mib).joined(separator: ", ")); "
+                + "10 s after each round, all disconnected: \(afterRounds.map(mib).joined(separator: ", ")); "
                 + "then after malloc_trim: \(trimmed.map(mib).joined(separator: ", ")) "
-                + "(last \(format(Double(trimmed.last! - start) * 100 / Double(max(1, start)), 1))% above start)"
+                + "(last \(format(Double(trimmed.last! - start) * 100 / Double(max(1, start)), 1))% above start); "
+                + "then after SQLite released its caches: \(released.map(mib).joined(separator: ", ")) "
+                + "(last \(format(Double(released.last! - start) * 100 / Double(max(1, start)), 1))% above start)"
         )
     }
 }

@@ -12,10 +12,8 @@ extension ReplicaDatabase {
         _ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit],
         observed: HLC? = nil, _ db: Database
     ) throws {
-        for (change, isLocal) in changes {
-            if isLocal { try appendToLog(change, db) }
-            try writeRecords(touchedBy: change, state: state, limits: limits, db)
-        }
+        for (change, isLocal) in changes where isLocal { try appendToLog(change, db) }
+        try TouchedRecords(changes.lazy.map(\.change), limits: limits).write(state: state, db)
         if let observed {
             let known = try meta(.observedHLC, db).flatMap { Int64($0) } ?? Int64.min
             if observed.rawValue > known { try setMeta(.observedHLC, String(observed.rawValue), db) }
@@ -26,27 +24,6 @@ extension ReplicaDatabase {
         let body = change.canonicalJSON
         try db.cachedStatement(sql: "INSERT INTO change (seq, hlc, kind, body) VALUES (?, ?, ?, ?)")
             .execute(arguments: [change.seq, change.hlc.rawValue, change.kind.rawValue, body])
-    }
-
-    static func writeRecords(
-        touchedBy change: Change, state: ReplicaState, limits: [String: DonationLimit], _ db: Database
-    ) throws {
-        switch change.operation {
-        case .parameter(let id, _):
-            try writeParameter(id, state: state, db)
-        case .eligibility(let tip, _):
-            try writeTip(tip, state: state, db)
-        case .display(let tip, let epoch, _, _, _):
-            try writeDisplay(tip, key: DisplayCounter.Key(device: change.device, epoch: epoch), state: state, db)
-        case .donation(let event, let id, let date, let info):
-            try writeDonation(
-                event, Donation(id: id, date: date, info: info, stamp: change.stamp), state: state,
-                trimmed: limits[event] != nil, db)
-        case .donationsDeleted(let event):
-            try writeDonationDeletion(event, state: state, db)
-        case .datastoreReset:
-            try rewriteAll(state, db)
-        }
     }
 
     static func writeParameter(_ id: String, state: ReplicaState, _ db: Database) throws {

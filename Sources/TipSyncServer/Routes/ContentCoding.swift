@@ -11,7 +11,7 @@ enum ContentCoding {
     static let threshold = 1024
 
     /// zlib's fastest level for responses: on pull pages (JSON with repeated keys and names) it
-    /// compresses nearly as well as the default level in a fraction of the CPU time (BENCHMARKS.md).
+    /// compresses to about 20% more bytes than the default level in about half the CPU time (BENCHMARKS.md).
     static var responseLevel: ZlibConfiguration { ZlibConfiguration(compressionLevel: 1) }
 
     /// The coding to answer with: `gzip` if acceptable, else `deflate` (HTTP's "deflate" is zlib

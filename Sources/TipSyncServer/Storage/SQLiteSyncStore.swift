@@ -20,6 +20,12 @@ public struct SQLiteSyncStore: SyncStore {
         pool = try DatabasePool(path: path, configuration: configuration)
     }
 
+    /// Frees SQLite's page caches and closes idle reader connections (they reopen on demand). What a
+    /// burst of traffic warmed stays resident otherwise, up to SQLite's cache size per connection.
+    public func releaseMemory() {
+        pool.releaseMemory()
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
