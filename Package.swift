@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
@@ -126,6 +127,7 @@ let package = Package(
                 "TipSync", "TipSyncServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),

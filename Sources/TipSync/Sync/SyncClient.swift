@@ -17,7 +17,8 @@ public actor SyncClient {
     /// The credential in use: the configuration's token, or the provider's latest answer.
     var token: String?
     /// Whether push bodies go gzipped: ``SyncConfiguration/compressPushes`` until a server answers
-    /// `415 unsupported_media_type` to one (a server that does not inflate them).
+    /// one `415` (a server that does not inflate them) or `400 malformed_json` (a transport in
+    /// between that dropped `Content-Encoding`).
     var compressesPushes: Bool
 
     public init(
@@ -275,8 +276,12 @@ public actor SyncClient {
                 refreshed = true
             case 401:
                 throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
-            case 415 where headers["Content-Encoding"] != nil:
-                // A server that does not inflate push bodies: send this one and the next ones plain.
+            case 415 where headers["Content-Encoding"] != nil,
+                400
+            where headers["Content-Encoding"] != nil
+                && errorCode(response.body)?.code == ErrorCode.malformedJSON.rawValue:
+                // A server that does not inflate push bodies (or a transport that dropped the header):
+                // send this one and the next ones plain.
                 compressesPushes = false
             case 429 where rateLimited < configuration.rateLimitRetries:
                 // The server says when it will accept the request: wait that long, never less.
