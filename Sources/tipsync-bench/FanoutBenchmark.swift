@@ -91,6 +91,21 @@ func onThread(_ body: @escaping @Sendable () throws -> Void) async throws -> Dou
     }
 }
 
+/// Pushes `bodies` one after the other over one keep-alive connection, on a thread of its own;
+/// returns that thread's CPU time. Any answer but 200 fails the benchmark.
+@discardableResult
+func pushOnThread(_ bodies: [[UInt8]], token: String, port: Int) async throws -> Double {
+    try await onThread {
+        let connection = try HTTPConnection(port: port)
+        for body in bodies {
+            let (status, _, _, _) = try connection.exchange(
+                "POST", "/v1/push", headers: ["Authorization: Bearer \(token)", "Content-Type: application/json"],
+                body: body)
+            guard status == 200 else { throw BenchError("push answered \(status)") }
+        }
+    }
+}
+
 /// User and system CPU time of this process so far, in seconds.
 func processCPUSeconds() -> Double { cpuSeconds(RUSAGE_SELF.rawValue) }
 

@@ -69,16 +69,7 @@ struct PostgresInstances: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (port, token, bodies) in work {
                 group.addTask {
-                    try await onThread {
-                        let connection = try HTTPConnection(port: port)
-                        for body in bodies {
-                            let (status, _, _, _) = try connection.exchange(
-                                "POST", "/v1/push",
-                                headers: ["Authorization: Bearer \(token)", "Content-Type: application/json"],
-                                body: body)
-                            guard status == 200 else { throw BenchError("push answered \(status)") }
-                        }
-                    }
+                    try await pushOnThread(bodies, token: token, port: port)
                 }
             }
             try await group.waitForAll()

@@ -54,16 +54,7 @@ struct PushIngest: AsyncParsableCommand {
                 let batches = bodies[name]!.map { Array($0) }
                 let port = port
                 group.addTask {
-                    try await onThread {
-                        let connection = try HTTPConnection(port: port)
-                        for body in batches {
-                            let (status, _, _, _) = try connection.exchange(
-                                "POST", "/v1/push",
-                                headers: ["Authorization: Bearer \(token)", "Content-Type: application/json"],
-                                body: body)
-                            guard status == 200 else { throw BenchError("push answered \(status)") }
-                        }
-                    }
+                    try await pushOnThread(batches, token: token, port: port)
                 }
             }
             return try await group.reduce(0, +)
