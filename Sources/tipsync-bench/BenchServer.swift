@@ -73,9 +73,15 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 /// Resident memory of this process, from /proc (Linux).
-func residentMemoryBytes() -> Int {
+func residentMemoryBytes(_ field: String = "VmRSS") -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
     else { return 0 }
-    return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
+    return (Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "0") ?? 0) * 1024
+}
+
+/// Of the resident memory: anonymous (heap, stacks: what a leak grows) and file-backed (code and
+/// data of the executable and its libraries, paged in as code runs for the first time).
+func residentBreakdown() -> String {
+    "anonymous \(residentMemoryBytes("RssAnon") / 1_048_576) MiB, files \(residentMemoryBytes("RssFile") / 1_048_576) MiB"
 }

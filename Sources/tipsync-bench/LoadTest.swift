@@ -43,6 +43,7 @@ struct LoadTest: AsyncParsableCommand {
             files.append(file)
         }
         let start = residentMemoryBytes()
+        let startBreakdown = residentBreakdown()
         var afterRounds: [Int] = []
         var trimmed: [Int] = []
         var released: [Int] = []
@@ -90,7 +91,8 @@ struct LoadTest: AsyncParsableCommand {
                 + "then after malloc_trim: \(trimmed.map(mib).joined(separator: ", ")) "
                 + "(last \(format(Double(trimmed.last! - start) * 100 / Double(max(1, start)), 1))% above start); "
                 + "then after SQLite released its caches: \(released.map(mib).joined(separator: ", ")) "
-                + "(last \(format(Double(released.last! - start) * 100 / Double(max(1, start)), 1))% above start)"
+                + "(last \(format(Double(released.last! - start) * 100 / Double(max(1, start)), 1))% above start); "
+                + "at start \(startBreakdown), at the end \(residentBreakdown())"
         )
     }
 }
