@@ -71,24 +71,16 @@ extension ReplicaDatabase {
         ])
     }
 
-    /// Stores `donation` if the merged state kept it, then drops rows the state trimmed.
-    static func writeDonation(_ event: String, _ donation: Donation, state: ReplicaState, trimmed: Bool, _ db: Database)
-        throws
-    {
-        guard let record = state.events[event] else { return }
-        if record.ids.contains(donation.id) {
-            try db.cachedStatement(
-                sql: "INSERT OR IGNORE INTO donation (eventID, id, date, info, hlc, device) VALUES (?, ?, ?, ?, ?, ?)"
-            ).execute(arguments: [
-                event, donation.id, donation.date, donation.info?.canonicalText, donation.stamp.hlc.rawValue,
-                donation.stamp.device,
-            ])
-        }
-        if trimmed, let oldest = record.donations.first {
-            try db.cachedStatement(
-                sql: "DELETE FROM donation WHERE eventID = ? AND (date < ? OR (date = ? AND id < ?))"
-            ).execute(arguments: [event, oldest.date, oldest.date, oldest.id])
-        }
+    /// Stores `donation` if the merged state kept it (one row; a page's donations go through
+    /// ``TouchedRecords`` in multi-row statements).
+    static func writeDonation(_ event: String, _ donation: Donation, state: ReplicaState, _ db: Database) throws {
+        guard let record = state.events[event], record.ids.contains(donation.id) else { return }
+        try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO donation (eventID, id, date, info, hlc, device) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [
+            event, donation.id, donation.date, donation.info?.canonicalText, donation.stamp.hlc.rawValue,
+            donation.stamp.device,
+        ])
     }
 
     static func writeDonationDeletion(_ event: String, state: ReplicaState, _ db: Database) throws {
@@ -114,7 +106,7 @@ extension ReplicaDatabase {
         }
         for (event, record) in state.events {
             if record.deletedAt != nil { try writeDonationDeletion(event, state: state, db) }
-            for donation in record.donations { try writeDonation(event, donation, state: state, trimmed: false, db) }
+            for donation in record.donations { try writeDonation(event, donation, state: state, db) }
         }
     }
 
