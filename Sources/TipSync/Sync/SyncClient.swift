@@ -249,11 +249,14 @@ public actor SyncClient {
     ) async throws -> (SyncHTTPResponse, Date) {
         var refreshed = false
         var rateLimited = 0
+        // Compressed once; retries after 429 or a token refresh send the same bytes.
+        let gzipped =
+            compressible && compressesPushes && (body?.count ?? 0) >= 1024 ? body.flatMap { Gzip.compress($0) } : nil
         while true {
             var headers = ["Authorization": "Bearer \(try await currentToken())", "Accept": "application/json"]
             if body != nil { headers["Content-Type"] = "application/json" }
             var wire = body
-            if compressible, compressesPushes, let body, body.count >= 1024, let gzipped = Gzip.compress(body) {
+            if compressesPushes, let gzipped {
                 wire = gzipped
                 headers["Content-Encoding"] = "gzip"
             }
