@@ -67,6 +67,7 @@ let package = Package(
                 "TipSync", "TipSyncServer", "TipSyncAgent", "TipSyncTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -24,11 +24,16 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let metrics = ServerMetrics(registry: registry)
+    let memory =
+        configuration.memoryReleaseIntervalSeconds > 0
+        ? MemoryRelease(
+            interval: .milliseconds(Int64(configuration.memoryReleaseIntervalSeconds * 1000)), store: store,
+            logger: logger, factory: metrics.factory) : nil
     let compactor = AutoCompactor(
-        store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger)
+        store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger, memory: memory)
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
-        compactor: compactor, registry: registry, metrics: metrics, now: now)
+        compactor: compactor, memory: memory, registry: registry, metrics: metrics, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
         requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
@@ -39,10 +44,11 @@ public func buildApplication(
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
         LiveHeartbeat(notifier: notifier, interval: .milliseconds(Int64(configuration.heartbeatSeconds * 1000))),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
-        DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger),
-        compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger),
+        DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger, memory: memory),
+        compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger, memory: memory),
     ]
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
+    if let memory { services.append(memory) }
     return Application(
         router: router,
         server: .http1(
@@ -69,13 +75,13 @@ public func buildRouter(
 ) -> Router<SyncRequestContext> {
     buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), jwt: jwt,
-        compactor: nil, registry: registry, metrics: ServerMetrics(registry: registry), now: now)
+        compactor: nil, memory: nil, registry: registry, metrics: ServerMetrics(registry: registry), now: now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
-    jwt: JWTSignIn?, compactor: AutoCompactor?, registry: PrometheusCollectorRegistry?, metrics: ServerMetrics,
-    now: @escaping @Sendable () -> Int64
+    jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
+    metrics: ServerMetrics, now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
@@ -89,6 +95,7 @@ func buildRouter(
         MethodMiddleware(table: table)
         RequestHistoryMiddleware(history: history, now: now)
     }
+    if let memory { router.add(middleware: ActivityMiddleware(memory: memory)) }
     router.on("health", method: .get, recordingIn: table) { _, _ -> Response in
         SyncController.json(text: #"{"status":"ok"}"#)
     }
@@ -99,14 +106,16 @@ func buildRouter(
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
+    let requestLimiter = RateLimiter(configuration.requestRate)
+    let changeLimiter = RateLimiter(configuration.changeRate)
+    memory?.onRelease { requestLimiter.forgetRefilled(now: now()) }
+    memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
     let v1 = router.group("v1")
         .add(middleware: BearerAuthMiddleware(store: store, jwt: jwt, activity: activity, now: now))
-        .add(
-            middleware: RateLimitMiddleware(limiter: RateLimiter(configuration.requestRate), metrics: metrics, now: now)
-        )
+        .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
     SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
-        changeLimiter: RateLimiter(configuration.changeRate), compactor: compactor, activity: activity
+        changeLimiter: changeLimiter, compactor: compactor, activity: activity
     ).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))
     let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)

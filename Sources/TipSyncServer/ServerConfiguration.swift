@@ -40,6 +40,12 @@ public struct ServerConfiguration: Sendable {
     /// `--auto-compact-after` / `TIPSYNC_AUTO_COMPACT_AFTER`: an account is compacted in the background
     /// once its log has grown by this many entries since its last compaction. 0 turns it off.
     public var autoCompactAfter = 10_000
+    /// `--memory-release-interval` / `TIPSYNC_MEMORY_RELEASE_INTERVAL` (seconds): the server counts
+    /// requests per interval of this length; when an interval's count falls to a tenth or less of
+    /// the busiest since the last release (a burst is over), it frees SQLite's page caches and idle
+    /// reader connections, forgets rate-limit buckets of quiet devices, and returns glibc's free heap
+    /// pages to the system (``MemoryRelease``). 0 turns it off.
+    public var memoryReleaseIntervalSeconds = 30.0
     /// `--console` / `TIPSYNC_CONSOLE=1`: serve the operator console at `/console` (admin-key login).
     public var console = false
 

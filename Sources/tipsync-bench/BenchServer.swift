@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PostgresNIO
+import Prometheus
 import TipSync
 import TipSyncServer
 import TipSyncTestSupport
@@ -17,7 +18,11 @@ struct BenchServer {
     let directory: URL
     let task: Task<Void, any Error>
 
-    static func start(port: Int, backend: String = "sqlite") async throws -> BenchServer {
+    /// `memoryReleaseInterval`: ``ServerConfiguration/memoryReleaseIntervalSeconds`` (the server's default
+    /// unless given).
+    static func start(port: Int, backend: String = "sqlite", memoryReleaseInterval: Double? = nil) async throws
+        -> BenchServer
+    {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-\(UUID().uuidString)")
         let store: any SyncStore
@@ -37,8 +42,10 @@ struct BenchServer {
         configuration.changeRate = .unlimited
         // Nor background compaction: a benchmark's log stays as pushed.
         configuration.autoCompactAfter = 0
+        if let memoryReleaseInterval { configuration.memoryReleaseIntervalSeconds = memoryReleaseInterval }
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
+            address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration,
+            registry: PrometheusCollectorRegistry())
         let task = Task { try await app.runService() }
         let server = BenchServer(store: store, port: port, directory: directory, task: task)
         // A benchmark may poll for readiness (tests never do).
@@ -58,6 +65,33 @@ struct BenchServer {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// A request to the server with a device's bearer token.
+    func request(_ path: String, token: String) -> URLRequest {
+        var request = URLRequest(url: url.appendingPathComponent(path))
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        return request
+    }
+
+    /// `tipsync_memory_releases_total` from `/metrics` (not counted as traffic by the server).
+    func memoryReleases() async throws -> Int {
+        let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("metrics"))
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first {
+            $0.hasPrefix("tipsync_memory_releases_total ")
+        }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    /// Waits until the server has released memory more than `count` times (at most 5 minutes);
+    /// returns the new count.
+    func waitForMemoryRelease(after count: Int) async throws -> Int {
+        for _ in 0..<600 {
+            let now = try await memoryReleases()
+            if now > count { return now }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        throw BenchError("the server released no memory within 5 minutes")
+    }
+
     /// Creates an account with `devices` devices; returns their tokens by device name.
     func account(_ name: String, devices: [String]) async throws -> [String: String] {
         _ = try await store.createAccount(name: name)
@@ -74,14 +108,16 @@ struct BenchError: Error, CustomStringConvertible {
 
 /// Resident memory of this process, from /proc (Linux).
 func residentMemoryBytes(_ field: String = "VmRSS") -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
-    else { return 0 }
-    return (Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "0") ?? 0) * 1024
+    SystemAllocator.residentBytes(field)
 }
 
 /// Of the resident memory: anonymous (heap, stacks: what a leak grows) and file-backed (code and
-/// data of the executable and its libraries, paged in as code runs for the first time).
+/// data of the executable and its libraries, paged in as code runs for the first time), and of the
+/// anonymous memory, the live heap (what `malloc` handed out and was not freed: what a leak grows)
+/// and what the allocator holds from the system.
 func residentBreakdown() -> String {
-    "anonymous \(residentMemoryBytes("RssAnon") / 1_048_576) MiB, files \(residentMemoryBytes("RssFile") / 1_048_576) MiB"
+    func mib(_ bytes: Int) -> String { format(Double(bytes) / 1_048_576, 1) }
+    let heap = SystemAllocator.heapStatistics().map { "; live heap \(mib($0.inUse)) MiB of \(mib($0.held)) MiB held" }
+    return "anonymous \(mib(residentMemoryBytes("RssAnon"))) MiB, files \(mib(residentMemoryBytes("RssFile"))) MiB"
+        + (heap ?? "")
 }

@@ -4,6 +4,10 @@ import Synchronization
 import TipSync
 import TipSyncServer
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -25,8 +29,20 @@ struct LoadTest: AsyncParsableCommand {
     @Option(help: "Rounds of the workload against the same server: memory that grows round after round is a leak.")
     var rounds = 3
 
+    @Option(help: "A folder to copy the server's /proc/self/smaps into at the start and after each round.")
+    var smaps: String?
+
+    @Option(help: "Seconds to keep the server up after the report (for a profiler or a look at /proc).")
+    var hold = 0
+
+    @Option(
+        help:
+            "The server's --memory-release-interval in seconds (its default is 30; shorter here to keep the run short)."
+    )
+    var memoryReleaseInterval = 4.0
+
     func run() async throws {
-        let server = try await BenchServer.start(port: port)
+        let server = try await BenchServer.start(port: port, memoryReleaseInterval: memoryReleaseInterval)
         defer { server.stop() }
         // Each round's devices are new (fresh accounts, sequence numbers from 1).
         var files: [URL] = []
@@ -42,11 +58,17 @@ struct LoadTest: AsyncParsableCommand {
             try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
             files.append(file)
         }
+        // The start: the server after creating every round's accounts and tokens, one request, and
+        // the memory release that follows (as after each round).
+        func mib(_ bytes: Int) -> String { "\(format(Double(bytes) / 1_048_576, 1)) MiB" }
+        var releases = try await server.memoryReleases()
+        _ = try await URLSession.shared.data(for: server.request("v1/pull", token: String(tokensOf(files[0])[0])))
+        releases = try await server.waitForMemoryRelease(after: releases)
         let start = residentMemoryBytes()
         let startBreakdown = residentBreakdown()
+        copySmaps(as: "start")
         var afterRounds: [Int] = []
-        var trimmed: [Int] = []
-        var released: [Int] = []
+        var liveHeaps: [String] = []
         var peaks: [Int] = []
         for (round, file) in zip(1..., files) {
             let child = Process()
@@ -67,44 +89,51 @@ struct LoadTest: AsyncParsableCommand {
                 try await Task.sleep(for: .milliseconds(200))
             }
             let summary = await report.value
-            // Every connection has closed with the child; give the server a moment to release them,
-            // and an allocator that returns memory with a delay (jemalloc's decay) time to do so.
-            try await Task.sleep(for: .seconds(10))
+            // Every connection has closed with the child. Memory is read once the server has released
+            // SQLite's caches and glibc's free pages (``MemoryRelease``, within two intervals of the
+            // burst's end), and a second later.
+            releases = try await server.waitForMemoryRelease(after: releases)
+            try await Task.sleep(for: .seconds(1))
             afterRounds.append(residentMemoryBytes())
+            liveHeaps.append(SystemAllocator.heapStatistics().map { mib($0.inUse) } ?? "?")
             peaks.append(peak)
-            // glibc keeps freed memory in its arenas instead of returning it to the system; what a
-            // trim gives back was free, not leaked. Memory still held after a trim, growing round
-            // after round, would be a leak.
-            trimMalloc()
-            trimmed.append(residentMemoryBytes())
-            // What is left after the trim: SQLite's page caches, warmed by the round (bounded by its
-            // cache size per connection, not by the number of devices). Released, then trimmed again.
-            (server.store as? SQLiteSyncStore)?.releaseMemory()
-            trimMalloc()
-            released.append(residentMemoryBytes())
+            copySmaps(as: "round-\(round)")
             print("round \(round): " + summary.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        func mib(_ bytes: Int) -> String { "\(bytes / 1_048_576) MiB" }
         print(
             "server RSS start \(mib(start)); peak per round \(peaks.map(mib).joined(separator: ", ")); "
-                + "10 s after each round, all disconnected: \(afterRounds.map(mib).joined(separator: ", ")); "
-                + "then after malloc_trim: \(trimmed.map(mib).joined(separator: ", ")) "
-                + "(last \(format(Double(trimmed.last! - start) * 100 / Double(max(1, start)), 1))% above start); "
-                + "then after SQLite released its caches: \(released.map(mib).joined(separator: ", ")) "
-                + "(last \(format(Double(released.last! - start) * 100 / Double(max(1, start)), 1))% above start); "
+                + "after each round, all disconnected and the server idle: "
+                + "\(afterRounds.map(mib).joined(separator: ", ")) "
+                + "(last \(format(Double(afterRounds.last! - start) * 100 / Double(max(1, start)), 1))% above start); "
+                + "live heap after each round \(liveHeaps.joined(separator: ", ")); "
                 + "at start \(startBreakdown), at the end \(residentBreakdown())"
         )
+        if hold > 0 { try await Task.sleep(for: .seconds(hold)) }
     }
 }
 
-/// Returns free heap memory to the system (`malloc_trim(0)`; glibc only).
-func trimMalloc() {
-    #if canImport(Glibc)
-        // `malloc_trim` is in <malloc.h>, which the Glibc module does not export.
-        if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") {
-            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+extension LoadTest {
+    /// The tokens of a round's token file.
+    func tokensOf(_ file: URL) throws -> [Substring] {
+        try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: "/", maxSplits: 2)[2]
         }
-    #endif
+    }
+
+    /// Copies `/proc/self/smaps` to `<smaps>/<name>.smaps` when `--smaps` is given: where resident
+    /// memory sits (heap arenas, thread stacks, SQLite's file mappings) at that moment.
+    func copySmaps(as name: String) {
+        guard let smaps else { return }
+        // procfs files report a size of 0: read until the end instead of trusting it.
+        let fd = open("/proc/self/smaps", O_RDONLY)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while case let count = read(fd, &buffer, buffer.count), count > 0 { data.append(buffer, count: count) }
+        try? FileManager.default.createDirectory(atPath: smaps, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: "\(smaps)/\(name).smaps", contents: data)
+    }
 }
 
 /// Child process of ``LoadTest``: holds one live stream per device (reading and discarding its

@@ -96,6 +96,11 @@ struct Serve: AsyncParsableCommand {
             "Compact an account in the background once its log grew by this many entries (env TIPSYNC_AUTO_COMPACT_AFTER; default 10000; 0: never)."
     )
     var autoCompactAfter: Int?
+    @Option(
+        help:
+            "Seconds per interval of counted requests: when one falls to a tenth of the busiest, the server returns cached and freed memory to the system (env TIPSYNC_MEMORY_RELEASE_INTERVAL; default 30; 0: never)."
+    )
+    var memoryReleaseInterval: Double?
     @Flag(help: "Serve the operator console at /console, logged in with an admin key (env TIPSYNC_CONSOLE=1).")
     var console = false
     @Option(help: "File holding the HS256 secret for JWT device sign-in (env TIPSYNC_JWT_SECRET_FILE).")
@@ -163,6 +168,12 @@ struct Serve: AsyncParsableCommand {
             burst: try setting(rateChangesBurst, "TIPSYNC_RATE_CHANGES_BURST", configuration.changeRate.burst))
         configuration.autoCompactAfter = try setting(
             autoCompactAfter, "TIPSYNC_AUTO_COMPACT_AFTER", configuration.autoCompactAfter)
+        configuration.memoryReleaseIntervalSeconds = try setting(
+            memoryReleaseInterval, "TIPSYNC_MEMORY_RELEASE_INTERVAL", configuration.memoryReleaseIntervalSeconds)
+        guard configuration.memoryReleaseIntervalSeconds >= 0, configuration.memoryReleaseIntervalSeconds.isFinite
+        else {
+            throw ValidationError("--memory-release-interval must be a non-negative number of seconds")
+        }
         configuration.console =
             console || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["TIPSYNC_CONSOLE"] ?? "")
         for (name, rate) in [("requests", configuration.requestRate), ("changes", configuration.changeRate)] {

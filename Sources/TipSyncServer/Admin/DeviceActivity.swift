@@ -26,8 +26,9 @@ public final class DeviceActivity: Sendable {
     /// The time recorded for `device` and not yet written, if any.
     func unwritten(_ device: DeviceIdentity) -> Int64? { pending.withLock { $0[device] } }
 
-    /// Writes what was recorded since the last flush.
-    func flush(to store: any SyncStore) async throws {
+    /// Writes what was recorded since the last flush; returns how many devices' records it wrote.
+    @discardableResult
+    func flush(to store: any SyncStore) async throws -> Int {
         let batch = pending.withLock { pending in
             defer { pending = [:] }
             return pending
@@ -39,6 +40,7 @@ public final class DeviceActivity: Sendable {
         do {
             try await store.recordSeen(batch)
             try await store.recordPulled(pulls)
+            return batch.count + pulls.count
         } catch {
             // Kept for the next flush: late, never lost (a newer pull recorded meanwhile wins).
             pending.withLock { pending in pending.merge(batch) { max($0, $1) } }
@@ -54,6 +56,8 @@ struct DeviceActivityFlusher: Service {
     let store: any SyncStore
     let interval: Duration
     let logger: Logger
+    /// Told of every flush that wrote: the writes warm caches the server releases once quiet.
+    var memory: MemoryRelease? = nil
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
@@ -67,7 +71,7 @@ struct DeviceActivityFlusher: Service {
 
     private func flush() async {
         do {
-            try await activity.flush(to: store)
+            if try await activity.flush(to: store) > 0 { memory?.noteActivity() }
         } catch {
             logger.warning("could not record when devices were last seen", metadata: ["error": "\(error)"])
         }

@@ -33,6 +33,8 @@ struct TipUsageSummarizer: Service {
     let store: any SyncStore
     let interval: Duration
     let logger: Logger
+    /// Told of every summary: the work warms caches the server releases once quiet.
+    var memory: MemoryRelease? = nil
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
@@ -60,6 +62,7 @@ struct TipUsageSummarizer: Service {
             for account in accounts {
                 try Task.checkCancellation()
                 try await store.summarizeTipUsage(account: account)
+                memory?.noteActivity()
             }
             summarized += accounts.count
             after = last

@@ -11,12 +11,17 @@ final class AutoCompactor: Service, Sendable {
     let threshold: Int
     let metrics: ServerMetrics
     let logger: Logger
+    /// Told of every compaction: the work warms caches the server releases once quiet.
+    let memory: MemoryRelease?
     private let queue: AsyncStream<Int64>
     private let enqueue: AsyncStream<Int64>.Continuation
     private let pending = Mutex<Set<Int64>>([])
 
-    init(store: any SyncStore, threshold: Int, metrics: ServerMetrics, logger: Logger) {
+    init(
+        store: any SyncStore, threshold: Int, metrics: ServerMetrics, logger: Logger, memory: MemoryRelease? = nil
+    ) {
         self.store = store
+        self.memory = memory
         self.threshold = threshold
         self.metrics = metrics
         self.logger = logger
@@ -42,6 +47,7 @@ final class AutoCompactor: Service, Sendable {
         defer { _ = pending.withLock { $0.remove(account) } }
         do {
             let dropped = try await store.compact(account: account)
+            memory?.noteActivity()
             metrics.autoCompactions.increment()
             metrics.compactedEntries.increment(by: dropped)
             logger.debug("compacted", metadata: ["account": "\(account)", "dropped": "\(dropped)"])

@@ -27,9 +27,7 @@ final class RateLimiter: Sendable {
         guard rate.isLimited else { return nil }
         return buckets.withLock { state in
             state.takes += 1
-            if state.takes % Self.sweepEvery == 0 {
-                state.byDevice = state.byDevice.filter { refilled($0.value, now: now) < rate.burst }
-            }
+            if state.takes % Self.sweepEvery == 0 { sweep(&state.byDevice, now: now) }
             var bucket = state.byDevice[device] ?? Bucket(tokens: rate.burst, updated: now)
             bucket.tokens = refilled(bucket, now: now)
             bucket.updated = max(bucket.updated, now)
@@ -43,6 +41,16 @@ final class RateLimiter: Sendable {
             state.byDevice[device] = bucket
             return nil
         }
+    }
+
+    /// Forgets the buckets that have refilled completely by `now` (the devices that went quiet):
+    /// called every ``sweepEvery`` takes, and when the server releases memory after traffic.
+    func forgetRefilled(now: Int64) {
+        buckets.withLock { sweep(&$0.byDevice, now: now) }
+    }
+
+    private func sweep(_ byDevice: inout [DeviceIdentity: Bucket], now: Int64) {
+        byDevice = byDevice.filter { refilled($0.value, now: now) < rate.burst }
     }
 
     private func refilled(_ bucket: Bucket, now: Int64) -> Double {

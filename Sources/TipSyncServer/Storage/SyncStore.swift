@@ -31,6 +31,9 @@ public protocol SyncStore: Sendable {
     func cursorGeneration() async throws -> String
     /// Drops superseded log entries (``LogCompaction``) and records when. Returns how many.
     func compact(account: Int64) async throws -> Int
+    /// Frees memory that refills on demand (page caches, idle connections): called when the server
+    /// has gone quiet (``MemoryRelease``). Does nothing by default.
+    func releaseMemory() async
     /// Number of log entries of the account (for tests and operators).
     func logCount(account: Int64) async throws -> Int
     /// Calls `onChange` with every push, revocation and erasure committed by any server instance on
@@ -94,6 +97,8 @@ public protocol SyncStore: Sendable {
 }
 
 extension SyncStore {
+    public func releaseMemory() async {}
+
     /// The account's whole log in log order, handed to `body` a page of canonical JSON changes at a
     /// time (what `GET /admin/v1/accounts/{account}/export` and `tipsync-server accounts export` send).
     public func exportLog(account: Int64, pageSize: Int = 1000, _ body: ([String]) async throws -> Void)

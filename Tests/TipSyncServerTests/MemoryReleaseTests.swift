@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Prometheus
+import Synchronization
+import Testing
+import TipSync
+
+@testable import TipSyncServer
+
+/// When a burst of requests is over (an interval with a tenth or less of the busiest interval's
+/// requests), the server frees what refills on demand (SQLite's caches, rate-limit buckets of quiet
+/// devices) and glibc's free pages. The service's loop only sleeps and ticks; the tests tick by hand.
+@Suite struct MemoryReleaseTests {
+    @Test func releasesOnceWhenABurstIsOverAndNotDuringSteadyTraffic() async throws {
+        let fixture = try await ServerFixture.make()
+        let registry = PrometheusCollectorRegistry()
+        let memory = MemoryRelease(
+            interval: .seconds(30), store: fixture.store, logger: Logger(label: "test"),
+            factory: PrometheusMetricsFactory(registry: registry))
+        let forgotten = Mutex(0)
+        memory.onRelease { forgotten.withLock { $0 += 1 } }
+        let router = buildRouter(
+            store: fixture.store, configuration: ServerConfiguration(), notifier: ChangeNotifier(),
+            activity: DeviceActivity(), jwt: nil, compactor: nil, memory: memory, registry: registry,
+            metrics: ServerMetrics(registry: registry), now: { Int64(Date().timeIntervalSince1970 * 1000) })
+        // A server that has served nothing has nothing to give back.
+        #expect(await memory.tick() == false)
+
+        try await Application(router: router).test(.router) { client in
+            func pull(_ count: Int) async throws {
+                for _ in 0..<count {
+                    try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
+                        #expect($0.status == .ok)
+                    }
+                }
+            }
+            // Monitoring is not traffic.
+            for _ in 0..<5 {
+                try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
+            }
+            #expect(await memory.tick() == false)
+
+            let changes = (1...50).map { change("phone", Int64($0), .parameter(id: "p\($0)", value: .int($0))) }
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: changes))
+            ) { #expect($0.status == .ok) }
+            try await pull(19)
+            // The burst's interval (20 requests), then one as busy: no release.
+            #expect(await memory.tick() == false)
+            try await pull(20)
+            #expect(await memory.tick() == false)
+            #expect(forgotten.withLock { $0 } == 0)
+            // Traffic falls to a trickle (2 of 20): released, once.
+            try await pull(2)
+            #expect(await memory.tick() == true)
+            #expect(forgotten.withLock { $0 } == 1)
+            // A steady trickle afterwards: nothing more to release.
+            for _ in 0..<3 {
+                try await pull(2)
+                #expect(await memory.tick() == false)
+            }
+
+            // Released caches refill on demand: the next pull reads every change.
+            try await client.execute(uri: "/v1/pull?limit=100", method: .get, headers: fixture.headers("laptop")) {
+                response in
+                #expect(response.status == .ok)
+                let page = try decode(PullResponse.self, response.body)
+                #expect(page.changes.count == 50)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(String(buffer: response.body).contains("tipsync_memory_releases_total 1"))
+            }
+            // Another burst, then silence: a second release.
+            try await pull(20)
+            #expect(await memory.tick() == false)
+            #expect(await memory.tick() == true)
+            #expect(forgotten.withLock { $0 } == 2)
+        }
+    }
+
+    @Test func aReleaseForgetsOnlyTheRateLimitBucketsThatHaveRefilled() {
+        let limiter = RateLimiter(RateLimit(perSecond: 10, burst: 20))
+        let quiet = DeviceIdentity(accountID: 1, device: "quiet")
+        let busy = DeviceIdentity(accountID: 1, device: "busy")
+        #expect(limiter.take(quiet, cost: 1, now: 0) == nil)
+        #expect(limiter.take(busy, cost: 20, now: 900) == nil)
+        // At 1 s the quiet device's bucket is full again (what a device never seen gets); the busy
+        // one has 1 of 20 back and must keep owing the rest.
+        limiter.forgetRefilled(now: 1000)
+        #expect(limiter.trackedDevices == 1)
+        #expect(limiter.take(busy, cost: 5, now: 1000) != nil)
+        #expect(limiter.take(quiet, cost: 20, now: 1000) == nil)
+    }
+
+    /// The load benchmark tells a leak (the live heap grows) from memory the allocator keeps, using
+    /// the totals `malloc_info` prints after the last arena.
+    @Test func heapStatisticsAreReadFromTheTotalsAfterTheLastArena() throws {
+        let xml = """
+            <malloc version="1">
+            <heap nr="0">
+            <total type="fast" count="9" size="999"/>
+            <system type="current" size="99999"/>
+            </heap>
+            <total type="fast" count="2" size="96"/>
+            <total type="rest" count="5" size="40000"/>
+            <total type="mmap" count="1" size="200000"/>
+            <system type="current" size="1000000"/>
+            <system type="max" size="3000000"/>
+            </malloc>
+            """
+        let statistics = try #require(HeapStatistics(mallocInfo: xml))
+        #expect(statistics == HeapStatistics(inUse: 1_000_000 - 96 - 40_000 + 200_000, held: 1_200_000))
+        #expect(HeapStatistics(mallocInfo: "<malloc version=\"1\"></malloc>") == nil)
+        // This process runs on glibc: its live heap is at most what the allocator holds.
+        #if canImport(Glibc)
+            let own = try #require(SystemAllocator.heapStatistics())
+            #expect(own.inUse > 0 && own.inUse <= own.held)
+        #endif
+    }
+}
