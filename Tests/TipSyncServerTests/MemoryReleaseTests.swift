@@ -81,6 +81,39 @@ import TipSync
         }
     }
 
+    /// GRDB's `releaseMemory()` blocks its thread until every reader is back in the pool, and a
+    /// reader goes back from the task that used it, on Swift's cooperative threads. Called on a
+    /// cooperative thread while a read was in flight, it could take the last free one: the read never
+    /// finished and the process hung (a CI run of the whole suite never ended). Here the pool has one
+    /// thread, so the old code hangs every time; the release must wait for the read, not block it.
+    @Test func releasingMemoryWaitsForReadsWithoutHoldingTheirThread() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+        try await store.migrate()
+        let executor = OneThreadExecutor()
+        defer { executor.shutdown() }
+        let gate = DispatchSemaphore(value: 0)
+
+        let answer = try await withTaskExecutorPreference(executor) {
+            let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+            // A read that holds its reader until the gate opens (on the reader's own queue).
+            async let read = store.pool.read { db in
+                enteredContinuation.yield()
+                gate.wait()
+                return try Int.fetchOne(db, sql: "SELECT 42") ?? 0
+            }
+            for await _ in entered { break }
+            // The read's task resumes on this executor's only thread, which is this task's until it
+            // suspends: opening the gate now lets the read finish only if the release suspends.
+            gate.signal()
+            // Through the protocol, as `MemoryRelease` calls it.
+            await (store as any SyncStore).releaseMemory()
+            return try await read
+        }
+        #expect(answer == 42)
+    }
+
     @Test func aReleaseForgetsOnlyTheRateLimitBucketsThatHaveRefilled() {
         let limiter = RateLimiter(RateLimit(perSecond: 10, burst: 20))
         let quiet = DeviceIdentity(accountID: 1, device: "quiet")

@@ -22,8 +22,18 @@ public struct SQLiteSyncStore: SyncStore {
 
     /// Frees SQLite's page caches and closes idle reader connections (they reopen on demand). What a
     /// burst of traffic warmed stays resident otherwise, up to SQLite's cache size per connection.
-    public func releaseMemory() {
-        pool.releaseMemory()
+    ///
+    /// GRDB's `releaseMemory()` blocks its thread until every reader is back in the pool, and a
+    /// reader comes back from the task that used it, on Swift's cooperative threads: it runs on a
+    /// Dispatch thread of its own, so that it never takes the thread a read needs to finish.
+    public func releaseMemory() async {
+        let pool = pool
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global(qos: .utility).async {
+                pool.releaseMemory()
+                done.resume()
+            }
+        }
     }
 
     static var migrator: DatabaseMigrator {
