@@ -18,7 +18,7 @@ import TipSync
         let registry = PrometheusCollectorRegistry()
         let memory = MemoryRelease(
             interval: .seconds(30), store: fixture.store, logger: Logger(label: "test"),
-            factory: PrometheusMetricsFactory(registry: registry))
+            factory: PrometheusMetricsFactory(registry: registry), continuationsSettle: .zero)
         let forgotten = Mutex(0)
         memory.onRelease { forgotten.withLock { $0 += 1 } }
         let router = buildRouter(
@@ -112,6 +112,14 @@ import TipSync
             return try await read
         }
         #expect(answer == 42)
+    }
+
+    /// A drain sends every block it promised, in chunks it waits for, from several tasks at once, and
+    /// comes back (it runs on the server's threads while the server is quiet; it must never stall).
+    @Test func drainingTheContinuationCachesRunsEveryBlockInBoundedChunks() async {
+        #expect(await DispatchContinuationCache.drain(tasks: 3, perTask: 2_500, chunk: 1_000) == 7_500)
+        #expect(await DispatchContinuationCache.drain(tasks: 2, perTask: 7, chunk: 0) == 14)
+        #expect(await DispatchContinuationCache.drain(tasks: 0, perTask: 100) == 0)
     }
 
     @Test func aReleaseForgetsOnlyTheRateLimitBucketsThatHaveRefilled() {
