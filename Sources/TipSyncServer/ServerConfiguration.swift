@@ -43,8 +43,9 @@ public struct ServerConfiguration: Sendable {
     /// `--memory-release-interval` / `TIPSYNC_MEMORY_RELEASE_INTERVAL` (seconds): the server counts
     /// requests per interval of this length; when an interval's count falls to a tenth or less of
     /// the busiest since the last release (a burst is over), it frees SQLite's page caches and idle
-    /// reader connections, forgets rate-limit buckets of quiet devices, and returns glibc's free heap
-    /// pages to the system (``MemoryRelease``). 0 turns it off.
+    /// reader connections, forgets rate-limit buckets of quiet devices, empties libdispatch's
+    /// per-thread continuation caches, and returns glibc's free heap pages to the system
+    /// (``MemoryRelease``, ``DispatchContinuationCache``). 0 turns it off.
     public var memoryReleaseIntervalSeconds = 30.0
     /// `--console` / `TIPSYNC_CONSOLE=1`: serve the operator console at `/console` (admin-key login).
     public var console = false
