@@ -84,7 +84,7 @@ import TipSync
     /// GRDB's `releaseMemory()` blocks its thread until every reader is back in the pool, and a
     /// reader goes back from the task that used it, on Swift's cooperative threads. Called on a
     /// cooperative thread while a read was in flight, it could take the last free one: the read never
-    /// finished and the process hung (a CI run of the whole suite never ended). Here the pool has one
+    /// finished and the process hung (the likely reason a CI run of the whole suite never ended). Here the pool has one
     /// thread, so the old code hangs every time; the release must wait for the read, not block it.
     @Test func releasingMemoryWaitsForReadsWithoutHoldingTheirThread() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-\(UUID())")

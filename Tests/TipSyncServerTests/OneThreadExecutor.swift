@@ -25,7 +25,7 @@ final class OneThreadExecutor: TaskExecutor, Sendable {
         ready.signal()
     }
 
-    /// Ends the thread once the jobs enqueued before this call have run.
+    /// Ends the thread at its next wake-up; jobs still queued then never run (call it when done).
     func shutdown() {
         stopped.store(true, ordering: .releasing)
         ready.signal()

@@ -14,7 +14,7 @@ import Dispatch
 /// ``drain(tasks:perTask:chunk:)`` makes the cooperative threads spend their caches on empty
 /// blocks for ``sink``, a serial queue at background QoS: nothing else runs at that QoS, so its
 /// worker thread, which keeps what it frees, goes idle and exits after libdispatch's idle timeout
-/// (5 s), freeing them for good. ``MemoryRelease`` trims again once ``workerExit`` has passed.
+/// (5 s), freeing them for good. ``MemoryRelease`` trims once ``workerExit`` has passed.
 enum DispatchContinuationCache {
     /// Where the drained continuations end up; its worker thread runs nothing else.
     static let sink = DispatchQueue(label: "tipsync.memory-release.continuations", qos: .background)

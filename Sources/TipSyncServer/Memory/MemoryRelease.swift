@@ -19,7 +19,7 @@ import Synchronization
 /// stays. ``ServerConfiguration/memoryReleaseIntervalSeconds``.
 ///
 /// A release also empties libdispatch's per-thread continuation caches
-/// (``DispatchContinuationCache``) and trims a second time once the thread holding them has exited
+/// (``DispatchContinuationCache``) and trims once the thread holding them has exited
 /// (`continuationsSettle` later): what those caches kept pinned most of the pages left after a burst.
 final class MemoryRelease: Service, Sendable {
     let interval: Duration
@@ -89,7 +89,7 @@ final class MemoryRelease: Service, Sendable {
         // cached continuations (after one burst of 5,000 devices the caches held ~2,000 in all).
         let drained = await DispatchContinuationCache.drain(
             tasks: 4 * ProcessInfo.processInfo.activeProcessorCount, perTask: 20_000)
-        SystemAllocator.trim()
+        // One trim, once the thread holding the drained continuations has exited and freed them.
         try? await Task.sleep(for: continuationsSettle)
         SystemAllocator.trim()
         releases.increment()
