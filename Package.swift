@@ -60,6 +60,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The README's walkthrough program, verbatim (README blocks are checked against it by the suite).
+        .executableTarget(name: "tipsync-walkthrough", dependencies: ["TipSync"], path: "Examples/Walkthrough"),
         // Performance measurements recorded in BENCHMARKS.md (run in release mode).
         .executableTarget(
             name: "tipsync-bench",
@@ -152,7 +154,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TipSyncAgentTests",
-            dependencies: ["TipSyncAgent", "TipSyncServer", "TipSyncTestSupport", "tipsync-agent", "tipsync-server"],
+            dependencies: [
+                "TipSyncAgent", "TipSyncServer", "TipSyncTestSupport", "tipsync-agent", "tipsync-server",
+                "tipsync-walkthrough",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

@@ -39,7 +39,7 @@ public final class Agent: Sendable {
     /// Validates a catalog file, stores it in the agent store and loads it. An invalid file changes nothing.
     public func loadCatalog(from file: URL) throws -> Catalog {
         guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw AgentError(code: "no-file", message: "cannot read \(file.path)")
+            throw AgentError(.noFile, message: "cannot read \(file.path)")
         }
         let catalog = try AgentStore.decodeCatalog(data, name: file.path)
         try store.writeCatalog(data)
@@ -98,6 +98,9 @@ public final class Agent: Sendable {
     /// Donates to an event; `value` is the donation's info (any JSON), matched by `field` rules.
     public func donate(event: String, value: JSONValue? = nil) throws {
         guard !event.isEmpty else { throw AgentError.badRequest("an event id must not be empty") }
+        // A misspelled event would sync to every device and count for nothing: only declared ones.
+        let known = replica.catalogEvents
+        guard known.contains(event) else { throw AgentError.unknownEvent(event, known: known) }
         try write { try replica.donate(event: event, info: value) }
     }
 
@@ -108,7 +111,7 @@ public final class Agent: Sendable {
         let definition = try parameterDefinition(name)
         if definition.isTransient && !inMemory {
             throw AgentError(
-                code: "transient-parameter",
+                .transientParameter,
                 message:
                     "parameter '\(name)' is transient (kept in memory, never stored); set it through a running agent's local API"
             )
@@ -116,7 +119,7 @@ public final class Agent: Sendable {
         if let expected = Self.kind(of: definition.defaultValue), let actual = Self.kind(of: value), expected != actual
         {
             throw AgentError(
-                code: "wrong-type",
+                .wrongType,
                 message: "parameter '\(name)' holds \(expected) values; got \(actual) \(value.canonicalText)")
         }
         try write { try replica.setParameter(name, to: value) }
@@ -179,12 +182,12 @@ public final class Agent: Sendable {
             switch error {
             case .unreachable:
                 throw AgentError(
-                    code: "unreachable",
+                    .unreachable,
                     message:
                         "cannot reach the server at \(configuration.server.absoluteString) (\(error)); \(queued) change(s) stay queued"
                 )
             default:
-                throw AgentError(code: "sync-failed", message: "sync failed: \(error)")
+                throw AgentError(.syncFailed, message: "sync failed: \(error)")
             }
         }
     }

@@ -43,7 +43,7 @@ public struct AgentStore: Sendable, Hashable {
         }
         if let existing = try? readConfiguration(), existing.device != configuration.device {
             throw AgentError(
-                code: "device-mismatch",
+                .deviceMismatch,
                 message:
                     "the store at \(directory.path) belongs to device '\(existing.device)', not '\(configuration.device)'; use another --store"
             )
@@ -67,7 +67,7 @@ public struct AgentStore: Sendable, Hashable {
         do {
             return try JSONDecoder().decode(AgentConfiguration.self, from: data)
         } catch {
-            throw AgentError(code: "bad-store", message: "\(configurationFile.path) is damaged: \(error)")
+            throw AgentError(.badStore, message: "\(configurationFile.path) is damaged: \(error)")
         }
     }
 
@@ -85,7 +85,7 @@ public struct AgentStore: Sendable, Hashable {
         do {
             return try Catalog(validating: data)
         } catch {
-            throw AgentError(code: "bad-catalog", message: "\(name) is not a valid catalog: \(error)")
+            throw AgentError(.badCatalog, message: "\(name) is not a valid catalog: \(error)")
         }
     }
 
@@ -100,10 +100,10 @@ public struct AgentStore: Sendable, Hashable {
             FileManager.default.createFile(
                 atPath: temporary.path, contents: data, attributes: [.posixPermissions: permissions])
         else {
-            throw AgentError(code: "write-failed", message: "cannot write \(temporary.path)")
+            throw AgentError(.writeFailed, message: "cannot write \(temporary.path)")
         }
         guard rename(temporary.path, url.path) == 0 else {
-            throw AgentError(code: "write-failed", message: "cannot replace \(url.path) (errno \(errno))")
+            throw AgentError(.writeFailed, message: "cannot replace \(url.path) (errno \(errno))")
         }
     }
 }

@@ -10,7 +10,7 @@ import TipSyncServer
 /// The real server logic — `buildRouter`'s routes, middleware and the SQLite store — called in
 /// process with no sockets, on the simulation's clock. A restart reopens the same database file; a
 /// restore serves a copy of the latest backup instead.
-actor SimulatedServer {
+public actor SimulatedServer {
     /// The server's defaults without rate limits: the simulator replays histories at any pace.
     static let configuration: ServerConfiguration = {
         var configuration = ServerConfiguration()
@@ -29,9 +29,12 @@ actor SimulatedServer {
     var responder: RouterResponder<SyncRequestContext>
     let channel = EmbeddedChannel()
     let logger = Logger(label: "tipsync-sim") { _ in SwiftLogNoOpLogHandler() }
-    private(set) var tokens: [String: String] = [:]
+    /// Each device's token.
+    public private(set) var tokens: [String: String] = [:]
 
-    init(directory: URL, devices: [String], now: @escaping @Sendable () -> Int64) async throws {
+    /// A server with one account, `sim`, and a token for each of `devices`, in `directory`, on the
+    /// clock `now` (milliseconds since 1970).
+    public init(directory: URL, devices: [String], now: @escaping @Sendable () -> Int64) async throws {
         self.directory = directory
         path = directory.appendingPathComponent("server.sqlite").path
         self.now = now
@@ -64,7 +67,7 @@ actor SimulatedServer {
     }
 
     /// The server process dies and starts again: a new store on the same file, new routes.
-    func restart() throws {
+    public func restart() throws {
         store = try SQLiteSyncStore(path: path)
         responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
     }
@@ -75,7 +78,7 @@ actor SimulatedServer {
     }
 
     /// Handles one HTTP request exactly as the listening server would.
-    func handle(_ request: SyncHTTPRequest) async -> SyncHTTPResponse {
+    public func handle(_ request: SyncHTTPRequest) async -> SyncHTTPResponse {
         var fields = HTTPFields()
         // Every header the client sent (Authorization, Content-Type, Content-Encoding of a gzipped push…).
         for (name, value) in request.headers {
@@ -97,8 +100,13 @@ actor SimulatedServer {
         }
     }
 
+    /// The highest sequence number the server holds from `device` (0: none).
+    public func highestSeq(of device: String) async throws -> Int64 {
+        try await store.highestSeq(account: 1, device: device) ?? 0
+    }
+
     /// Every change in the server's log, in log order (for checks).
-    func log() async throws -> [String] {
+    public func log() async throws -> [String] {
         var all: [String] = []
         var cursor: Int64 = 0
         while true {

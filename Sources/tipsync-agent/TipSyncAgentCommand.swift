@@ -41,7 +41,7 @@ struct GlobalOptions: ParsableArguments {
         guard let text = environment["TIPSYNC_CLOCK_OFFSET"], !text.isEmpty else { return 0 }
         guard let value = Double(text) else {
             throw AgentError(
-                code: "bad-option", message: "TIPSYNC_CLOCK_OFFSET must be a number of seconds, got '\(text)'")
+                .badOption, message: "TIPSYNC_CLOCK_OFFSET must be a number of seconds, got '\(text)'")
         }
         return value
     }
@@ -55,7 +55,7 @@ struct GlobalOptions: ParsableArguments {
 func parseJSON(_ text: String, what: String) throws -> JSONValue {
     do { return try JSONValue(parsing: text) } catch {
         throw AgentError(
-            code: "bad-json",
+            .badJson,
             message: "\(what) is not valid JSON: \(text) (strings need JSON quotes, e.g. '\"pro\"')")
     }
 }
@@ -102,7 +102,7 @@ struct Init: AsyncParsableCommand {
     func run() async throws {
         try await reporting {
             guard let url = URL(string: server) else {
-                throw AgentError(code: "bad-option", message: "--server is not a URL: \(server)")
+                throw AgentError(.badOption, message: "--server is not a URL: \(server)")
             }
             let store = global.agentStore
             try store.initialize(
@@ -281,7 +281,7 @@ struct Run: AsyncParsableCommand {
             let agent = try global.openAgent()
             let levelText = logLevel ?? global.environment["LOG_LEVEL"] ?? "info"
             guard let level = Logger.Level(rawValue: levelText) else {
-                throw AgentError(code: "bad-option", message: "unknown log level '\(levelText)'")
+                throw AgentError(.badOption, message: "unknown log level '\(levelText)'")
             }
             // Logging is bootstrapped once, here in the executable.
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
@@ -331,7 +331,7 @@ struct Watch: AsyncParsableCommand {
                 if let timeout {
                     group.addTask {
                         try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                        throw AgentError(code: "timeout", message: "no '\(until ?? "change")' within \(timeout) s")
+                        throw AgentError(.timeout, message: "no '\(until ?? "change")' within \(timeout) s")
                     }
                 }
                 try await group.next()
@@ -354,7 +354,7 @@ struct ExportHistory: AsyncParsableCommand {
                 print(text, terminator: "")
             } else {
                 guard FileManager.default.createFile(atPath: file, contents: Data(text.utf8)) else {
-                    throw AgentError(code: "write-failed", message: "cannot write \(file)")
+                    throw AgentError(.writeFailed, message: "cannot write \(file)")
                 }
             }
         }

@@ -75,6 +75,30 @@ import TipSync
         #expect(FavoriteTip().status == .pending)
     }
 
+    /// TipKit's overrides apply by type: a tip whose `id` is custom ("favorite") is hidden or shown
+    /// like one with the default id, before or after `configure`.
+    @Test func testingOverridesApplyByTypeWhateverTheId() throws {
+        defer { Tips.unconfigure() }
+        try Tips.configure([.datastoreLocation(.url(temporaryDirectory()))])
+        FavoriteTip.isLoggedIn = true
+        Tips.showAllTipsForTesting()
+        #expect(FavoriteTip().status == .available)
+        Tips.hideTipsForTesting([FavoriteTip.self])
+        #expect(FavoriteTip().status == .pending)
+        Tips.unconfigure()
+
+        struct Custom: Tip {
+            var id: String { "custom-id" }
+            var title: String { "Custom" }
+            @Parameter static var never: Bool = false
+            var rules: [Rule] { #Rule(Self.$never) { $0 } }
+        }
+        Tips.showTipsForTesting([Custom.self])
+        try Tips.configure([.datastoreLocation(.url(temporaryDirectory()))])
+        #expect(Custom().status == .available)
+        #expect(FavoriteTip().status == .pending)
+    }
+
     @Test func groupCurrentTipThroughTheFacade() throws {
         defer { Tips.unconfigure() }
         struct A: Tip { var title: String { "A" } }

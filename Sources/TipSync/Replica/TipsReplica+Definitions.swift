@@ -34,10 +34,14 @@ extension TipsReplica {
                 core.catalog = [:]
                 core.groups = [:]
                 core.parameters = [:]
+                core.catalogEvents = []
                 core.displayFrequency = .immediate
             }
             for parameter in catalog.parameters { core.parameters[parameter.id] = parameter }
-            for event in catalog.events { Self.register(event, in: &core) }
+            for event in catalog.events {
+                Self.register(event, in: &core)
+                core.catalogEvents.insert(event.id)
+            }
             for tip in catalog.tips { core.catalog[tip.id] = tip }
             for group in catalog.groups { core.groups[group.id] = group }
             if let frequency = catalog.displayFrequency { core.displayFrequency = frequency }
@@ -48,6 +52,11 @@ extension TipsReplica {
     /// The parameters registered or loaded from a catalog, in id order.
     public var parameterDefinitions: [ParameterDefinition] {
         core.withLock { $0.parameters.values.sorted { $0.id < $1.id } }
+    }
+
+    /// The events loaded catalogs declare, in id order.
+    public var catalogEvents: [String] {
+        core.withLock { $0.catalogEvents.sorted() }
     }
 
     /// The catalog's tips, in id order.

@@ -28,6 +28,8 @@ public final class TipsReplica: Sendable {
         var parameters: [String: ParameterDefinition] = [:]
         var transientValues: [String: JSONValue] = [:]
         var donationLimits: [String: DonationLimit] = [:]
+        /// Events a loaded catalog declares (Swift-declared events register only their limits).
+        var catalogEvents: Set<String> = []
         var catalog: [String: TipDefinition] = [:]
         var groups: [String: TipGroupDefinition] = [:]
         var displayFrequency: DisplayFrequency = .immediate
@@ -185,6 +187,14 @@ public final class TipsReplica: Sendable {
     /// This device's changes with sequence numbers above `seq`, in order (the outbox and history).
     public func localChanges(after seq: Int64 = 0, limit: Int = .max) throws -> [Change] {
         try database.localChanges(after: seq, limit: limit)
+    }
+
+    /// The sequence number of this device's latest local change (0 before any).
+    public var lastLocalSeq: Int64 {
+        get throws {
+            try reloadIfChangedElsewhere()
+            return core.withLock { $0.nextSeq - 1 }
+        }
     }
 
     /// A copy of everything the replica knows.

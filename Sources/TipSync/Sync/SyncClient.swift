@@ -10,6 +10,7 @@ public actor SyncClient {
     public let configuration: SyncConfiguration
     let transport: any SyncTransport
     let sleep: @Sendable (Duration) async throws -> Void
+    let jitter: @Sendable () -> Double
     let physicalNow: @Sendable () -> Date
 
     /// The latest failure, cleared by the next successful round.
@@ -20,16 +21,25 @@ public actor SyncClient {
     /// one `415` (a server that does not inflate them) or `400 malformed_json` (a transport in
     /// between that dropped `Content-Encoding`).
     var compressesPushes: Bool
+    /// Whether ``run()``'s push loop is parked waiting for the next local change, having found the
+    /// outbox empty after it subscribed (simulations read it to know a device is quiet).
+    public private(set) var isAwaitingLocalChanges = false
 
+    /// - Parameters:
+    ///   - transport: how requests reach the server (default: `URLSession`).
+    ///   - sleep: how backoff and `Retry-After` waits pass (tests and simulations inject their own).
+    ///   - jitter: a factor in `0.5...1` each backoff delay is multiplied by (default: random).
     public init(
         replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0.5...1.0) }
     ) {
         self.replica = replica
         self.configuration = configuration
         self.transport = transport ?? URLSessionTransport(baseURL: configuration.server)
         self.compressesPushes = configuration.compressPushes
         self.sleep = sleep
+        self.jitter = jitter
         // The offset is measured against the replica's own (uncorrected) clock.
         self.physicalNow = replica.clock.now
     }
@@ -51,6 +61,21 @@ public actor SyncClient {
         try await pushAll()
     }
 
+    /// Returns once every local change made before the call is on the server (acknowledged), or
+    /// throws why it is not (unreachable, refused…). Safe while ``run()`` is active: a batch both
+    /// send is stored once (pushes are idempotent). What an app calls before it is suspended.
+    public func pushPending() async throws {
+        let target = try replica.lastLocalSeq
+        do {
+            while try replica.pushedSeq < target {
+                try await pushAll()
+            }
+        } catch let error as SyncClientError {
+            lastError = error
+            throw error
+        }
+    }
+
     /// Pulls until the server has nothing more: the second half of ``syncOnce()``.
     public func pull() async throws {
         try await pullAll()
@@ -58,6 +83,10 @@ public actor SyncClient {
 
     /// Syncs until cancelled: a full round, then a long-poll for remote news alongside a push after
     /// every local change. Failures back off (doubling, with jitter) and retry; a refused token stops.
+    ///
+    /// No local change waits for another to be pushed: the push loop subscribes to local changes
+    /// *before* it reads the outbox, so a change committed at any moment — during a round, a pull,
+    /// a long-poll, a backoff or a re-stamp — is either in the outbox it reads or wakes it after.
     public func run() async throws {
         var backoff = configuration.initialBackoff
         while !Task.isCancelled {
@@ -72,16 +101,23 @@ public actor SyncClient {
                 }
             } catch let error as SyncClientError where error.isTransient {
                 lastError = error
-                let jitter = Double.random(in: 0.5...1.0)
-                try await sleep(.milliseconds(Int(backoff * jitter * 1000)))
+                let factor = min(max(jitter(), 0.5), 1.0)
+                try await sleep(.milliseconds(Int(backoff * factor * 1000)))
                 backoff = min(backoff * 2, configuration.maximumBackoff)
             }
         }
     }
 
+    /// Pushes the outbox, then again after every local change, until cancelled. Level-triggered:
+    /// each pass subscribes first and reads the outbox second, so no commit falls between them.
     func pushOnLocalChanges() async throws {
-        for await _ in replica.localChangeNotifications() {
+        while !Task.isCancelled {
+            let notifications = replica.localChangeNotifications()
             try await pushAll()
+            isAwaitingLocalChanges = true
+            defer { isAwaitingLocalChanges = false }
+            var next = notifications.makeAsyncIterator()
+            guard await next.next() != nil else { return }
         }
     }
 

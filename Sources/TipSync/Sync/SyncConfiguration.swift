@@ -30,6 +30,9 @@ public struct SyncConfiguration: Sendable {
     /// Retry delays: doubling from `initialBackoff` up to `maximumBackoff` seconds, with jitter.
     public var initialBackoff: Double = 0.5
     public var maximumBackoff: Double = 60
+    /// How requests reach the server; `nil` (the default): `URLSession` to ``server``. Set it to
+    /// route through your own HTTP stack, or to an in-process server in tests.
+    public var transport: (any SyncTransport)?
 
     public init(server: URL, token: String) {
         self.server = server

@@ -54,6 +54,7 @@ extension Tip {
 
     /// Registers the parameters and events the rules use (their defaults and limits) with `replica`.
     func register(in replica: TipsReplica) -> TipDefinition {
+        Tips.applyTypeOverrides(Self.self, id: id, in: replica)
         let rules = rules
         for rule in rules {
             for parameter in rule.parameters { replica.register(parameter: parameter) }

@@ -11,6 +11,10 @@ public enum Tips {
         var replica: TipsReplica?
         var pendingReset = false
         var overrides = TestingOverrides()
+        /// Tip types shown or hidden for testing: TipKit's overrides apply by type, whatever id an
+        /// instance gives. Each type's id joins `overrides` when one of its tips is first evaluated.
+        var shownTypes: Set<ObjectIdentifier> = []
+        var hiddenTypes: Set<ObjectIdentifier> = []
         var syncTask: Task<Void, Never>?
         var syncClient: SyncClient?
     }
@@ -60,13 +64,27 @@ public enum Tips {
             replica.testingOverrides = overrides
             shared.replica = replica
             if let sync {
-                let client = SyncClient(replica: replica, configuration: sync)
+                let client = SyncClient(replica: replica, configuration: sync, transport: sync.transport)
                 shared.syncClient = client
                 shared.syncTask = Task {
                     do { try await client.run() } catch { Tips.report(error) }
                 }
             }
         }
+    }
+
+    /// Returns once every change made so far on this device is on the server, or throws why not
+    /// (``SyncClientError``; ``TipsError/syncNotConfigured`` without `.sync(…)`).
+    ///
+    /// The running sync pushes each change within moments anyway; call this where waiting matters —
+    /// before the app is suspended (from a background task), or before telling the person "done".
+    /// A change that never reached the server is not lost: it stays in the replica's outbox and is
+    /// pushed at the next launch.
+    public static func syncNow() async throws {
+        guard let client = syncClient else {
+            throw replica == nil ? TipsError.notConfigured : TipsError.syncNotConfigured
+        }
+        try await client.pushPending()
     }
 
     /// The sync client `configure(.sync(…))` started, if any.
@@ -103,12 +121,27 @@ public enum Tips {
 
     /// Shows these tips, whatever their rules and status.
     public static func showTipsForTesting(_ tips: [any Tip.Type]) {
-        updateOverrides { $0.shown.formUnion(tips.map { $0.defaultID }) }
+        shared.withLock { $0.shownTypes.formUnion(tips.map { ObjectIdentifier($0) }) }
     }
 
-    /// Hides these tips.
+    /// Hides these tips (by type: a tip with a custom `id` is hidden too).
     public static func hideTipsForTesting(_ tips: [any Tip.Type]) {
-        updateOverrides { $0.hidden.formUnion(tips.map { $0.defaultID }) }
+        shared.withLock { $0.hiddenTypes.formUnion(tips.map { ObjectIdentifier($0) }) }
+    }
+
+    /// Binds the type overrides of `type` to the id its tips use, in the shared replica.
+    static func applyTypeOverrides(_ type: any Tip.Type, id: String, in replica: TipsReplica) {
+        let key = ObjectIdentifier(type)
+        let (show, hide) = shared.withLock { shared in
+            shared.replica === replica
+                ? (shared.shownTypes.contains(key), shared.hiddenTypes.contains(key)) : (false, false)
+        }
+        guard show || hide else { return }
+        var overrides = replica.testingOverrides
+        let before = overrides
+        if show { overrides.shown.insert(id) }
+        if hide { overrides.hidden.insert(id) }
+        if overrides != before { replica.testingOverrides = overrides }
     }
 
     /// Hides every tip.

@@ -19,11 +19,11 @@ public final class LocalAPIClient {
     /// Connects to the socket at `path`.
     public init(path: String) throws {
         descriptor = socket(AF_UNIX, streamSocket, 0)
-        guard descriptor >= 0 else { throw AgentError(code: "socket", message: "socket() failed: errno \(errno)") }
+        guard descriptor >= 0 else { throw AgentError(.socket, message: "socket() failed: errno \(errno)") }
         // No close(2) on failure: deinit runs when a class's init throws after `descriptor` is set,
         // and closing twice would close whatever file reused the number meanwhile.
         guard Self.connect(descriptor, path) else {
-            throw AgentError(code: "not-running", message: "no agent is listening on \(path)")
+            throw AgentError(.notRunning, message: "no agent is listening on \(path)")
         }
     }
 
@@ -55,7 +55,7 @@ public final class LocalAPIClient {
     public func request(_ json: String) throws -> String {
         try send(json)
         guard let line = try readLine() else {
-            throw AgentError(code: "closed", message: "the agent closed the connection")
+            throw AgentError(.closed, message: "the agent closed the connection")
         }
         return line
     }
@@ -66,7 +66,7 @@ public final class LocalAPIClient {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard written > 0 else { throw AgentError(code: "closed", message: "write failed: errno \(errno)") }
+            guard written > 0 else { throw AgentError(.closed, message: "write failed: errno \(errno)") }
             offset += written
         }
     }
@@ -81,7 +81,7 @@ public final class LocalAPIClient {
             }
             var buffer = [UInt8](repeating: 0, count: 65_536)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 { throw AgentError(code: "closed", message: "read failed: errno \(errno)") }
+            if count < 0 { throw AgentError(.closed, message: "read failed: errno \(errno)") }
             if count == 0 { return nil }
             pending.append(contentsOf: buffer[..<count])
         }

@@ -13,19 +13,26 @@ public struct LocalAPIHandler: Sendable {
         self.sync = sync
     }
 
-    /// Decodes a request line; a clear error for anything malformed.
+    /// Decodes a request line; a clear error for anything malformed: `bad-json` for a line that is
+    /// not JSON, `bad-request` for JSON that is not a request.
     public static func decode(_ line: some Collection<UInt8>) throws -> LocalAPIRequest {
+        let json: JSONValue
         do {
-            return try JSONCoding.decode(LocalAPIRequest.self, from: line)
+            json = try JSONParser.parse(line)
+        } catch {
+            throw AgentError.badJSON(String(decoding: line, as: UTF8.self), "the request")
+        }
+        do {
+            return try JSONValueDecoder().decode(LocalAPIRequest.self, from: json)
         } catch let error as AgentError {
             throw error
         } catch let error as DecodingError {
             let path = error.fieldPath
             throw AgentError(
-                code: "bad-request",
+                .badRequest,
                 message: "not a valid request: " + (path.isEmpty ? error.reason : "\(path): \(error.reason)"))
         } catch {
-            throw AgentError(code: "bad-request", message: "not a valid request: \(error)")
+            throw AgentError(.badRequest, message: "not a valid request: \(error)")
         }
     }
 
@@ -55,7 +62,7 @@ public struct LocalAPIHandler: Sendable {
                 guard let value = request.value else { throw AgentError.badRequest("op 'param-set' needs \"value\"") }
                 try agent.setParameter(try request.require(request.name, "name"), to: value, inMemory: true)
             case .sync:
-                guard let sync else { throw AgentError(code: "no-sync", message: "this agent does not sync") }
+                guard let sync else { throw AgentError(.noSync, message: "this agent does not sync") }
                 do { try await sync() } catch { throw AgentError.wrap(error, "sync failed") }
             case .watch:
                 throw AgentError.badRequest("watch streams; it is served by the socket, not as one response")

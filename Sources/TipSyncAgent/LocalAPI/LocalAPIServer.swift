@@ -23,7 +23,7 @@ public struct LocalAPIServer: Service {
     public func run() async throws {
         if LocalAPIClient.isListening(path) {
             throw AgentError(
-                code: "already-running", message: "an agent is already running on this store (socket \(path))")
+                .alreadyRunning, message: "an agent is already running on this store (socket \(path))")
         }
         let maximum = Self.maximumRequestBytes
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
