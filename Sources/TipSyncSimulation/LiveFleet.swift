@@ -69,6 +69,7 @@ public final class LiveFleet: Sendable {
     /// Starts `id`'s sync loop (as `Tips.configure(.sync(…))` does).
     public func start(_ id: String) {
         let client = self[id].client
+        endings.byDevice.withLock { _ = $0.removeValue(forKey: id) }
         let task = Task { [endings] in
             do {
                 try await client.run()

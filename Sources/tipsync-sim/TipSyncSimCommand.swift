@@ -8,7 +8,7 @@ import TipSyncSimulation
 struct TipSyncSimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-sim", abstract: "Deterministic simulation of many TipSync devices; replayable histories.",
-        subcommands: [Run.self, Replay.self, Generate.self, Import.self], defaultSubcommand: Run.self)
+        subcommands: [Run.self, Live.self, Replay.self, Generate.self, Import.self], defaultSubcommand: Run.self)
 
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -29,6 +29,49 @@ struct TipSyncSimCommand: AsyncParsableCommand {
             }
             print(summary)
             if !summary.failures.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    struct Live: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Devices running the real sync loop through random schedules: liveness and convergence.",
+            discussion: """
+                Each seed runs its devices' SyncClient.run() loops against the in-process server while local \
+                changes, lost requests and answers, 429, 500, expired tokens, a clock-skewed device, server \
+                restarts and outages and app relaunches happen at random moments. A change made while \
+                online must be on the server and merged by every running device once the fleet settles; \
+                after the schedule, within --rounds rounds.
+                """)
+        @Option(help: "How many seeds to run.") var seeds = 100
+        @Option(help: "Devices per schedule.") var devices = 3
+        @Option(help: "Steps per schedule.") var steps = 30
+        @Option(help: "The first seed (runs seed, seed+1, …).") var seed: UInt64 = 1
+        @Option(help: "Rounds after the schedule within which everything must arrive everywhere.") var rounds = 3
+
+        func run() async throws {
+            let simulation = LiveSimulation(devices: devices, steps: steps, roundLimit: rounds)
+            var failures = 0
+            var diverged = 0
+            var stranded = 0
+            var changes = 0
+            var roundsNeeded: [Int: Int] = [:]
+            for seed in seed..<(seed + UInt64(seeds)) {
+                let outcome = try await simulation.run(seed: seed)
+                changes += outcome.changes
+                roundsNeeded[outcome.rounds, default: 0] += 1
+                guard !outcome.passed else { continue }
+                failures += 1
+                if outcome.violations.contains(where: { $0.contains("convergence") }) { diverged += 1 }
+                if outcome.violations.contains(where: { $0.contains("stranded") || $0.contains("liveness") }) {
+                    stranded += 1
+                }
+                print("seed \(seed): \(outcome.violations.joined(separator: "\n  "))")
+            }
+            let histogram = roundsNeeded.keys.sorted().map { "\($0): \(roundsNeeded[$0]!)" }.joined(separator: ", ")
+            print(
+                "seeds: \(seeds), local changes: \(changes), failed: \(failures), diverged: \(diverged), "
+                    + "stranded or late: \(stranded); rounds needed after the schedule (rounds: seeds): \(histogram)")
+            if failures > 0 { throw ExitCode(1) }
         }
     }
 

@@ -313,6 +313,13 @@ public actor SyncClient {
                 // The JWT expired: ask for a fresh one, once per request.
                 token = nil
                 refreshed = true
+            case 401
+            where errorCode(response.body)?.code == ErrorCode.tokenExpired.rawValue
+                && configuration.tokenProvider != nil:
+                // Expired again right after a refresh: the provider's token is stale for now. Not a
+                // reason to stop syncing for good: back off, and ask the provider again then.
+                token = nil
+                throw rejection(response)
             case 401:
                 throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
             case 415 where headers["Content-Encoding"] != nil,

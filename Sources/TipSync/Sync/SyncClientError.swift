@@ -22,13 +22,16 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// Retrying later may succeed. That includes `clock_skew` after the client has already corrected
+    /// Retrying later may succeed. That includes `token_expired` right after a refresh (the token
+    /// provider is asked again after the backoff), and `clock_skew` after the client has already corrected
     /// its clock: changes it must keep under far-future stamps go through once the server's clock
     /// reaches them (`protocol.md`, section 10).
     public var isTransient: Bool {
         switch self {
         case .unreachable, .transport: true
-        case .rejected(let status, let code, _): status >= 500 || status == 429 || code == ErrorCode.clockSkew.rawValue
+        case .rejected(let status, let code, _):
+            status >= 500 || status == 429 || code == ErrorCode.clockSkew.rawValue
+                || code == ErrorCode.tokenExpired.rawValue
         case .unauthorized, .invalidServerURL: false
         }
     }
