@@ -113,6 +113,23 @@ public actor LiveNetwork {
     public var requestsInFlight: Int { exchanges.count - answered }
     var answered = 0
 
+    /// One consistent reading of where every device waits, with the event count it was taken at
+    /// (read again after looking at the devices: unchanged means nothing moved in between).
+    public struct Reading: Sendable, Hashable {
+        public var inLongPoll: Set<String>
+        public var asleep: Set<String>
+        public var requestsInFlight: Int
+        public var events: Int
+    }
+
+    public var reading: Reading {
+        Reading(
+            inLongPoll: devicesInLongPoll, asleep: devicesAsleep, requestsInFlight: requestsInFlight, events: events)
+    }
+
+    /// How many events (requests sent or answered, parks, wakes) there have been.
+    public var eventCount: Int { events }
+
     /// Returns once `condition` holds. Checked now and after every event (a request sent or
     /// answered, a long-poll or wait parked or woken); each check sees every event before it.
     /// Returns early when the calling task is cancelled (a test's time limit), so a condition that

@@ -264,9 +264,8 @@ public struct LiveSimulation: Sendable {
         /// long-poll with unpushed changes, if any.
         func snapshot() async -> (String, String?) {
             let network = fleet.network
-            let inLongPoll = await network.devicesInLongPoll
-            let asleep = await network.devicesAsleep
-            let inFlight = await network.requestsInFlight
+            let reading = await network.reading
+            let (inLongPoll, asleep, inFlight) = (reading.inLongPoll, reading.asleep, reading.requestsInFlight)
             var busy: [String] = []
             var stranded: String?
             for id in running.sorted() {
@@ -284,6 +283,8 @@ public struct LiveSimulation: Sendable {
             }
             // Parked long-polls are requests in flight too; anything beyond them is moving.
             if inFlight > inLongPoll.count { busy.append("requests in flight") }
+            // What the devices said holds only if nothing moved while they were asked.
+            if await network.eventCount != reading.events { busy.append("events meanwhile") }
             return (busy.joined(separator: ", "), stranded)
         }
 

@@ -20,7 +20,7 @@ public struct LocalAPIHandler: Sendable {
         do {
             json = try JSONParser.parse(line)
         } catch {
-            throw AgentError.badJSON(String(decoding: line, as: UTF8.self), "the request")
+            throw AgentError(.badJson, message: "the request is not valid JSON: \(error)")
         }
         do {
             return try JSONValueDecoder().decode(LocalAPIRequest.self, from: json)
