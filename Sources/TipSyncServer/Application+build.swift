@@ -111,7 +111,11 @@ func buildRouter(
     memory?.onRelease { requestLimiter.forgetRefilled(now: now()) }
     memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
     let v1 = router.group("v1")
-        .add(middleware: BearerAuthMiddleware(store: store, jwt: jwt, activity: activity, now: now))
+        .add(
+            middleware: BearerAuthMiddleware(
+                store: store, jwt: jwt, activity: activity,
+                maxClockSkew: configuration.maxClockSkewMilliseconds, now: now)
+        )
         .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
     SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -14,6 +15,7 @@ import TipSyncServer
         var device: String? = "phone"
         var exp: ExpirationClaim? = ExpirationClaim(value: Date(timeIntervalSince1970: 2_000_000))
         var iat: IssuedAtClaim? = IssuedAtClaim(value: Date(timeIntervalSince1970: 1_000_000))
+        var nbf: NotBeforeClaim?
         var iss: IssuerClaim? = "https://id.example.com"
         var aud: AudienceClaim? = "tips"
         func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -121,6 +123,73 @@ import TipSyncServer
             controlCharacter.device = "ph\u{7}one"
             try await expectRefused(try await Self.hs256(controlCharacter), client, saying: "control characters")
             try await expectRefused("not.a.jwt", client, saying: "refused")
+        }
+    }
+
+    /// A token signed with the test secret by hand, with any header (jwt-kit always writes `alg`).
+    static func handSigned(header: String, claims: ProviderClaims = ProviderClaims()) throws -> String {
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let input = base64URL(Data(header.utf8)) + "." + base64URL(try encoder.encode(claims))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data(input.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return input + "." + base64URL(Data(signature))
+    }
+
+    /// Second hard look: a token not yet valid, one claiming to be issued in the future (it would
+    /// outlive a revocation), a header without `alg`, with a `kid` no key has, or with a `crit`
+    /// extension nobody here understands — each refused, the message naming the claim.
+    @Test func timeClaimsAndHeadersTheServerCannotHonourAreRefused() async throws {
+        try await withServer { _, client in
+            let day = 86_400.0
+            var notYet = ProviderClaims()
+            notYet.nbf = NotBeforeClaim(value: Date(timeIntervalSince1970: 1_500_000 + day))
+            try await expectRefused(try await Self.hs256(notYet), client, saying: "'nbf'")
+            var future = ProviderClaims()
+            future.iat = IssuedAtClaim(value: Date(timeIntervalSince1970: 1_500_000 + day))
+            try await expectRefused(try await Self.hs256(future), client, saying: "'iat'")
+            // Within the clock-skew bound (300 s) both are a provider's clock a little ahead: accepted.
+            var close = ProviderClaims()
+            close.iat = IssuedAtClaim(value: Date(timeIntervalSince1970: 1_500_000 + 100))
+            close.nbf = NotBeforeClaim(value: Date(timeIntervalSince1970: 1_500_000 + 100))
+            try await client.execute(uri: "/v1/pull", method: .get, headers: Self.headers(try await Self.hs256(close)))
+            {
+                #expect($0.status == .ok)
+            }
+
+            try await expectRefused(try Self.handSigned(header: #"{"typ":"JWT"}"#), client, saying: "'alg'")
+            try await expectRefused(
+                try Self.handSigned(header: #"{"alg":"HS256","typ":"JWT","crit":["b64"],"b64":false}"#), client,
+                saying: "'crit'")
+            try await client.execute(
+                uri: "/v1/pull", method: .get,
+                headers: Self.headers(try Self.handSigned(header: #"{"alg":"HS256","typ":"JWT"}"#))
+            ) { #expect($0.status == .ok) }
+            for kid in ["nope", "", "K1"] {
+                // Signed with the right secret: only the kid is wrong (jwt-kit then tried every key).
+                let token = try Self.handSigned(header: #"{"alg":"HS256","typ":"JWT","kid":"\#(kid)"}"#)
+                try await expectRefused(token, client, saying: "'kid'")
+            }
+        }
+    }
+
+    /// A token whose `iat` is ahead of the server's clock used to survive the revocation of its
+    /// device and the erasure of its account; now it is refused before either is consulted.
+    @Test func aFutureIssuedAtCannotOutliveARevocation() async throws {
+        try await withServer { fixture, client in
+            var future = ProviderClaims()
+            future.iat = IssuedAtClaim(value: Date(timeIntervalSince1970: 1_500_000 + 86_400))
+            let token = try await Self.hs256(future)
+            _ = try await Self.hs256(ProviderClaims())
+            try await client.execute(
+                uri: "/v1/pull", method: .get, headers: Self.headers(try await Self.hs256(ProviderClaims()))
+            ) { #expect($0.status == .ok) }
+            _ = try await fixture.store.revokeTokens(accountName: "user-42", device: "phone", at: Self.now)
+            try await expectRefused(token, client, saying: "'iat'")
         }
     }
 

@@ -7,6 +7,8 @@ struct BearerAuthMiddleware: RouterMiddleware {
     let store: any SyncStore
     let jwt: JWTSignIn?
     let activity: DeviceActivity
+    /// How far ahead of the server's clock a JWT's `nbf` and `iat` may be (the changes' bound).
+    let maxClockSkew: Int64
     let now: @Sendable () -> Int64
 
     func handle(
@@ -22,7 +24,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
         let identity: DeviceIdentity
         if let jwt, JWTSignIn.looksLikeJWT(credential.token) {
             let time = now()
-            let claims = try await jwt.verify(credential.token, now: time)
+            let claims = try await jwt.verify(credential.token, now: time, maxClockSkew: maxClockSkew)
             switch try await store.signIn(
                 accountName: claims.account, device: claims.device, issuedAt: claims.issuedAt, at: time)
             {

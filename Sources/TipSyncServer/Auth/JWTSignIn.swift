@@ -45,17 +45,24 @@ public final class JWTSignIn: Sendable {
     }
 
     public let configuration: Configuration
-    private let keys: Mutex<(collection: JWTKeyCollection, modified: Date?)>
+    /// The keys, the key ids the JWKS names, and the JWKS file's modification date.
+    private let keys: Mutex<Keys>
+
+    struct Keys {
+        var collection: JWTKeyCollection
+        var kids: Set<String>
+        var modified: Date?
+    }
 
     /// Reads the key files; throws with a message naming the file when one cannot be used.
     public init(configuration: Configuration) async throws {
         self.configuration = configuration
-        let (collection, modified) = try await Self.load(configuration)
-        keys = Mutex((collection, modified))
+        keys = Mutex(try await Self.load(configuration))
     }
 
-    static func load(_ configuration: Configuration) async throws -> (JWTKeyCollection, Date?) {
+    static func load(_ configuration: Configuration) async throws -> Keys {
         let collection = JWTKeyCollection()
+        var kids: Set<String> = []
         if let path = configuration.secretFile {
             guard var secret = FileManager.default.contents(atPath: path) else {
                 throw StoreError("cannot read the JWT secret file '\(path)'")
@@ -74,11 +81,19 @@ public final class JWTSignIn: Sendable {
             modified = Self.modificationDate(path)
             do {
                 try await collection.add(jwksJSON: String(decoding: data, as: UTF8.self))
+                let set = try JSONDecoder().decode(KeyIDs.self, from: data)
+                kids = Set(set.keys.compactMap(\.kid))
             } catch {
                 throw StoreError("the JWKS file '\(path)' is not a usable key set: \(error)")
             }
         }
-        return (collection, modified)
+        return Keys(collection: collection, kids: kids, modified: modified)
+    }
+
+    /// The `kid` of each key in a JWKS.
+    struct KeyIDs: Decodable {
+        struct Key: Decodable { var kid: String? }
+        var keys: [Key]
     }
 
     static func modificationDate(_ path: String) -> Date? {
@@ -87,8 +102,8 @@ public final class JWTSignIn: Sendable {
 
     /// Re-reads the key files. A file that cannot be used leaves the previous keys in place.
     public func reload() async throws {
-        let (collection, modified) = try await Self.load(configuration)
-        keys.withLock { $0 = (collection, modified) }
+        let loaded = try await Self.load(configuration)
+        keys.withLock { $0 = loaded }
     }
 
     /// Reloads when the JWKS file's modification time changed since it was last read; `true` if it did.
@@ -105,10 +120,15 @@ public final class JWTSignIn: Sendable {
         token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 && !token.hasPrefix("ts")
     }
 
-    /// Verifies the token's signature and claims at `now` (milliseconds).
+    /// Verifies the token's header, signature and claims at `now` (milliseconds). `nbf` and `iat`
+    /// may be ahead of `now` by at most `maxClockSkew` milliseconds (the bound changes get too): a
+    /// token "issued" further in the future would outlive the revocation of its device.
     /// Throws ``SyncError`` `token_expired` after `exp`, `unauthorized` naming the reason otherwise.
-    func verify(_ token: String, now: Int64) async throws -> Claims {
-        let collection = keys.withLock { $0.collection }
+    func verify(_ token: String, now: Int64, maxClockSkew: Int64 = 300_000) async throws -> Claims {
+        let (collection, kids) = keys.withLock { ($0.collection, $0.kids) }
+        if let problem = Self.headerProblem(token, knownKeyIDs: kids) {
+            throw SyncError.unauthorized("the JWT was refused: \(problem)")
+        }
         let payload: Payload
         do {
             payload = try await collection.verify(token, as: Payload.self)
@@ -122,6 +142,17 @@ public final class JWTSignIn: Sendable {
         guard now < expiresAt else {
             throw SyncError.tokenExpired(
                 "the JWT expired at \(exp.value.formatted(.iso8601)); get a fresh one and retry")
+        }
+        let latest = now.addingReportingOverflow(maxClockSkew).partialValue
+        if let nbf = payload.nbf, Self.milliseconds(nbf.value) > latest {
+            throw SyncError.unauthorized(
+                "the JWT is not valid before \(nbf.value.formatted(.iso8601)) ('nbf'), more than \(maxClockSkew / 1000) s "
+                    + "after the server's clock")
+        }
+        if let iat = payload.iat, Self.milliseconds(iat.value) > latest {
+            throw SyncError.unauthorized(
+                "the JWT's 'iat' (\(iat.value.formatted(.iso8601))) is more than \(maxClockSkew / 1000) s ahead of the "
+                    + "server's clock; check the identity provider's clock")
         }
         if let issuer = configuration.issuer, payload.iss?.value != issuer {
             throw SyncError.unauthorized(
@@ -146,6 +177,33 @@ public final class JWTSignIn: Sendable {
         return Claims(
             account: subject, device: device, expiresAt: expiresAt,
             issuedAt: payload.iat.map { Self.milliseconds($0.value) })
+    }
+
+    /// What in the token's JOSE header this server cannot honour (jwt-kit accepts each of these): no
+    /// `alg`; a `crit` list (RFC 7515 §4.1.11: a recipient that does not understand a listed
+    /// extension must refuse — none is understood here); a `kid` that names no key of the JWKS
+    /// (jwt-kit would try the other keys; tokens signed with the `--jwt-secret-file` secret carry none).
+    static func headerProblem(_ token: String, knownKeyIDs: Set<String>) -> String? {
+        guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first,
+            let data = Self.base64URLDecoded(first),
+            let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return "malformed token (its header is not base64url JSON)" }
+        guard header["alg"] is String else { return "the header has no 'alg'" }
+        if header["crit"] != nil { return "the header lists 'crit' extensions, which this server does not support" }
+        if let kid = header["kid"] {
+            guard let name = kid as? String, knownKeyIDs.contains(name) else {
+                let known =
+                    knownKeyIDs.isEmpty ? "no key has one" : "known: " + knownKeyIDs.sorted().joined(separator: ", ")
+                return "unknown key id 'kid' \(kid) (\(known))"
+            }
+        }
+        return nil
+    }
+
+    static func base64URLDecoded(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
     }
 
     /// A claim's time in milliseconds, saturating (a client-supplied number never traps).
@@ -175,6 +233,7 @@ public final class JWTSignIn: Sendable {
         var device: String?
         var exp: ExpirationClaim?
         var iat: IssuedAtClaim?
+        var nbf: NotBeforeClaim?
         var iss: IssuerClaim?
         var aud: AudienceClaim?
 
