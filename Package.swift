@@ -78,6 +78,7 @@ let package = Package(
             name: "TipSyncServer",
             dependencies: [
                 "TipSyncCore",
+                "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -114,3 +114,65 @@ import TipSync
         }
     }
 }
+
+/// Second hard look (issue 31, item 2): a compressed push is taken only whole — its trailer there
+/// and checked, nothing after it — and it is inflated to the body limit and not a byte further.
+@Suite struct StrictInflationTests {
+    static func compressed(_ text: String, _ algorithm: CompressionAlgorithm) throws -> ByteBuffer {
+        var plain = ByteBuffer(string: text)
+        return try plain.compress(with: algorithm)
+    }
+
+    static func code(_ body: ByteBuffer, _ encoding: String, limit: Int = 1 << 20) -> String {
+        do {
+            let decoded = try ContentCoding.decode(body, encoding: encoding, limit: limit)
+            return "ok \(decoded.readableBytes)"
+        } catch let error as SyncError {
+            return error.code.rawValue
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test(arguments: [("gzip", 8), ("deflate", 4)])
+    func aStreamWithoutItsTrailerIsRefused(encoding: String, trailer: Int) throws {
+        let whole = try Self.compressed(#"{"changes":[]}"#, encoding == "gzip" ? .gzip() : .zlib())
+        #expect(Self.code(whole, encoding) == "ok 14")
+        let cut = whole.getSlice(at: whole.readerIndex, length: whole.readableBytes - trailer)!
+        #expect(Self.code(cut, encoding) == "malformed_json")
+        let half = whole.getSlice(at: whole.readerIndex, length: whole.readableBytes / 2)!
+        #expect(Self.code(half, encoding) == "malformed_json")
+    }
+
+    @Test(arguments: ["gzip", "deflate"])
+    func bytesAfterTheStreamAreRefused(encoding: String) throws {
+        var body = try Self.compressed(#"{"changes":[]}"#, encoding == "gzip" ? .gzip() : .zlib())
+        body.writeString("garbage")
+        #expect(Self.code(body, encoding) == "malformed_json")
+        // A second gzip member is data after the first one too.
+        var twice = try Self.compressed(#"{"changes":[]}"#, .gzip())
+        var second = try Self.compressed(#"{"changes":[]}"#, .gzip())
+        twice.writeBuffer(&second)
+        #expect(Self.code(twice, "gzip") == "malformed_json")
+    }
+
+    @Test func aCorruptChecksumIsRefused() throws {
+        var body = try Self.compressed(#"{"changes":[]}"#, .gzip())
+        let crcAt = body.writerIndex - 8
+        body.setInteger(body.getInteger(at: crcAt, as: UInt8.self)! ^ 0xFF, at: crcAt)
+        #expect(Self.code(body, "gzip") == "malformed_json")
+    }
+
+    /// The limit holds exactly, as for plain bodies: `limit` bytes pass, `limit + 1` do not.
+    @Test(arguments: ["gzip", "deflate"])
+    func inflationStopsAtExactlyTheLimit(encoding: String) throws {
+        let limit = 64 * 1024
+        let algorithm: CompressionAlgorithm = encoding == "gzip" ? .gzip() : .zlib()
+        let exact = try Self.compressed(String(repeating: " ", count: limit), algorithm)
+        #expect(Self.code(exact, encoding, limit: limit) == "ok \(limit)")
+        let over = try Self.compressed(String(repeating: " ", count: limit + 1), algorithm)
+        #expect(Self.code(over, encoding, limit: limit) == "body_too_large")
+        let bomb = try Self.compressed(String(repeating: " ", count: 8 << 20), algorithm)
+        #expect(Self.code(bomb, encoding, limit: limit) == "body_too_large")
+    }
+}

@@ -50,24 +50,24 @@ enum ContentCoding {
     }
 
     /// A request body as sent: decoded when `Content-Encoding` is `gzip` or `deflate`, never to more
-    /// than `limit` bytes (a small body that inflates enormously is refused like a large one).
+    /// than `limit` bytes (a small body that inflates enormously is refused like a large one), and
+    /// only when the stream is whole: trailer present and right, nothing after it.
     static func decode(_ body: ByteBuffer, encoding: String?, limit: Int) throws -> ByteBuffer {
         guard let encoding = encoding?.trimmingCharacters(in: .whitespaces).lowercased(), encoding != "identity"
         else { return body }
-        let algorithm: CompressionAlgorithm
+        let format: StrictInflater.Format
         switch encoding {
-        case "gzip", "x-gzip": algorithm = .gzip()
-        case "deflate": algorithm = .zlib()
+        case "gzip", "x-gzip": format = .gzip
+        case "deflate": format = .zlib
         default:
             throw SyncError.unsupportedEncoding(encoding)
         }
-        var compressed = body
         do {
-            return try compressed.decompress(with: algorithm, maxSize: limit)
-        } catch let error as CompressNIOError where error == .bufferOverflow {
+            return try StrictInflater.inflate(body, format: format, limit: limit)
+        } catch .tooLarge {
             throw SyncError.bodyTooLarge(limit)
-        } catch {
-            throw SyncError.malformedJSON("the body is not valid \(encoding) data")
+        } catch .malformed(let why) {
+            throw SyncError.malformedJSON("the body is not valid \(encoding) data: \(why)")
         }
     }
 }
