@@ -21,7 +21,7 @@ struct ServerMetrics: Sendable {
 
     init(registry: PrometheusCollectorRegistry?) {
         let factory: any MetricsFactory =
-            registry.map { PrometheusMetricsFactory(registry: $0) } ?? MetricsSystem.factory
+            registry.map { DocumentedMetricsFactory(registry: $0) } ?? MetricsSystem.factory
         self.factory = factory
         changesAccepted = CoreMetrics.Counter(label: "tipsync_changes_accepted_total", factory: factory)
         duplicatesIgnored = CoreMetrics.Counter(label: "tipsync_push_duplicates_total", factory: factory)

@@ -122,7 +122,7 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(DocumentedMetricsFactory(registry: registry))
         let logger = Logger(label: "tipsync-server")
         // Every connection holds a descriptor: the usual soft limit (1024) is far too low for a server.
         let files = FileDescriptorLimit.raiseSoftLimitToHardLimit()
