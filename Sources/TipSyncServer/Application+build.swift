@@ -106,14 +106,16 @@ func buildRouter(
         headers[.contentType] = "text/plain; version=0.0.4"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
-    let requestLimiter = RateLimiter(configuration.requestRate)
-    let changeLimiter = RateLimiter(configuration.changeRate)
+    let requestLimiter = RateLimiter<DeviceIdentity>(configuration.requestRate)
+    let changeLimiter = RateLimiter<DeviceIdentity>(configuration.changeRate)
     memory?.onRelease { requestLimiter.forgetRefilled(now: now()) }
     memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
+    let signIns = SignInThrottle(rate: configuration.failedSignInRate, factory: metrics.factory)
+    memory?.onRelease { signIns.forgetRefilled(now: now()) }
     let v1 = router.group("v1")
         .add(
             middleware: BearerAuthMiddleware(
-                store: store, jwt: jwt, activity: activity,
+                store: store, jwt: jwt, activity: activity, signIns: signIns,
                 maxClockSkew: configuration.maxClockSkewMilliseconds, now: now)
         )
         .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
@@ -121,7 +123,7 @@ func buildRouter(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
         changeLimiter: changeLimiter, compactor: compactor, activity: activity
     ).addRoutes(to: v1, table: table)
-    let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store))
+    let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store, signIns: signIns, now: now))
     let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)
     adminController.addRoutes(to: admin, table: table)
     if configuration.console {
@@ -129,7 +131,7 @@ func buildRouter(
         let library = try! ConsoleTemplates.library()
         ConsoleController(
             store: store, admin: adminController, sessions: ConsoleSessions(), history: history, notifier: notifier,
-            library: library, now: now
+            library: library, signIns: signIns, now: now
         ).addRoutes(to: router, table: table)
     }
     return router

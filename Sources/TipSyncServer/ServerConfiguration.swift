@@ -37,6 +37,12 @@ public struct ServerConfiguration: Sendable {
     /// `--rate-changes`, `--rate-changes-burst` / `TIPSYNC_RATE_CHANGES`, `TIPSYNC_RATE_CHANGES_BURST`:
     /// pushed changes per second each device may store on average, and at once.
     public var changeRate = RateLimit(perSecond: 1000, burst: 10_000)
+    /// `--rate-failed-sign-ins`, `--rate-failed-sign-ins-burst` / `TIPSYNC_RATE_FAILED_SIGN_INS`,
+    /// `TIPSYNC_RATE_FAILED_SIGN_INS_BURST`: refused sign-ins (bad device tokens or JWTs on `/v1`, bad
+    /// admin keys on `/admin/v1`, failed console logins) each client address may make per second on
+    /// average, and at once. Past it, that address's sign-ins are answered 429 `rate_limited` with
+    /// `Retry-After` before any credential is looked at. 0 turns the limit off.
+    public var failedSignInRate = RateLimit(perSecond: 0.2, burst: 20)
     /// `--auto-compact-after` / `TIPSYNC_AUTO_COMPACT_AFTER`: an account is compacted in the background
     /// once its log has grown by this many entries since its last compaction. 0 turns it off.
     public var autoCompactAfter = 10_000

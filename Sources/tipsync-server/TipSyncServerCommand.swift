@@ -93,6 +93,13 @@ struct Serve: AsyncParsableCommand {
     var rateChangesBurst: Double?
     @Option(
         help:
+            "Refused sign-ins per second per client address, on average (env TIPSYNC_RATE_FAILED_SIGN_INS; default 0.2; 0: no limit)."
+    )
+    var rateFailedSignIns: Double?
+    @Option(help: "Refused sign-ins per client address at once (env TIPSYNC_RATE_FAILED_SIGN_INS_BURST; default 20).")
+    var rateFailedSignInsBurst: Double?
+    @Option(
+        help:
             "Compact an account in the background once its log grew by this many entries (env TIPSYNC_AUTO_COMPACT_AFTER; default 10000; 0: never)."
     )
     var autoCompactAfter: Int?
@@ -166,6 +173,11 @@ struct Serve: AsyncParsableCommand {
         configuration.changeRate = RateLimit(
             perSecond: try setting(rateChanges, "TIPSYNC_RATE_CHANGES", configuration.changeRate.perSecond),
             burst: try setting(rateChangesBurst, "TIPSYNC_RATE_CHANGES_BURST", configuration.changeRate.burst))
+        configuration.failedSignInRate = RateLimit(
+            perSecond: try setting(
+                rateFailedSignIns, "TIPSYNC_RATE_FAILED_SIGN_INS", configuration.failedSignInRate.perSecond),
+            burst: try setting(
+                rateFailedSignInsBurst, "TIPSYNC_RATE_FAILED_SIGN_INS_BURST", configuration.failedSignInRate.burst))
         configuration.autoCompactAfter = try setting(
             autoCompactAfter, "TIPSYNC_AUTO_COMPACT_AFTER", configuration.autoCompactAfter)
         configuration.memoryReleaseIntervalSeconds = try setting(
@@ -176,7 +188,10 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.console =
             console || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["TIPSYNC_CONSOLE"] ?? "")
-        for (name, rate) in [("requests", configuration.requestRate), ("changes", configuration.changeRate)] {
+        for (name, rate) in [
+            ("requests", configuration.requestRate), ("changes", configuration.changeRate),
+            ("failed sign-ins", configuration.failedSignInRate),
+        ] {
             guard rate.perSecond >= 0, rate.burst >= 0, rate.perSecond.isFinite, rate.burst.isFinite else {
                 throw ValidationError("the \(name) rate limit must be a non-negative number")
             }

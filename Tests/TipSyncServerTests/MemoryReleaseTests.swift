@@ -123,7 +123,7 @@ import TipSync
     }
 
     @Test func aReleaseForgetsOnlyTheRateLimitBucketsThatHaveRefilled() {
-        let limiter = RateLimiter(RateLimit(perSecond: 10, burst: 20))
+        let limiter = RateLimiter<DeviceIdentity>(RateLimit(perSecond: 10, burst: 20))
         let quiet = DeviceIdentity(accountID: 1, device: "quiet")
         let busy = DeviceIdentity(accountID: 1, device: "busy")
         #expect(limiter.take(quiet, cost: 1, now: 0) == nil)

@@ -4,15 +4,22 @@ import Hummingbird
 /// on every `/admin/v1` route. Device tokens and JWTs are refused here, as admin keys are on `/v1`.
 struct AdminAuthMiddleware: RouterMiddleware {
     let store: any SyncStore
+    /// Refused admin keys per address: too many, and the address waits.
+    let signIns: SignInThrottle
+    let now: @Sendable () -> Int64
 
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
+        try signIns.check(context.remoteAddress, now: now())
         guard let credential = BearerCredential(request) else {
-            throw SyncError.unauthorized(
+            let error = SyncError.unauthorized(
                 "send 'Authorization: Bearer <admin key>'; create one with 'tipsync-server admin-keys create'")
+            signIns.failed(context, kind: .admin, reason: error.message, now: now())
+            throw error
         }
         guard let name = try await store.adminKeyName(forHash: TokenHasher.hash(credential.token)) else {
+            signIns.failed(context, kind: .admin, reason: "unknown or revoked admin key", now: now())
             throw SyncError.unauthorized("unknown or revoked admin key")
         }
         var context = context

@@ -7,6 +7,8 @@ struct BearerAuthMiddleware: RouterMiddleware {
     let store: any SyncStore
     let jwt: JWTSignIn?
     let activity: DeviceActivity
+    /// Refused sign-ins per address (a guessed token, a forged JWT): too many, and the address waits.
+    let signIns: SignInThrottle
     /// How far ahead of the server's clock a JWT's `nbf` and `iat` may be (the changes' bound).
     let maxClockSkew: Int64
     let now: @Sendable () -> Int64
@@ -14,13 +16,29 @@ struct BearerAuthMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
+        try signIns.check(context.remoteAddress, now: now())
+        let identity: DeviceIdentity
+        var context = context
+        do {
+            identity = try await authenticate(request, &context)
+        } catch let error as SyncError where error.code == .unauthorized {
+            signIns.failed(context, kind: .device, reason: error.message, now: now())
+            throw error
+        }
+        activity.seen(identity, at: now())
+        context.identity = identity
+        context.logger[metadataKey: "device"] = "\(identity.accountID)/\(identity.device)"
+        return try await next(request, context)
+    }
+
+    /// The device the request's credential names; `401` naming why there is none.
+    func authenticate(_ request: Request, _ context: inout SyncRequestContext) async throws -> DeviceIdentity {
         guard let credential = BearerCredential(request) else {
             throw SyncError.unauthorized(
                 request.headers[.authorization] == nil
                     ? "send 'Authorization: Bearer <device token or JWT>'"
                     : "the Authorization header must be 'Bearer <device token or JWT>'")
         }
-        var context = context
         let identity: DeviceIdentity
         if let jwt, JWTSignIn.looksLikeJWT(credential.token) {
             let time = now()
@@ -43,9 +61,6 @@ struct BearerAuthMiddleware: RouterMiddleware {
             }
             identity = found
         }
-        activity.seen(identity, at: now())
-        context.identity = identity
-        context.logger[metadataKey: "device"] = "\(identity.accountID)/\(identity.device)"
-        return try await next(request, context)
+        return identity
     }
 }

@@ -10,6 +10,8 @@ public struct SyncRequestContext: RequestContext {
     public var credentialExpiresAt: Int64?
     /// The admin key's name, once the admin middleware accepted the request (`/admin/v1`).
     public var adminKey: String?
+    /// The client's IP address (the connection's peer; `nil` in tests without a socket).
+    public let remoteAddress: String?
     /// Completes when the client's connection closes: long-polls and live streams stop waiting then.
     public let connectionClosed: EventLoopFuture<Void>?
     /// Bodies are collected up to the configured limit by the routes themselves.
@@ -18,6 +20,7 @@ public struct SyncRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         connectionClosed = source.channel.closeFuture
+        remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated device; routes behind the bearer middleware always have one.

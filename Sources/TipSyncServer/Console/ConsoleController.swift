@@ -15,6 +15,8 @@ struct ConsoleController: Sendable {
     let history: RequestHistory
     let notifier: ChangeNotifier
     let library: MustacheLibrary
+    /// Failed logins per address: too many, and the address waits.
+    let signIns: SignInThrottle
     let now: @Sendable () -> Int64
     /// Accounts per page of `/console/accounts`.
     static let pageSize = 50
@@ -80,9 +82,18 @@ struct ConsoleController: Sendable {
     }
 
     @Sendable func login(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        do {
+            try signIns.check(context.remoteAddress, now: now())
+        } catch let error as SyncError {
+            var response = render("login", ["title": "Log in", "error": "Too many failed logins. \(error.message)."])
+            response.status = .tooManyRequests
+            response.headers[.retryAfter] = error.retryAfter.map(String.init)
+            return response
+        }
         let key = try await Self.form(request)["key"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         let hash = TokenHasher.hash(key)
         guard !key.isEmpty, let name = try await store.adminKeyName(forHash: hash) else {
+            signIns.failed(context, kind: .console, reason: "unknown or revoked admin key", now: now())
             var response = render("login", ["title": "Log in", "error": "That admin key is unknown or revoked."])
             response.status = .unauthorized
             return response

@@ -4,7 +4,7 @@ import Hummingbird
 /// request bucket (``ServerConfiguration/requestRate``). Runs after authentication: the limit is the
 /// device's, so one device's flood never slows another account.
 struct RateLimitMiddleware: RouterMiddleware {
-    let limiter: RateLimiter
+    let limiter: RateLimiter<DeviceIdentity>
     let metrics: ServerMetrics
     let now: @Sendable () -> Int64
 

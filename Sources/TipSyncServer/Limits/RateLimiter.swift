@@ -1,10 +1,11 @@
 import Synchronization
 
-/// Token buckets per device: each device may spend `perSecond` units a second on average and
-/// `burst` at once. The server keeps one for requests and one for pushed changes
-/// (``ServerConfiguration/requestRate``, ``ServerConfiguration/changeRate``). Time is the server's
-/// injected clock, so tests never wait.
-final class RateLimiter: Sendable {
+/// Token buckets per key: each key (a device, a client address) may spend `perSecond` units a second
+/// on average and `burst` at once. The server keeps one per device for requests and one for pushed
+/// changes (``ServerConfiguration/requestRate``, ``ServerConfiguration/changeRate``), and one per
+/// client address for failed sign-ins (``ServerConfiguration/failedSignInRate``). Time is the
+/// server's injected clock, so tests never wait.
+final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     /// A rate: `perSecond` on average, `burst` at most at once. `perSecond == 0` means no limit.
     struct Bucket {
         var tokens: Double
@@ -12,10 +13,10 @@ final class RateLimiter: Sendable {
     }
 
     let rate: RateLimit
-    private let buckets = Mutex<(byDevice: [DeviceIdentity: Bucket], takes: Int)>(([:], 0))
+    private let buckets = Mutex<(byDevice: [Key: Bucket], takes: Int)>(([:], 0))
     /// Every this many takes, buckets that have refilled completely are forgotten (a full bucket is
     /// what a device never seen before gets), so memory follows the devices active recently.
-    static let sweepEvery = 4096
+    static var sweepEvery: Int { 4096 }
 
     init(_ rate: RateLimit) {
         self.rate = rate
@@ -23,7 +24,7 @@ final class RateLimiter: Sendable {
 
     /// Spends `cost` units of `device`'s bucket at `now` (milliseconds). Returns `nil` when allowed,
     /// else the whole seconds to wait before the same request would be allowed (at least 1).
-    func take(_ device: DeviceIdentity, cost: Double = 1, now: Int64) -> Int? {
+    func take(_ device: Key, cost: Double = 1, now: Int64) -> Int? {
         guard rate.isLimited else { return nil }
         return buckets.withLock { state in
             state.takes += 1
@@ -43,13 +44,23 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// The whole seconds until `key` could spend one unit, without spending it; `nil` when it can now.
+    func wait(_ key: Key, now: Int64) -> Int? {
+        guard rate.isLimited else { return nil }
+        return buckets.withLock { state in
+            guard let bucket = state.byDevice[key] else { return nil }
+            let tokens = refilled(bucket, now: now)
+            return tokens >= 1 ? nil : max(1, Int(((1 - tokens) / rate.perSecond).rounded(.up)))
+        }
+    }
+
     /// Forgets the buckets that have refilled completely by `now` (the devices that went quiet):
     /// called every ``sweepEvery`` takes, and when the server releases memory after traffic.
     func forgetRefilled(now: Int64) {
         buckets.withLock { sweep(&$0.byDevice, now: now) }
     }
 
-    private func sweep(_ byDevice: inout [DeviceIdentity: Bucket], now: Int64) {
+    private func sweep(_ byDevice: inout [Key: Bucket], now: Int64) {
         byDevice = byDevice.filter { refilled($0.value, now: now) < rate.burst }
     }
 

@@ -15,7 +15,7 @@ struct SyncController: Sendable {
     let now: @Sendable () -> Int64
     let metrics: ServerMetrics
     /// Pushed changes per device (``ServerConfiguration/changeRate``).
-    let changeLimiter: RateLimiter
+    let changeLimiter: RateLimiter<DeviceIdentity>
     /// Background compaction, told how far each push grew its account's log (`nil`: none).
     let compactor: AutoCompactor?
     /// Where each device's pulls reached (for operators: how far behind the log it is).

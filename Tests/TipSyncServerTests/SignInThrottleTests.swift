@@ -1,0 +1,101 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Synchronization
+import Testing
+import TipSync
+
+@testable import TipSyncServer
+
+/// Guessing credentials gets nowhere (issue 31, item 6): 300 wrong console logins went through in
+/// 0.38 s with no 429 and no log line. Refused sign-ins are now counted per client address —
+/// device tokens and JWTs, admin keys, console logins — and past the limit that address waits.
+@Suite struct SignInThrottleTests {
+    final class Clock: Sendable {
+        let milliseconds = Mutex<Int64>(1_800_000_000_000)
+        func advance(seconds: Int64) { milliseconds.withLock { $0 += seconds * 1000 } }
+        var now: @Sendable () -> Int64 { { [self] in self.milliseconds.withLock { $0 } } }
+    }
+
+    static func bearer(_ token: String) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(token)"
+        return headers
+    }
+
+    @Test func wrongDeviceTokensAdminKeysAndLoginsAreThrottledAndLoggedWithoutTheSecret() async throws {
+        let fixture = try await ServerFixture.make()
+        let clock = Clock()
+        let lines = LogCapture()
+        var logger = Logger(label: "sign-in-test") { _ in lines }
+        logger.logLevel = .info
+        var configuration = ServerConfiguration()
+        configuration.console = true
+        configuration.failedSignInRate = RateLimit(perSecond: 0.2, burst: 20)
+        let app = buildApplication(
+            address: .hostname("127.0.0.1", port: 0), store: fixture.store, configuration: configuration,
+            now: clock.now, logger: logger)
+        try await app.test(.router) { client in
+            let wrong = "ts_" + String(repeating: "A", count: 43)
+            for _ in 0..<20 {
+                try await client.execute(uri: "/v1/pull", method: .get, headers: Self.bearer(wrong)) {
+                    #expect($0.status == .unauthorized)
+                }
+            }
+            // The 21st guess — and even the right token, from the same address — waits.
+            for token in [wrong, fixture.tokens["phone"]!] {
+                try await client.execute(uri: "/v1/pull", method: .get, headers: Self.bearer(token)) { response in
+                    #expect(response.status == .tooManyRequests)
+                    #expect(response.headers[.retryAfter] == "5")
+                    let code = try decode(ErrorBody.self, response.body).error.code
+                    #expect(code == "rate_limited")
+                }
+            }
+            try await client.execute(uri: "/admin/v1/accounts", method: .get, headers: Self.bearer("tsa_wrong")) {
+                #expect($0.status == .tooManyRequests)
+            }
+            var form = HTTPFields()
+            form[.contentType] = "application/x-www-form-urlencoded"
+            try await client.execute(
+                uri: "/console/login", method: .post, headers: form, body: ByteBuffer(string: "key=tsa_wrong")
+            ) { response in
+                #expect(response.status == .tooManyRequests)
+                #expect(String(buffer: response.body).contains("Too many failed logins"))
+            }
+            // Time passes: one more try is allowed, and the right token works.
+            clock.advance(seconds: 5)
+            try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
+                #expect($0.status == .ok)
+            }
+            // A failure spends that allowance again.
+            try await client.execute(uri: "/admin/v1/accounts", method: .get, headers: Self.bearer("tsa_wrong")) {
+                #expect($0.status == .unauthorized)
+            }
+            try await client.execute(uri: "/admin/v1/accounts", method: .get, headers: Self.bearer("tsa_wrong")) {
+                #expect($0.status == .tooManyRequests)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { _ in }
+        }
+        let log = lines.text
+        #expect(log.components(separatedBy: "sign-in refused").count - 1 == 21, "\(log)")
+        #expect(log.contains("kind: device") || log.contains("\"kind\": device") || log.contains("device"))
+        #expect(!log.contains("AAAAAAAAAA"), "the guessed token is never logged")
+        #expect(!log.contains("tsa_wrong"), "the guessed key is never logged")
+    }
+
+    /// An expired JWT is not a failed sign-in (the client fetches a fresh one and retries).
+    @Test func onlyRefusalsCountNotTheLimitOff() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.failedSignInRate = .unlimited
+        try await fixture.app(configuration: configuration).test(.router) { client in
+            for _ in 0..<50 {
+                try await client.execute(uri: "/v1/pull", method: .get, headers: Self.bearer("ts_nope")) {
+                    #expect($0.status == .unauthorized)
+                }
+            }
+        }
+    }
+}
