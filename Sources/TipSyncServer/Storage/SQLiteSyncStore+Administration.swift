@@ -67,7 +67,7 @@ extension SQLiteSyncStore {
     }
 
     public func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
-        try await pool.write { db in
+        let erased = try await pool.write { db -> (id: Int64, logEntries: Int)? in
             guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name])
             else { return nil }
             try db.execute(sql: "DELETE FROM change WHERE account = ?", arguments: [id])
@@ -83,6 +83,24 @@ extension SQLiteSyncStore {
                     ON CONFLICT (nameHash) DO UPDATE SET erasedAt = MAX(erasedAt, excluded.erasedAt)
                     """, arguments: [TokenHasher.hash(name), now])
             return (id, entries)
+        }
+        // The erased rows were zeroed in the pages the transaction wrote, but earlier versions of
+        // those pages still sit in the write-ahead log until it is checkpointed: copy the log into
+        // the database and empty it now, not whenever SQLite gets to it.
+        if erased != nil { try await truncateWriteAheadLog() }
+        return erased
+    }
+
+    /// Checkpoints the write-ahead log into the database and truncates it to zero bytes. A reader
+    /// in the middle of a transaction can hold the log back; it is tried again until it finishes.
+    func truncateWriteAheadLog() async throws {
+        for _ in 0..<50 {
+            let complete = try await pool.writeWithoutTransaction { db -> Bool in
+                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                return (row?[0] as Int64?) == 0
+            }
+            if complete { return }
+            await Task.yield()
         }
     }
 

@@ -16,6 +16,9 @@ public struct SQLiteSyncStore: SyncStore {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Deleted content is overwritten with zeros, not left in free pages: an erased account's
+            // bytes leave the database file (right to erasure), compaction's dropped entries too.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
     }
