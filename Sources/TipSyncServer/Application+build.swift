@@ -96,6 +96,7 @@ func buildRouter(
         RequestHistoryMiddleware(history: history, now: now)
     }
     if let memory { router.add(middleware: ActivityMiddleware(memory: memory)) }
+    if !configuration.console { router.add(middleware: ConsoleOffMiddleware()) }
     router.on("health", method: .get, recordingIn: table) { _, _ -> Response in
         SyncController.json(text: #"{"status":"ok"}"#)
     }

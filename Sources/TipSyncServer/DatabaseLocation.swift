@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -22,13 +23,42 @@ public enum DatabaseLocation: Sendable, Hashable {
         }
     }
 
+    /// What an operator needs to know which database this is: the SQLite file's absolute path (a
+    /// relative one is relative to the current directory), or the PostgreSQL URL without its password.
+    public var description: String {
+        switch self {
+        case .sqlite(let path):
+            "sqlite:" + URL(fileURLWithPath: path).standardizedFileURL.path
+        case .postgres(let url):
+            url.replacing(/:\/\/([^:@\/]*):[^@\/]*@/, with: { "://\($0.1):***@" })
+        }
+    }
+
+    /// Whether the database exists already (always `true` for PostgreSQL: the server creates no database there).
+    public var exists: Bool {
+        switch self {
+        case .sqlite(let path): FileManager.default.fileExists(atPath: path)
+        case .postgres: true
+        }
+    }
+
     /// Opens the store, migrates it (before anything else uses it), runs `body` with it and closes it.
     /// For PostgreSQL the connection pool runs for exactly that long.
+    /// - Parameter creating: whether a SQLite file that does not exist may be created. Without it,
+    ///   a missing file is an error naming the path: a command run from another directory would
+    ///   otherwise open a new, empty database and say "no account named …".
     public func withStore<Result: Sendable>(
-        logger: Logger = Logger(label: "tipsync-server"), _ body: (any SyncStore) async throws -> Result
+        logger: Logger = Logger(label: "tipsync-server"), creating: Bool = true,
+        _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
         switch self {
         case .sqlite(let path):
+            guard creating || exists else {
+                throw StoreError(
+                    "no database at \(description) (a relative path is relative to the current directory, "
+                        + "\(FileManager.default.currentDirectoryPath)); pass --database or set TIPSYNC_DATABASE to the "
+                        + "server's database, or create one with 'tipsync-server migrate'")
+            }
             let store = try SQLiteSyncStore(path: path)
             try await store.migrate()
             return try await body(store)

@@ -27,10 +27,19 @@ struct DatabaseOptions: ParsableArguments {
     )
     var database: String?
 
-    /// Opens (and migrates) the store for the duration of `body`.
-    func withStore<Result: Sendable>(_ body: (any SyncStore) async throws -> Result) async throws -> Result {
+    /// Opens (and migrates) the store for the duration of `body`, saying on stderr which database
+    /// it is. Only `creating` commands (`serve`, `migrate`, `accounts create`, `admin-keys create`)
+    /// may create a SQLite database that does not exist; the others refuse, naming the path.
+    func withStore<Result: Sendable>(
+        creating: Bool = false, _ body: (any SyncStore) async throws -> Result
+    ) async throws -> Result {
         let text = database ?? ProcessInfo.processInfo.environment["TIPSYNC_DATABASE"] ?? DatabaseLocation.defaultValue
-        return try await DatabaseLocation(text).withStore(body)
+        let location = try DatabaseLocation(text)
+        if creating || location.exists {
+            FileHandle.standardError.write(
+                Data("tipsync-server: database \(location.description)\(location.exists ? "" : " (new)")\n".utf8))
+        }
+        return try await location.withStore(creating: creating, body)
     }
 }
 
@@ -215,10 +224,15 @@ struct Serve: AsyncParsableCommand {
                     "issuer": "\(jwtConfiguration.issuer ?? "-")", "audience": "\(jwtConfiguration.audience ?? "-")",
                 ])
         }
+        if configuration.console {
+            logger.info("console on at /console (log in with an admin key)")
+        } else {
+            logger.info("console off; start with --console (or TIPSYNC_CONSOLE=1) to serve it at /console")
+        }
         let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
         let port = try setting(httpPort, "HTTP_PORT", 8080)
 
-        try await databaseOptions.withStore { store in
+        try await databaseOptions.withStore(creating: true) { store in
             let app = buildApplication(
                 address: .hostname(host, port: port), store: store, configuration: configuration, jwt: jwt,
                 registry: registry, logger: logger)
@@ -240,7 +254,7 @@ struct Accounts: AsyncParsableCommand {
 
         func run() async throws {
             try checkName(name, "name")
-            _ = try await databaseOptions.withStore { try await $0.createAccount(name: name) }
+            _ = try await databaseOptions.withStore(creating: true) { try await $0.createAccount(name: name) }
             print(name)
         }
     }
@@ -375,7 +389,9 @@ struct AdminKeys: AsyncParsableCommand {
         func run() async throws {
             if let name { try checkName(name, "--name") }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            print(try await databaseOptions.withStore { try await $0.createAdminKey(name: name, at: now) }.key)
+            print(
+                try await databaseOptions.withStore(creating: true) { try await $0.createAdminKey(name: name, at: now) }
+                    .key)
         }
     }
 
@@ -421,7 +437,7 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var databaseOptions: DatabaseOptions
 
     func run() async throws {
-        try await databaseOptions.withStore { _ in }
+        try await databaseOptions.withStore(creating: true) { _ in }
         print("schema is up to date")
     }
 }

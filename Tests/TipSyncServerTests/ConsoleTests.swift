@@ -82,10 +82,24 @@ import TipSync
         }
     }
 
-    @Test func withoutTheFlagThereIsNoConsole() async throws {
+    /// Without the flag there is no console, and the 404 says how to turn it on (issue 31, item 8:
+    /// it was a bare "Not Found").
+    @Test func withoutTheFlagThereIsNoConsoleAndThe404SaysHowToTurnItOn() async throws {
         let console = try await Console.make()
         try await console.fixture.app().test(.router) { client in
-            try await client.execute(uri: "/console/login", method: .get) { #expect($0.status == .notFound) }
+            for uri in ["/console", "/console/login", "/console/accounts/alice"] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .notFound)
+                    let error = try decode(ErrorBody.self, response.body).error
+                    #expect(error.code == "not_found")
+                    #expect(error.message.contains("--console"), "\(uri): \(error.message)")
+                }
+            }
+            try await client.execute(uri: "/consoles", method: .get) { response in
+                #expect(response.status == .notFound)
+                let message = try decode(ErrorBody.self, response.body).error.message
+                #expect(!message.contains("--console"))
+            }
         }
     }
 

@@ -19,6 +19,36 @@ import TipSyncTestSupport
         try await ChildProcess.run(productsDirectory.appendingPathComponent("tipsync-server").path, arguments)
     }
 
+    /// A command run from another directory used to open a new, empty database at the default
+    /// relative path and answer "no account named 'dana'" (issue 31, item 7). Only `serve`,
+    /// `migrate`, `accounts create` and `admin-keys create` may create one; every command says which
+    /// database it opened.
+    @Test func commandsNameTheirDatabaseAndOnlyCreatingOnesCreateIt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-cwd-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tool = Self.productsDirectory.appendingPathComponent("tipsync-server").path
+        func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+            try await ChildProcess.run(
+                tool, arguments, directory: directory.path)
+        }
+        let expected = directory.standardizedFileURL.appendingPathComponent("tipsync-data/server.sqlite").path
+        for arguments in [
+            ["accounts", "show", "dana"], ["tokens", "create", "--account", "dana", "--device", "phone"],
+            ["accounts", "list"], ["compact", "--account", "dana"], ["rotate-cursors"],
+        ] {
+            let refused = try await run(arguments)
+            #expect(refused.status != 0, "\(arguments)")
+            #expect(refused.stderr.contains("no database at sqlite:\(expected)"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: expected), "nothing was created")
+        let created = try await run(["accounts", "create", "dana"])
+        #expect(created.status == 0)
+        #expect(created.stderr.contains("database sqlite:\(expected) (new)"))
+        let shown = try await run(["accounts", "show", "dana"])
+        #expect(shown.status == 0 && shown.stdout.contains("\"dana\""))
+        #expect(shown.stderr.contains("database sqlite:\(expected)") && !shown.stderr.contains("(new)"))
+    }
+
     @Test func operatorCommandsAndTwoDevicesSyncingThroughTheRealServer() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-process-\(UUID().uuidString)")
