@@ -68,8 +68,8 @@ public actor LiveNetwork {
     public private(set) var serverIsDown = false
     /// Bumped by every push the server stores: a long-poll parks only if none landed since its check.
     var pushesStored = 0
-    var parkedLongPolls: [Int: (device: String, continuation: CheckedContinuation<Bool, Never>)] = [:]
-    var parkedSleeps: [Int: (device: String, continuation: CheckedContinuation<Bool, Never>)] = [:]
+    /// Parked long-polls and sleeps, by id.
+    var parked: [Parking: [Int: (device: String, continuation: CheckedContinuation<Bool, Never>)]] = [:]
     var nextParking = 0
     /// Backoff and `Retry-After` waits each device asked for, in order.
     public private(set) var sleeps: [String: [Duration]] = [:]
@@ -88,27 +88,25 @@ public actor LiveNetwork {
     /// Takes the server down (every request unreachable, parked long-polls end) or brings it back.
     public func setServerDown(_ down: Bool) {
         serverIsDown = down
-        if down { wakeLongPolls() }
+        if down { wake(.longPoll) }
         noteEvent()
     }
 
     /// Ends every parked long-poll with an empty answer, as its timeout would.
     public func releaseLongPolls() {
-        wakeLongPolls()
+        wake(.longPoll)
         noteEvent()
     }
 
     /// Lets every parked backoff or `Retry-After` wait end: time passes.
     public func advance() {
-        let sleepers = parkedSleeps
-        parkedSleeps = [:]
-        for (_, sleeper) in sleepers { sleeper.continuation.resume(returning: true) }
+        wake(.sleep)
         noteEvent()
     }
 
     /// Devices with a long-poll parked, or a wait parked, now.
-    public var devicesInLongPoll: Set<String> { Set(parkedLongPolls.values.map(\.device)) }
-    public var devicesAsleep: Set<String> { Set(parkedSleeps.values.map(\.device)) }
+    public var devicesInLongPoll: Set<String> { Set((parked[.longPoll] ?? [:]).values.map(\.device)) }
+    public var devicesAsleep: Set<String> { Set((parked[.sleep] ?? [:]).values.map(\.device)) }
     /// Requests sent and not answered yet (parked long-polls included).
     public var requestsInFlight: Int { exchanges.count - answered }
     var answered = 0
@@ -188,7 +186,7 @@ public actor LiveNetwork {
         }
         if exchanges[index].kind == .push, response.status == 200 {
             pushesStored += 1
-            wakeLongPolls()
+            wake(.longPoll)
         }
         _ = await hook?(exchanges[index], .handled)
         if case .loseAnswer = verdict { throw SyncClientError.unreachable("answer lost") }
@@ -202,59 +200,53 @@ public actor LiveNetwork {
     func longPoll(_ request: SyncHTTPRequest, index: Int, device: String) async throws -> SyncHTTPResponse {
         var immediate = request
         immediate.path = Self.withoutWait(request.path)
-        while true {
-            let stored = pushesStored
-            let response = await server.handle(immediate)
-            guard response.status == 200, Self.isEmptyPage(response.body), stored == pushesStored else {
-                return response
-            }
-            let id = nextParking
-            nextParking += 1
-            let woken = await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    parkedLongPolls[id] = (device, continuation)
-                    noteEvent()
-                }
-            } onCancel: {
-                Task { await self.unpark(longPoll: id) }
-            }
-            if !woken { throw CancellationError() }
-            if serverIsDown { throw SyncClientError.unreachable("server down") }
-            // Woken by a push or a release: the answer is what the server holds now (maybe empty).
-            return await server.handle(immediate)
+        let stored = pushesStored
+        let response = await server.handle(immediate)
+        // A push that landed while the server answered would not wake a poll parked after it.
+        guard response.status == 200, Self.isEmptyPage(response.body), stored == pushesStored else {
+            return response
         }
-    }
-
-    func wakeLongPolls() {
-        let parked = parkedLongPolls
-        parkedLongPolls = [:]
-        for (_, poll) in parked { poll.continuation.resume(returning: true) }
-    }
-
-    func unpark(longPoll id: Int) {
-        parkedLongPolls.removeValue(forKey: id)?.continuation.resume(returning: false)
-        noteEvent()
-    }
-
-    func unpark(sleep id: Int) {
-        parkedSleeps.removeValue(forKey: id)?.continuation.resume(returning: false)
-        noteEvent()
+        try await park(device, as: .longPoll)
+        if serverIsDown { throw SyncClientError.unreachable("server down") }
+        // Woken by a push or a release: the answer is what the server holds now (maybe empty).
+        return await server.handle(immediate)
     }
 
     func park(_ device: String, sleeping duration: Duration) async throws {
         try Task.checkCancellation()
         sleeps[device, default: []].append(duration)
+        try await park(device, as: .sleep)
+    }
+
+    /// Where a device can be parked.
+    enum Parking { case longPoll, sleep }
+
+    /// Parks the calling request or sleep until ``wake(_:)``; throws `CancellationError` if its task
+    /// is cancelled first (the client gave up on it).
+    func park(_ device: String, as kind: Parking) async throws {
         let id = nextParking
         nextParking += 1
         let woken = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                parkedSleeps[id] = (device, continuation)
+                parked[kind, default: [:]][id] = (device, continuation)
                 noteEvent()
             }
         } onCancel: {
-            Task { await self.unpark(sleep: id) }
+            Task { await self.unpark(kind, id) }
         }
         if !woken { throw CancellationError() }
+    }
+
+    /// Ends every parked wait of `kind`.
+    func wake(_ kind: Parking) {
+        let waiting = parked[kind] ?? [:]
+        parked[kind] = [:]
+        for (_, entry) in waiting { entry.continuation.resume(returning: true) }
+    }
+
+    func unpark(_ kind: Parking, _ id: Int) {
+        parked[kind]?.removeValue(forKey: id)?.continuation.resume(returning: false)
+        noteEvent()
     }
 
     func noteEvent() {

@@ -25,6 +25,33 @@ import TipSyncSimulation
         }
     }
 
+    /// A change `device` will make the first time one of its `kind` requests reaches `phase`.
+    final class PlacedChange: Sendable {
+        /// The change's sequence number, and the index of the first request that may carry it.
+        let made = Mutex<(seq: Int64, mark: Int)?>(nil)
+
+        init(_ fleet: LiveFleet, _ device: String, _ kind: LiveNetwork.RequestKind, at phase: LiveNetwork.Phase)
+            async
+        {
+            let once = Once()
+            let replica = fleet[device]
+            await fleet.network.setHook { [self] exchange, at in
+                if exchange.device == device, exchange.kind == kind, at == phase, once.fire() {
+                    let seq = try! SyncLoopLivenessTests.change(replica, 100)
+                    // Made during this request: a push already sent cannot carry it, the next one must.
+                    self.made.withLock { $0 = (seq, exchange.index + (kind == .push ? 1 : 0)) }
+                }
+                return .deliver
+            }
+        }
+
+        /// Waits until the change was made; its sequence number and mark.
+        func value(_ fleet: LiveFleet) async -> (seq: Int64, mark: Int) {
+            await fleet.network.waitUntil { made.withLock { $0 != nil } }
+            return made.withLock { $0 ?? (0, 0) }
+        }
+    }
+
     static func change(_ device: LiveFleet.Device, _ value: Int) throws -> Int64 {
         try device.replica.setParameter("p-\(device.id)", to: .int(Int64(value)))
         return try device.replica.lastLocalSeq
@@ -66,39 +93,19 @@ import TipSyncSimulation
     /// the first round pulls. Before the fix the push loop subscribed after that pull: stranded.
     @Test func aChangeDuringTheFirstRoundsPullIsPushed() async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])
-        let phone = fleet["phone"]
-        let once = Once()
-        let made = Mutex<(seq: Int64, mark: Int)?>(nil)
-        await fleet.network.setHook { exchange, phase in
-            if exchange.device == "phone", exchange.kind == .pull, phase == .handled, once.fire() {
-                let seq = try! Self.change(phone, 1)
-                made.withLock { $0 = (seq, exchange.index) }
-            }
-            return .deliver
-        }
+        let placed = await PlacedChange(fleet, "phone", .pull, at: .handled)
         fleet.startAll()
-        await fleet.network.waitUntil { made.withLock { $0 != nil } }
-        let (seq, mark) = made.withLock { $0! }
+        let (seq, mark) = await placed.value(fleet)
         await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
         await fleet.stopAll()
     }
 
     @Test func aChangeDuringTheFirstRoundsPushIsPushed() async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])
-        let phone = fleet["phone"]
-        _ = try Self.change(phone, 1)
-        let once = Once()
-        let made = Mutex<(seq: Int64, mark: Int)?>(nil)
-        await fleet.network.setHook { exchange, phase in
-            if exchange.device == "phone", exchange.kind == .push, phase == .handled, once.fire() {
-                let seq = try! Self.change(phone, 2)
-                made.withLock { $0 = (seq, exchange.index + 1) }
-            }
-            return .deliver
-        }
+        _ = try Self.change(fleet["phone"], 1)
+        let placed = await PlacedChange(fleet, "phone", .push, at: .handled)
         fleet.startAll()
-        await fleet.network.waitUntil { made.withLock { $0 != nil } }
-        let (seq, mark) = made.withLock { $0! }
+        let (seq, mark) = await placed.value(fleet)
         await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
         await fleet.stopAll()
     }
@@ -118,21 +125,11 @@ import TipSyncSimulation
     @Test(arguments: [LiveNetwork.Phase.sent, .handled])
     func aChangeDuringALivePushIsPushed(phase: LiveNetwork.Phase) async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])
-        let phone = fleet["phone"]
         fleet.startAll()
         await fleet.network.waitUntil { await fleet.network.devicesInLongPoll == ["phone", "laptop"] }
-        let once = Once()
-        let made = Mutex<(seq: Int64, mark: Int)?>(nil)
-        await fleet.network.setHook { exchange, at in
-            if exchange.device == "phone", exchange.kind == .push, at == phase, once.fire() {
-                let seq = try! Self.change(phone, 2)
-                made.withLock { $0 = (seq, exchange.index + 1) }
-            }
-            return .deliver
-        }
-        _ = try Self.change(phone, 1)
-        await fleet.network.waitUntil { made.withLock { $0 != nil } }
-        let (seq, mark) = made.withLock { $0! }
+        let placed = await PlacedChange(fleet, "phone", .push, at: phase)
+        _ = try Self.change(fleet["phone"], 1)
+        let (seq, mark) = await placed.value(fleet)
         await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
         await fleet.stopAll()
     }
@@ -141,21 +138,11 @@ import TipSyncSimulation
     /// while that page is on its way.
     @Test func aChangeDuringALivePullIsPushed() async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])
-        let phone = fleet["phone"]
         fleet.startAll()
         await fleet.network.waitUntil { await fleet.network.devicesInLongPoll == ["phone", "laptop"] }
-        let once = Once()
-        let made = Mutex<(seq: Int64, mark: Int)?>(nil)
-        await fleet.network.setHook { exchange, phase in
-            if exchange.device == "phone", exchange.kind == .longPoll, phase == .handled, once.fire() {
-                let seq = try! Self.change(phone, 1)
-                made.withLock { $0 = (seq, exchange.index) }
-            }
-            return .deliver
-        }
+        let placed = await PlacedChange(fleet, "phone", .longPoll, at: .handled)
         _ = try Self.change(fleet["laptop"], 1)
-        await fleet.network.waitUntil { made.withLock { $0 != nil } }
-        let (seq, mark) = made.withLock { $0! }
+        let (seq, mark) = await placed.value(fleet)
         await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
         await fleet.stopAll()
     }
