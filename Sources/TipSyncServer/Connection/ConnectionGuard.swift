@@ -13,7 +13,9 @@ import TipSyncCore
 /// sent, a chunked body that never ends), or whose peer has closed its side (FIN) — at once, so a
 /// long-poll's descriptor is released when its client leaves. A declared `Content-Length` above the
 /// body limit is refused at once with `413 body_too_large`, and a request the HTTP parser cannot read
-/// with `400 malformed_request` (an unknown method: `405 method_not_allowed`), both as JSON.
+/// — its head, or its body's chunked framing before any answer began — with `400 malformed_request`
+/// (an unknown method, or `CONNECT`: `405 method_not_allowed`), all as JSON and closing the
+/// connection. A request head with `Expect: 100-continue` gets the interim `100 Continue` at once.
 ///
 /// One instance per connection; it lives on the connection's event loop.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -37,8 +39,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Requests whose head was read and whose response has not ended.
     private var openRequests = 0
     private var readingBody = false
-    /// A request was refused here; everything else the peer sends is ignored until the close.
+    /// A request was refused here; everything else the peer sends is ignored until the close, and
+    /// whatever the router still writes for it is dropped.
     private var refused = false
+    /// Whether the current request's answer has begun (its final head was written).
+    private var answering = false
 
     init(limits: Limits, metrics: ConnectionMetrics, now: @escaping @Sendable () -> Int64) {
         self.limits = limits
@@ -79,9 +84,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                     context: context)
                 return
             }
+            if head.method == .connect {
+                // A tunnel this server never opens; answered whole, and the connection closed (the
+                // encoder would treat any answer to CONNECT as the start of one).
+                refuse(
+                    status: .methodNotAllowed, code: .methodNotAllowed,
+                    message: "CONNECT is not supported; this server answers GET, HEAD and POST",
+                    allow: "GET, HEAD, POST", context: context)
+                return
+            }
             openRequests += 1
             readingBody = true
+            answering = false
             arm(.body, context: context)
+            if head.headerFields[.expect]?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            }
         case .body:
             break
         case .end:
@@ -92,6 +110,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !refused else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        if case .head(let head) = unwrapOutboundIn(data), head.status.kind != .informational { answering = true }
         if case .end = unwrapOutboundIn(data) {
             openRequests = max(0, openRequests - 1)
             if openRequests == 0, !readingBody { arm(.head, context: context) }
@@ -116,7 +139,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         metrics.malformed.increment()
-        guard openRequests == 0, !refused else {
+        // A head that cannot be read, or a body whose framing breaks before its answer began (a
+        // bad chunk size): answered 400. Once an answer is under way, only closing is left.
+        let bodyBeforeAnswer = openRequests == 1 && readingBody && !answering
+        guard openRequests == 0 || bodyBeforeAnswer, !refused else {
             context.close(promise: nil)
             return
         }
