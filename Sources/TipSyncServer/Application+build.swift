@@ -40,6 +40,7 @@ public func buildApplication(
         maxBodyBytes: configuration.maxBodyBytes)
     let openFiles = Int(clamping: FileDescriptorLimit.current().soft)
     let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
+    let idle = IdleConnections()
     var services: [any Service] = [
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
         LiveHeartbeat(notifier: notifier, interval: .milliseconds(Int64(configuration.heartbeatSeconds * 1000))),
@@ -53,11 +54,13 @@ public func buildApplication(
         router: router,
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [ConnectionGuard(limits: limits, metrics: metrics.connections, now: now)])),
+                additionalChannelHandlers: [
+                    ConnectionGuard(limits: limits, metrics: metrics.connections, idle: idle, now: now)
+                ])),
         configuration: .init(
             address: address, serverName: "tipsync-server",
             availableConnectionsDelegate: ConnectionCounter(
-                maximum: maxConnections, logger: logger, factory: metrics.factory)),
+                maximum: maxConnections, idle: idle, logger: logger, factory: metrics.factory)),
         services: services,
         onServerRunning: onServerRunning,
         logger: logger)

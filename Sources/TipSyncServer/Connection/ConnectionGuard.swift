@@ -34,6 +34,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let limits: Limits
     private let metrics: ConnectionMetrics
+    /// Connections that have not sent a request yet, evicted oldest first at the connection limit.
+    private let idle: IdleConnections
     private let now: @Sendable () -> Int64
     private var timer: Scheduled<Void>?
     /// Requests whose head was read and whose response has not ended.
@@ -45,27 +47,34 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether the current request's answer has begun (its final head was written).
     private var answering = false
 
-    init(limits: Limits, metrics: ConnectionMetrics, now: @escaping @Sendable () -> Int64) {
+    init(limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64) {
         self.limits = limits
         self.metrics = metrics
+        self.idle = idle
         self.now = now
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(.head, context: context) }
+        if context.channel.isActive {
+            arm(.head, context: context)
+            idle.opened(context.channel)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         disarm()
+        idle.spoke(context.channel)
     }
 
     func channelActive(context: ChannelHandlerContext) {
         arm(.head, context: context)
+        idle.opened(context.channel)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         disarm()
+        idle.spoke(context.channel)
         context.fireChannelInactive()
     }
 
@@ -74,6 +83,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             disarm()
+            idle.spoke(context.channel)
             if let declared = head.headerFields[.contentLength], Self.exceeds(declared, limits.maxBodyBytes) {
                 metrics.declaredTooLarge.increment()
                 refuse(
