@@ -99,3 +99,31 @@ import TipSync
         }
     }
 }
+
+/// Behind `deploy/`'s proxy every request comes from the proxy's address: the proxy's
+/// `X-Forwarded-For` names the client then, so one client's guesses do not lock everyone out.
+@Suite struct SignInThrottleBehindAProxyTests {
+    @Test func aProxyOnAPrivateAddressNamesTheClient() async throws {
+        let fixture = try await ServerFixture.make()
+        let server = try await LiveServer.start(store: fixture.store)
+        func pull(from client: String) async throws -> Int {
+            try await RawConnection.exchange(
+                port: server.port, method: "GET", path: "/v1/pull",
+                headers: ["Authorization": "Bearer ts_wrong", "X-Forwarded-For": "198.51.100.1, \(client)"]
+            ).status
+        }
+        for _ in 0..<20 { #expect(try await pull(from: "203.0.113.7") == 401) }
+        #expect(try await pull(from: "203.0.113.7") == 429)
+        #expect(try await pull(from: "203.0.113.8") == 401, "another client behind the same proxy")
+        await server.stop()
+    }
+
+    @Test func onlyLoopbackAndPrivatePeersAreTrustedAsProxies() {
+        for address in ["127.0.0.1", "10.1.2.3", "172.20.0.5", "192.168.1.1", "::1", "fd00::1", "::ffff:10.0.0.1"] {
+            #expect(SignInThrottle.isPrivate(address), "\(address)")
+        }
+        for address in ["8.8.8.8", "172.32.0.1", "203.0.113.7", "2001:db8::1", "unknown"] {
+            #expect(!SignInThrottle.isPrivate(address), "\(address)")
+        }
+    }
+}

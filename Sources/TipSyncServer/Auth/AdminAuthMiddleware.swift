@@ -11,15 +11,15 @@ struct AdminAuthMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
-        try signIns.check(context.remoteAddress, now: now())
+        try signIns.check(request, context, now: now())
         guard let credential = BearerCredential(request) else {
             let error = SyncError.unauthorized(
                 "send 'Authorization: Bearer <admin key>'; create one with 'tipsync-server admin-keys create'")
-            signIns.failed(context, kind: .admin, reason: error.message, now: now())
+            signIns.failed(request, context, kind: .admin, reason: error.message, now: now())
             throw error
         }
         guard let name = try await store.adminKeyName(forHash: TokenHasher.hash(credential.token)) else {
-            signIns.failed(context, kind: .admin, reason: "unknown or revoked admin key", now: now())
+            signIns.failed(request, context, kind: .admin, reason: "unknown or revoked admin key", now: now())
             throw SyncError.unauthorized("unknown or revoked admin key")
         }
         var context = context

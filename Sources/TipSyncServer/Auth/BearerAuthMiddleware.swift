@@ -16,13 +16,13 @@ struct BearerAuthMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
-        try signIns.check(context.remoteAddress, now: now())
+        try signIns.check(request, context, now: now())
         let identity: DeviceIdentity
         var context = context
         do {
             identity = try await authenticate(request, &context)
         } catch let error as SyncError where error.code == .unauthorized {
-            signIns.failed(context, kind: .device, reason: error.message, now: now())
+            signIns.failed(request, context, kind: .device, reason: error.message, now: now())
             throw error
         }
         activity.seen(identity, at: now())

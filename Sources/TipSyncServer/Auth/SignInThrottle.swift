@@ -29,21 +29,20 @@ final class SignInThrottle: Sendable {
             })
     }
 
-    /// Throws `429 rate_limited` when `address` has failed too often to try again yet.
-    func check(_ address: String?, now: Int64) throws {
-        guard let wait = limiter.wait(Self.key(address), now: now) else { return }
+    /// Throws `429 rate_limited` when the request's client has failed too often to try again yet.
+    func check(_ request: Request, _ context: SyncRequestContext, now: Int64) throws {
+        guard let wait = limiter.wait(Self.client(request, context), now: now) else { return }
         throw SyncError.rateLimited(
             "too many refused sign-ins from this address; try again in \(wait) s", retryAfter: wait)
     }
 
-    /// Records a refused sign-in of the request `context` belongs to.
-    func failed(_ context: SyncRequestContext, kind: Kind, reason: String, now: Int64) {
-        let address = context.remoteAddress
-        _ = limiter.take(Self.key(address), now: now)
+    /// Records a refused sign-in of `request`.
+    func failed(_ request: Request, _ context: SyncRequestContext, kind: Kind, reason: String, now: Int64) {
+        let client = Self.client(request, context)
+        _ = limiter.take(client, now: now)
         counters[kind]?.increment()
         context.logger.info(
-            "sign-in refused",
-            metadata: ["address": "\(Self.key(address))", "kind": "\(kind.rawValue)", "reason": "\(reason)"])
+            "sign-in refused", metadata: ["address": "\(client)", "kind": "\(kind.rawValue)", "reason": "\(reason)"])
     }
 
     /// Forgets addresses whose failures are long past (on memory release).
@@ -51,5 +50,28 @@ final class SignInThrottle: Sendable {
         limiter.forgetRefilled(now: now)
     }
 
-    static func key(_ address: String?) -> String { address ?? "unknown" }
+    /// The client's address: the connection's peer, or — when the peer is a proxy on this host or a
+    /// private network (loopback, 10/8, 172.16/12, 192.168/16, fc00::/7), as `deploy/`'s Caddy is — the
+    /// last address that proxy put in `X-Forwarded-For`. A client on the internet cannot pick its
+    /// bucket with that header: from a public address it is ignored.
+    static func client(_ request: Request, _ context: SyncRequestContext) -> String {
+        let peer = context.remoteAddress ?? "unknown"
+        guard isPrivate(peer), let forwarded = request.headers[.init("X-Forwarded-For")!],
+            let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty
+        else { return peer }
+        return String(last.prefix(64))
+    }
+
+    static func isPrivate(_ address: String) -> Bool {
+        let lower = address.lowercased()
+        if lower == "::1" || lower.hasPrefix("fc") || lower.hasPrefix("fd") { return true }
+        let text = lower.hasPrefix("::ffff:") ? String(lower.dropFirst(7)) : lower
+        let octets = text.split(separator: ".").compactMap { Int($0) }
+        guard octets.count == 4 else { return false }
+        switch (octets[0], octets[1]) {
+        case (127, _), (10, _), (192, 168): return true
+        case (172, 16...31): return true
+        default: return false
+        }
+    }
 }

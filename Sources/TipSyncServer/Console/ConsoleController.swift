@@ -83,7 +83,7 @@ struct ConsoleController: Sendable {
 
     @Sendable func login(_ request: Request, context: SyncRequestContext) async throws -> Response {
         do {
-            try signIns.check(context.remoteAddress, now: now())
+            try signIns.check(request, context, now: now())
         } catch let error as SyncError {
             var response = render("login", ["title": "Log in", "error": "Too many failed logins. \(error.message)."])
             response.status = .tooManyRequests
@@ -93,7 +93,7 @@ struct ConsoleController: Sendable {
         let key = try await Self.form(request)["key"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         let hash = TokenHasher.hash(key)
         guard !key.isEmpty, let name = try await store.adminKeyName(forHash: hash) else {
-            signIns.failed(context, kind: .console, reason: "unknown or revoked admin key", now: now())
+            signIns.failed(request, context, kind: .console, reason: "unknown or revoked admin key", now: now())
             var response = render("login", ["title": "Log in", "error": "That admin key is unknown or revoked."])
             response.status = .unauthorized
             return response
