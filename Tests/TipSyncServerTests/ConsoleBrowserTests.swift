@@ -33,14 +33,27 @@ struct ConsoleBrowserTests {
         let base = "http://127.0.0.1:\(server.port)"
         let browser = try await HeadlessChromium()
         let shots = ProcessInfo.processInfo.environment["TIPSYNC_SCREENSHOTS"]
+        // Every page, at 1280 and at a phone's 390 px: nothing wider than the screen, and every
+        // button (Revoke tokens, Compact, Erase…) inside it, not scrolled off sideways (issue 31,
+        // item 10). Screenshots go to TIPSYNC_SCREENSHOTS when set.
+        let directory =
+            shots ?? FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-shots-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func look(_ name: String) async throws {
-            guard let shots else { return }
-            try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
             for (width, height) in [(1280, 900), (390, 844)] {
-                try await browser.screenshot(width: width, height: height, to: "\(shots)/\(name)-\(width).png")
+                try await browser.screenshot(width: width, height: height, to: "\(directory)/\(name)-\(width).png")
                 #expect(try await !browser.overflowsHorizontally(), "\(name) is wider than \(width) px")
+                let outside =
+                    try await browser.evaluate(
+                        """
+                        [...document.querySelectorAll('button, input[type=submit]')].filter(b => {
+                          const r = b.getBoundingClientRect();
+                          return r.width > 0 && (r.left < 0 || r.right > window.innerWidth);
+                        }).map(b => b.textContent.trim()).join(', ')
+                        """) as? String ?? "?"
+                #expect(outside.isEmpty, "\(name) at \(width) px: buttons outside the screen: \(outside)")
             }
-            try await browser.screenshot(width: 1280, height: 900, to: "\(shots)/\(name)-1280.png")
+            try await browser.screenshot(width: 1280, height: 900, to: "\(directory)/\(name)-1280.png")
         }
 
         // Without a session, the console sends the operator to the login page.

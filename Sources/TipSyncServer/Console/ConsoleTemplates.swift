@@ -60,6 +60,17 @@ enum ConsoleTemplates {
         .login { max-width:420px; margin:12vh auto; background:#fff; border:1px solid var(--line); border-radius:12px; padding:28px; }
         .bars { display:flex; align-items:flex-end; gap:3px; height:40px; }
         .bars span { display:block; width:14px; background:var(--accent); opacity:.75; border-radius:2px 2px 0 0; }
+        @media (max-width: 640px) {
+          main { padding:12px; }
+          .panel { overflow-x:visible; }
+          table, tbody, tr, td { display:block; width:100%; }
+          tr:has(> th) { display:none; }
+          tr { border-bottom:1px solid var(--line); padding:6px 0; }
+          tr:last-child { border-bottom:none; }
+          td { border:none; padding:3px 14px; white-space:normal; overflow-wrap:anywhere; }
+          td[data-label]::before { content:attr(data-label); display:block; color:var(--muted); font-size:11px; font-weight:600; text-transform:uppercase; letter-spacing:.4px; }
+          header form { margin-left:0; }
+        }
         </style></head><body>
         {{#session}}
         <header><div class="bar"><span class="brand">TipSync console</span>
@@ -102,7 +113,7 @@ enum ConsoleTemplates {
         </div>
         <h2>Last compactions</h2>
         <div class="panel"><table><tr><th>Account</th><th>When</th></tr>
-        {{#compactions}}<tr><td class="wrap"><a href="/console/accounts/{{path}}">{{account}}</a></td><td>{{at}}</td></tr>{{/compactions}}
+        {{#compactions}}<tr><td data-label="Account" class="wrap"><a href="/console/accounts/{{path}}">{{account}}</a></td><td data-label="When">{{at}}</td></tr>{{/compactions}}
         {{^compactions}}<tr><td colspan="2" class="muted">No compaction yet.</td></tr>{{/compactions}}
         </table></div>
         {{> foot}}
@@ -114,7 +125,7 @@ enum ConsoleTemplates {
         <form method="get" action="/console/accounts"><input type="search" name="q" value="{{query}}" placeholder="Account name starts with…" aria-label="Search accounts"></form>
         <h2>{{heading}}</h2>
         <div class="panel"><table><tr><th>Account</th><th>Devices</th><th>Log entries</th><th>Created</th></tr>
-        {{#accounts}}<tr><td class="wrap"><a href="/console/accounts/{{path}}">{{name}}</a></td><td>{{devices}}</td><td>{{logEntries}}</td><td>{{createdAt}}</td></tr>{{/accounts}}
+        {{#accounts}}<tr><td data-label="Account" class="wrap"><a href="/console/accounts/{{path}}">{{name}}</a></td><td data-label="Devices">{{devices}}</td><td data-label="Log entries">{{logEntries}}</td><td data-label="Created">{{createdAt}}</td></tr>{{/accounts}}
         {{^accounts}}<tr><td colspan="4" class="muted">No account matches.</td></tr>{{/accounts}}
         </table></div>
         {{#next}}<p><a href="/console/accounts?after={{next}}{{#query}}&amp;q={{query}}{{/query}}">Next page →</a></p>{{/next}}
@@ -138,36 +149,36 @@ enum ConsoleTemplates {
         </div>
         <h2>Devices</h2>
         <div class="panel"><table id="devices"><tr><th>Device</th><th>Highest seq</th><th>Last seen</th><th>Live</th><th>Behind the log</th><th>Tokens</th><th></th></tr>
-        {{#devices}}<tr><td class="wrap">{{name}}</td><td>{{highestSeq}}</td><td>{{lastSeen}}</td>
-        <td>{{#live}}<span class="pill live">live</span>{{/live}}{{^live}}<span class="muted">—</span>{{/live}}</td>
-        <td class="behind">{{behind}}</td>
-        <td>{{tokens}}{{#revokedAt}} <span class="muted">revoked {{revokedAt}}</span>{{/revokedAt}}</td>
+        {{#devices}}<tr><td data-label="Device" class="wrap">{{name}}</td><td data-label="Highest seq">{{highestSeq}}</td><td data-label="Last seen">{{lastSeen}}</td>
+        <td data-label="Live">{{#live}}<span class="pill live">live</span>{{/live}}{{^live}}<span class="muted">—</span>{{/live}}</td>
+        <td data-label="Behind the log" class="behind">{{behind}}</td>
+        <td data-label="Tokens">{{tokens}}{{#revokedAt}} <span class="muted">revoked {{revokedAt}}</span>{{/revokedAt}}</td>
         <td><form method="post" action="/console/accounts/{{accountPath}}/devices/{{path}}/revoke"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="revoke" data-device="{{name}}">Revoke tokens</button></form></td></tr>{{/devices}}
         {{^devices}}<tr><td colspan="7" class="muted">No device yet.</td></tr>{{/devices}}
         </table></div>
         <p class="muted">Live shows this instance's connections. Behind the log: positions between the end of the log and where the device's latest pull reached (recorded within a few seconds).</p>
         <h2>Tips (merged state, as every device computes it)</h2>
         <div class="panel"><table id="tips"><tr><th>Tip</th>{{#hasCatalog}}<th>Status now</th>{{/hasCatalog}}<th>Synced state</th><th>Written by</th><th>Displays (this epoch)</th></tr>
-        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td>
-        {{#hasCatalog}}<td class="status">{{status}}</td>{{/hasCatalog}}
-        <td>{{#reason}}<span class="pill invalidated">invalidated · {{reason}}</span>{{/reason}}{{^reason}}<span class="pill eligible">{{state}}</span>{{/reason}}</td>
-        <td class="mono">{{writer}}</td><td class="wrap">{{displays}}</td></tr>{{/tips}}
+        {{#tips}}<tr><td data-label="Tip" class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td>
+        {{#hasCatalog}}<td data-label="Status now" class="status">{{status}}</td>{{/hasCatalog}}
+        <td data-label="Synced state">{{#reason}}<span class="pill invalidated">invalidated · {{reason}}</span>{{/reason}}{{^reason}}<span class="pill eligible">{{state}}</span>{{/reason}}</td>
+        <td data-label="Written by" class="mono">{{writer}}</td><td data-label="Displays (this epoch)" class="wrap">{{displays}}</td></tr>{{/tips}}
         {{^tips}}<tr><td colspan="5" class="muted">No tip state yet.</td></tr>{{/tips}}
         </table></div>
         {{^hasCatalog}}<p class="muted">Store a catalog (<code>tipsync-server catalog put FILE</code>) to see titles and each tip's status now.</p>{{/hasCatalog}}
         <h2>Parameters</h2>
         <div class="panel"><table><tr><th>Parameter</th><th>Value</th><th>Last writer</th></tr>
-        {{#parameters}}<tr><td class="wrap"><code>{{id}}</code></td><td class="wrap mono">{{value}}</td><td class="mono">{{writer}}</td></tr>{{/parameters}}
+        {{#parameters}}<tr><td data-label="Parameter" class="wrap"><code>{{id}}</code></td><td data-label="Value" class="wrap mono">{{value}}</td><td data-label="Last writer" class="mono">{{writer}}</td></tr>{{/parameters}}
         {{^parameters}}<tr><td colspan="3" class="muted">None.</td></tr>{{/parameters}}
         </table></div>
         <h2>Donations</h2>
         <div class="panel"><table><tr><th>Event</th><th>Donations kept</th><th>Latest</th></tr>
-        {{#events}}<tr><td class="wrap"><code>{{event}}</code></td><td>{{count}}</td><td>{{latest}}</td></tr>{{/events}}
+        {{#events}}<tr><td data-label="Event" class="wrap"><code>{{event}}</code></td><td data-label="Donations kept">{{count}}</td><td data-label="Latest">{{latest}}</td></tr>{{/events}}
         {{^events}}<tr><td colspan="3" class="muted">None.</td></tr>{{/events}}
         </table></div>
         <h2>Recent changes (newest first)</h2>
         <div class="panel"><table><tr><th>Device</th><th>Seq</th><th>HLC</th><th>Change</th></tr>
-        {{#changes}}<tr><td class="wrap">{{device}}</td><td>{{seq}}</td><td class="mono">{{hlc}}</td><td class="wrap mono">{{summary}}</td></tr>{{/changes}}
+        {{#changes}}<tr><td data-label="Device" class="wrap">{{device}}</td><td data-label="Seq">{{seq}}</td><td data-label="HLC" class="mono">{{hlc}}</td><td data-label="Change" class="wrap mono">{{summary}}</td></tr>{{/changes}}
         {{^changes}}<tr><td colspan="5" class="muted">The log is empty.</td></tr>{{/changes}}
         </table></div>
         {{> foot}}
@@ -191,10 +202,10 @@ enum ConsoleTemplates {
         <h1>Tips</h1>
         <p class="muted">Across every account, from each account's merged state. Updated in the background within a few seconds of a push.</p>
         <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Used (action)</th><th>Count limit</th><th>Duration limit</th><th>Displays per account</th><th>First display → invalidation, median</th></tr>
-        {{#tips}}<tr><td class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td><td>{{accounts}}</td><td>{{displayed}}</td>
-        <td class="closed">{{tipClosed}}</td><td class="used">{{actionPerformed}}</td><td>{{displayCountExceeded}}</td><td>{{displayDurationExceeded}}</td>
-        <td><div class="bars" title="{{bucketTitle}}">{{#buckets}}<span style="height:{{height}}px" title="{{label}}: {{count}}"></span>{{/buckets}}</div></td>
-        <td>{{median}}</td></tr>{{/tips}}
+        {{#tips}}<tr><td data-label="Tip" class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td><td data-label="Accounts">{{accounts}}</td><td data-label="Displayed">{{displayed}}</td>
+        <td data-label="Closed" class="closed">{{tipClosed}}</td><td data-label="Used (action)" class="used">{{actionPerformed}}</td><td data-label="Count limit">{{displayCountExceeded}}</td><td data-label="Duration limit">{{displayDurationExceeded}}</td>
+        <td data-label="Displays per account"><div class="bars" title="{{bucketTitle}}">{{#buckets}}<span style="height:{{height}}px" title="{{label}}: {{count}}"></span>{{/buckets}}</div></td>
+        <td data-label="First display → invalidation, median">{{median}}</td></tr>{{/tips}}
         {{^tips}}<tr><td colspan="9" class="muted">No tip has been seen yet.</td></tr>{{/tips}}
         </table></div>
         <p class="muted">Bars: accounts with 0, 1, 2–3, 4–7 and 8 or more displays.</p>
