@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import NIOEmbedded
 
 /// The request context of the sync API: carries the authenticated device once the bearer middleware ran.
 public struct SyncRequestContext: RequestContext {
@@ -20,7 +21,10 @@ public struct SyncRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         connectionClosed = source.channel.closeFuture
-        remoteAddress = source.channel.remoteAddress?.ipAddress
+        // An EmbeddedChannel (the simulator's in-process server) may only be asked from the thread
+        // that made it, and has no peer anyway.
+        remoteAddress =
+            source.channel is EmbeddedChannel ? nil : source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated device; routes behind the bearer middleware always have one.
