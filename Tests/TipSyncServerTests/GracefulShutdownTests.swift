@@ -74,11 +74,14 @@ import TipSyncServer
 /// straight to the SQLite store).
 struct GatedStore: SyncStore {
     let base: SQLiteSyncStore
+    /// Whether recording pull positions waits at the gate too (pushes always do).
+    let gatesRecordedPulls: Bool
     private let inside: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
     private let open: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
-    init(base: SQLiteSyncStore) {
+    init(base: SQLiteSyncStore, gatesRecordedPulls: Bool = false) {
         self.base = base
+        self.gatesRecordedPulls = gatesRecordedPulls
         inside = AsyncStream<Void>.makeStream()
         open = AsyncStream<Void>.makeStream()
     }
@@ -148,7 +151,13 @@ struct GatedStore: SyncStore {
     }
     func tipUsageTotals() async throws -> [TipUsageTotals] { try await base.tipUsageTotals() }
     func overview() async throws -> StoreOverview { try await base.overview() }
-    func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws { try await base.recordPulled(pulled) }
+    func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
+        if gatesRecordedPulls {
+            inside.continuation.yield()
+            for await _ in open.stream {}
+        }
+        try await base.recordPulled(pulled)
+    }
     func catalogJSON() async throws -> String? { try await base.catalogJSON() }
     func putCatalogJSON(_ text: String) async throws { try await base.putCatalogJSON(text) }
 }

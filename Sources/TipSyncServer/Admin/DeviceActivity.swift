@@ -27,26 +27,22 @@ public final class DeviceActivity: Sendable {
     func unwritten(_ device: DeviceIdentity) -> Int64? { pending.withLock { $0[device] } }
 
     /// Writes what was recorded since the last flush; returns how many devices' records it wrote.
+    /// Records leave memory only once written (and only if no newer one came meanwhile), so a reader
+    /// always finds each device's latest value in memory or in the store, never in neither.
     @discardableResult
     func flush(to store: any SyncStore) async throws -> Int {
-        let batch = pending.withLock { pending in
-            defer { pending = [:] }
-            return pending
+        let batch = pending.withLock { $0 }
+        let pulls = pendingPulls.withLock { $0 }
+        guard !batch.isEmpty || !pulls.isEmpty else { return 0 }
+        try await store.recordSeen(batch)
+        try await store.recordPulled(pulls)
+        pending.withLock { pending in
+            for (device, time) in batch where pending[device] == time { pending.removeValue(forKey: device) }
         }
-        let pulls = pendingPulls.withLock { pending in
-            defer { pending = [:] }
-            return pending
+        pendingPulls.withLock { pending in
+            for (device, position) in pulls where pending[device] == position { pending.removeValue(forKey: device) }
         }
-        do {
-            try await store.recordSeen(batch)
-            try await store.recordPulled(pulls)
-            return batch.count + pulls.count
-        } catch {
-            // Kept for the next flush: late, never lost (a newer pull recorded meanwhile wins).
-            pending.withLock { pending in pending.merge(batch) { max($0, $1) } }
-            pendingPulls.withLock { pending in pending.merge(pulls) { current, _ in current } }
-            throw error
-        }
+        return batch.count + pulls.count
     }
 }
 

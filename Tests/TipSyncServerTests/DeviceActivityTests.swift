@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+
+@testable import TipSyncServer
+
+/// A device's latest pull position is always readable, in memory or in the store — also while a
+/// flush is writing it. (A flush used to take the records out of memory before writing them: a page
+/// read in between showed "never pulled"; it failed a CI run of the console tests under load.)
+@Suite(.timeLimit(.minutes(1))) struct DeviceActivityTests {
+    @Test func aRecordStaysReadableWhileAFlushWritesIt() async throws {
+        let fixture = try await ServerFixture.make()
+        let store = GatedStore(base: fixture.store, gatesRecordedPulls: true)
+        let activity = DeviceActivity()
+        let laptop = DeviceIdentity(accountID: fixture.accountID, device: "laptop")
+        activity.pulled(laptop, through: 2)
+        let flush = Task { try await activity.flush(to: store) }
+        await store.waitUntilAPushIsInside()  // the flush is inside recordPulled, not done
+        #expect(activity.unwrittenPull(laptop) == 2)
+        activity.pulled(laptop, through: 3)  // a newer pull while the flush writes the older one
+        store.letPushesThrough()
+        _ = try await flush.value
+        #expect(activity.unwrittenPull(laptop) == 3, "the newer record waits for the next flush")
+        #expect(
+            try await fixture.store.accountDetails(name: "alice")?.devices.first { $0.name == "laptop" }?.pulledThrough
+                == 2)
+        _ = try await activity.flush(to: fixture.store)
+        #expect(activity.unwrittenPull(laptop) == nil)
+    }
+}
