@@ -24,7 +24,7 @@ func sceneDidEnterBackground() async {
 }
 
 /// Stands for an app's own backend in the JWT example.
-enum MyBackend {
+struct MyBackend {
     func freshTipSyncJWT() async throws -> String { "eyJ…" }
 }
 
