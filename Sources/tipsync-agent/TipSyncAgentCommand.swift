@@ -188,7 +188,13 @@ struct Display: AsyncParsableCommand {
     }
 }
 
-extension InvalidationReason: ExpressibleByArgument {}
+/// `--reason` takes what an app may write; the other two reasons are the engine's own (a tip that
+/// reached its display count or duration), never passed by hand.
+extension InvalidationReason: ExpressibleByArgument {
+    public static var allValueStrings: [String] {
+        [InvalidationReason.actionPerformed, .tipClosed].map(\.rawValue)
+    }
+}
 
 struct Invalidate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Invalidate a tip on every device.")

@@ -75,4 +75,12 @@ import TipSyncCore
         let documented = table.compactMap { row in row.split(separator: "`").dropFirst().first.map(String.init) }
         #expect(documented == AgentError.Code.allCases.map(\.rawValue))
     }
+
+    /// `invalidate --help` listed four reasons and accepted two (issue 30, agent CLI quirks): it
+    /// lists the two an app may write.
+    @Test func invalidateListsTheReasonsItAccepts() async throws {
+        let help = try await runTool("tipsync-agent", ["invalidate", "--help"])
+        #expect(help.stdout.contains("values: actionPerformed, tipClosed;"), "\(help.stdout)")
+        #expect(!help.stdout.contains("displayCountExceeded"))
+    }
 }
