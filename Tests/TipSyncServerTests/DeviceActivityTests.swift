@@ -26,4 +26,23 @@ import Testing
         _ = try await activity.flush(to: fixture.store)
         #expect(activity.unwrittenPull(laptop) == nil)
     }
+
+    /// The account page (and `GET /admin/v1/accounts/{account}`) reads memory before the store: a
+    /// flush that lands between its two reads leaves the position in what it read. Reading the
+    /// store first, a flush in between left it in neither: "never pulled" (the console test that
+    /// failed twice in fresh-clone CI runs under load).
+    @Test func accountDetailsSeeAPullFlushedWhileTheyAreRead() async throws {
+        let fixture = try await ServerFixture.make()
+        let store = GatedStore(base: fixture.store, gatesAccountDetails: true)
+        let activity = DeviceActivity()
+        let admin = AdminController(store: store, notifier: ChangeNotifier(), activity: activity, now: { 0 })
+        let laptop = DeviceIdentity(accountID: fixture.accountID, device: "laptop")
+        activity.pulled(laptop, through: 2)
+        let read = Task { try await admin.currentDetails(name: "alice") }
+        await store.waitUntilAPushIsInside()  // the store was read, before the flush
+        _ = try await activity.flush(to: fixture.store)
+        store.letPushesThrough()
+        let details = try #require(try await read.value?.details)
+        #expect(details.devices.first { $0.name == "laptop" }?.pulledThrough == 2)
+    }
 }

@@ -76,12 +76,15 @@ struct GatedStore: SyncStore {
     let base: SQLiteSyncStore
     /// Whether recording pull positions waits at the gate too (pushes always do).
     let gatesRecordedPulls: Bool
+    /// Whether reading an account's details waits at the gate after it has read them.
+    let gatesAccountDetails: Bool
     private let inside: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
     private let open: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
-    init(base: SQLiteSyncStore, gatesRecordedPulls: Bool = false) {
+    init(base: SQLiteSyncStore, gatesRecordedPulls: Bool = false, gatesAccountDetails: Bool = false) {
         self.base = base
         self.gatesRecordedPulls = gatesRecordedPulls
+        self.gatesAccountDetails = gatesAccountDetails
         inside = AsyncStream<Void>.makeStream()
         open = AsyncStream<Void>.makeStream()
     }
@@ -124,7 +127,14 @@ struct GatedStore: SyncStore {
     func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
         try await base.accounts(after: after, limit: limit)
     }
-    func accountDetails(name: String) async throws -> AccountDetails? { try await base.accountDetails(name: name) }
+    func accountDetails(name: String) async throws -> AccountDetails? {
+        let details = try await base.accountDetails(name: name)
+        if gatesAccountDetails {
+            inside.continuation.yield()
+            for await _ in open.stream {}
+        }
+        return details
+    }
     func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
         try await base.eraseAccount(name: name, at: now)
     }

@@ -64,16 +64,18 @@ struct AdminController: Sendable {
     /// The account's details with what only this instance knows: which devices are live here, and
     /// last-seen times not yet written to the store.
     func currentDetails(name: String) async throws -> (id: Int64, details: AccountDetails)? {
-        guard var details = try await store.accountDetails(name: name), let id = try await store.accountID(named: name)
-        else { return nil }
+        guard let id = try await store.accountID(named: name) else { return nil }
+        // Memory first, the store second: a flush between the two reads has written what it took.
+        let unwritten = activity.unwritten(account: id)
+        guard var details = try await store.accountDetails(name: name) else { return nil }
         let live = notifier.liveDevices(account: id)
         for index in details.devices.indices {
-            let device = DeviceIdentity(accountID: id, device: details.devices[index].name)
-            details.devices[index].live = live.contains(device)
-            if let unwritten = activity.unwritten(device) {
-                details.devices[index].lastSeen = max(details.devices[index].lastSeen ?? .min, unwritten)
+            let name = details.devices[index].name
+            details.devices[index].live = live.contains(DeviceIdentity(accountID: id, device: name))
+            if let seen = unwritten.seen[name] {
+                details.devices[index].lastSeen = max(details.devices[index].lastSeen ?? .min, seen)
             }
-            if let pulled = activity.unwrittenPull(device) { details.devices[index].pulledThrough = pulled }
+            if let pulled = unwritten.pulled[name] { details.devices[index].pulledThrough = pulled }
         }
         return (id, details)
     }

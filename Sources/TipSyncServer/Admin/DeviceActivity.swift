@@ -23,6 +23,15 @@ public final class DeviceActivity: Sendable {
     /// The pull position recorded for `device` and not yet written, if any.
     func unwrittenPull(_ device: DeviceIdentity) -> Int64? { pendingPulls.withLock { $0[device] } }
 
+    /// What is recorded for `account`'s devices and not yet written, by device name: read it *before*
+    /// reading the store, so that a flush in between leaves each value in one or the other.
+    func unwritten(account: Int64) -> (seen: [String: Int64], pulled: [String: Int64]) {
+        func forAccount(_ records: [DeviceIdentity: Int64]) -> [String: Int64] {
+            Dictionary(records.filter { $0.key.accountID == account }.map { ($0.key.device, $0.value) }) { $1 }
+        }
+        return (pending.withLock { forAccount($0) }, pendingPulls.withLock { forAccount($0) })
+    }
+
     /// The time recorded for `device` and not yet written, if any.
     func unwritten(_ device: DeviceIdentity) -> Int64? { pending.withLock { $0[device] } }
 
