@@ -64,14 +64,51 @@ struct CanonicalJSON {
             return
         }
         if number == number.rounded(), abs(number) <= Double(JSONNumberLimits.maxInteger) {
-            write(Int64(number))  // integral: written as an integer, equal as a number
+            write(Int64(number))  // integral (and -0): written as an integer, equal as a number
         } else {
-            bytes.append(contentsOf: "\(number)".utf8)
+            bytes.append(contentsOf: Self.shortestText(number).utf8)
         }
     }
 
-    /// A string, quoted: `"` and `\` escaped, control characters as `\n` `\r` `\t` or `\u00XX`;
-    /// everything else (including non-ASCII) as its UTF-8 bytes.
+    /// A finite double as ECMAScript's `Number.prototype.toString` writes it (what `JSON.stringify`
+    /// and RFC 8785 use): the shortest digits that read back exactly; plain decimal notation when
+    /// 1e-6 ≤ |x| < 1e21 (`0.000001`, `123456789012.5`), else `d.ddde±n` with no exponent padding
+    /// (`1e-7`, `1.5e+300`). `protocol.md` §1 defines canonical numbers this way.
+    static func shortestText(_ number: Double) -> String {
+        // Swift's description has the same shortest, closest digits; only the layout differs.
+        let swift = number.magnitude.description  // "1.5e-07", "0.000123", "123.25", "1e+16"
+        let parts = swift.split(separator: "e", maxSplits: 1)
+        let mantissa = parts[0]
+        let exponent = parts.count > 1 ? Int(parts[1])! : 0
+        let pointIndex = mantissa.firstIndex(of: ".") ?? mantissa.endIndex
+        let integerDigits = mantissa.distance(from: mantissa.startIndex, to: pointIndex)
+        var digits = Array(mantissa.filter { $0 != "." })
+        // value = 0.d1d2…dk × 10^n
+        var n = integerDigits + exponent
+        while digits.first == "0" {
+            digits.removeFirst()
+            n -= 1
+        }
+        while digits.last == "0" { digits.removeLast() }
+        let k = digits.count
+        var text = number.sign == .minus ? "-" : ""
+        if k <= n, n <= 21 {
+            text += String(digits) + String(repeating: "0", count: n - k)
+        } else if 0 < n, n <= 21 {
+            text += String(digits[..<n]) + "." + String(digits[n...])
+        } else if -6 < n, n <= 0 {
+            text += "0." + String(repeating: "0", count: -n) + String(digits)
+        } else {
+            let e = n - 1
+            text +=
+                String(digits[0]) + (k > 1 ? "." + String(digits[1...]) : "") + (e < 0 ? "e-" : "e+") + String(abs(e))
+        }
+        return text
+    }
+
+    /// A string, quoted as `JSON.stringify` does: `"` and `\` escaped, control characters as `\b`
+    /// `\f` `\n` `\r` `\t` or `\u00xx` (lowercase hex); everything else (`/`, non-ASCII) as its
+    /// UTF-8 bytes.
     mutating func write(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
@@ -87,6 +124,8 @@ struct CanonicalJSON {
                 case UInt8(ascii: "\n"): raw("\\n")
                 case UInt8(ascii: "\r"): raw("\\r")
                 case UInt8(ascii: "\t"): raw("\\t")
+                case 0x08: raw("\\b")
+                case 0x0C: raw("\\f")
                 default:
                     let hex = Array("0123456789abcdef".utf8)
                     raw("\\u00")

@@ -77,37 +77,48 @@ public struct Catalog: Sendable, Hashable, Codable {
             try nonNegative(tip.options.maxDisplayCount, "tips[\(index)].options.maxDisplayCount")
             try nonNegative(tip.options.maxDisplayDuration, "tips[\(index)].options.maxDisplayDuration")
         }
-        func unique(_ ids: [String], _ what: String) throws(ValidationError) {
-            var seen = Set<String>()
-            for id in ids where !seen.insert(id).inserted {
-                throw ValidationError(description: "duplicate \(what) id '\(id)'")
+        // Ids: not empty, NFC (section 1), unique within their kind; each error names the field.
+        for (member, ids) in [
+            ("tips", tips.map(\.id)), ("parameters", parameters.map(\.id)), ("events", events.map(\.id)),
+            ("groups", groups.map(\.id)),
+        ] {
+            var seen: [String: Int] = [:]
+            for (index, id) in ids.enumerated() {
+                let field = "\(member)[\(index)].id"
+                guard !id.isEmpty else { throw ValidationError(description: "\(field): ids are not empty") }
+                guard id.isNFC else {
+                    throw ValidationError(
+                        description: "\(field): '\(id)' is not in Unicode normalization form C (NFC)")
+                }
+                if let first = seen.updateValue(index, forKey: id) {
+                    throw ValidationError(
+                        description: "\(field): '\(id)' is already the id of \(member)[\(first)]; ids must be unique")
+                }
             }
         }
-        for (what, ids) in [("tip", tips.map(\.id)), ("parameter", parameters.map(\.id)), ("event", events.map(\.id))] {
-            if let id = ids.first(where: { !$0.isNFC }) {
-                throw ValidationError(description: "\(what) id '\(id)' is not in Unicode normalization form C (NFC)")
-            }
-        }
-        try unique(tips.map(\.id), "tip")
-        try unique(parameters.map(\.id), "parameter")
-        try unique(events.map(\.id), "event")
-        try unique(groups.map(\.id), "group")
         let parameterIDs = Set(parameters.map(\.id))
         let eventIDs = Set(events.map(\.id))
-        for tip in tips {
-            for rule in tip.rules {
-                if let missing = rule.parameterIDs.subtracting(parameterIDs).sorted().first {
-                    throw ValidationError(description: "tip '\(tip.id)' uses undeclared parameter '\(missing)'")
+        for (tipIndex, tip) in tips.enumerated() {
+            for (ruleIndex, rule) in tip.rules.enumerated() {
+                let field = "tips[\(tipIndex)].rules[\(ruleIndex)]"
+                if let missing = rule.parameterIDs.filter({ !$0.isNFC || !parameterIDs.contains($0) }).sorted().first {
+                    throw ValidationError(
+                        description:
+                            "\(field): reads parameter '\(missing)', which the catalog's parameters do not declare")
                 }
-                if let missing = rule.eventIDs.subtracting(eventIDs).sorted().first {
-                    throw ValidationError(description: "tip '\(tip.id)' uses undeclared event '\(missing)'")
+                if let missing = rule.eventIDs.filter({ !$0.isNFC || !eventIDs.contains($0) }).sorted().first {
+                    throw ValidationError(
+                        description: "\(field): reads event '\(missing)', which the catalog's events do not declare")
                 }
             }
         }
         let tipIDs = Set(tips.map(\.id))
-        for group in groups {
-            if let missing = group.tips.first(where: { !tipIDs.contains($0) }) {
-                throw ValidationError(description: "group '\(group.id)' names unknown tip '\(missing)'")
+        for (groupIndex, group) in groups.enumerated() {
+            if let index = group.tips.firstIndex(where: { !$0.isNFC || !tipIDs.contains($0) }) {
+                throw ValidationError(
+                    description:
+                        "groups[\(groupIndex)].tips[\(index)]: names tip '\(group.tips[index])', which the catalog's tips do not declare"
+                )
             }
         }
     }

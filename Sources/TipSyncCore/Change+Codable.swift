@@ -77,7 +77,7 @@ extension Change: Codable {
         case .display:
             operation = .display(
                 tip: try fields.string(.tip),
-                epoch: members[CodingKeys.epoch.stringValue] == nil ? nil : try fields.decode(Stamp?.self, .epoch),
+                epoch: try Self.epoch(members[CodingKeys.epoch.stringValue], fields),
                 count: try fields.integer(.count),
                 duration: try fields.decode(Double.self, .duration),
                 lastDisplayed: try fields.integer(.lastDisplayed))
@@ -93,7 +93,29 @@ extension Change: Codable {
         }
         var unknown: [String: JSONValue] = [:]
         for (key, value) in members where !Self.isField(key, of: kind) { unknown[key] = value }
+        // `reason` is a field of an invalidation only: on `eligible` it is a newer client's, kept.
+        if case .eligibility(_, .eligible) = operation, let reason = members[CodingKeys.reason.stringValue] {
+            unknown[CodingKeys.reason.stringValue] = reason
+        }
         unknownFields = unknown
+    }
+
+    /// A display's `epoch`: absent, or exactly `{"hlc", "device"}`. Anything else (`null`, other
+    /// members) is refused rather than dropped, so a replica never serves an epoch other than the one sent.
+    private static func epoch(_ value: JSONValue?, _ fields: ObjectFields<CodingKeys>) throws -> Stamp? {
+        guard let value else { return nil }
+        guard case .object(let members) = value, members.count == 2, members["hlc"] != nil, members["device"] != nil
+        else {
+            let found: String
+            if case .object(let members) = value {
+                found = "an object with members " + members.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            } else {
+                found = value.kindDescription
+            }
+            throw fields.corrupted(
+                .epoch, "an epoch is an object with exactly the members hlc and device, or absent; found \(found)")
+        }
+        return try fields.decode(Stamp.self, .epoch)
     }
 
     /// Whether `key` is `device`, `seq`, `hlc`, `kind` or one of the fields a change of `kind`

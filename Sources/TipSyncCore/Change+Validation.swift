@@ -18,9 +18,13 @@ extension Change {
             (low...limit).contains(value)
                 ? nil : Violation(field: field, message: "must be an integer from \(low) to \(limit), got \(value)")
         }
-        guard seq >= 1 else {
+        guard (1...limit).contains(seq) else {
             return Violation(
-                field: "seq", message: "a sequence number is an integer from 1 (the device's first change), got \(seq)")
+                field: "seq",
+                message: "a sequence number is an integer from 1 (the device's first change) to \(limit), got \(seq)")
+        }
+        if let (field, id) = operation.namedID, id.isEmpty {
+            return Violation(field: field, message: "ids are not empty")
         }
         if let (field, id) = operation.namedID, !id.isNFC {
             return Violation(
@@ -28,6 +32,10 @@ extension Change {
                 message:
                     "ids must be in Unicode normalization form C (NFC): canonically equivalent spellings of one "
                     + "id would be one record on some replicas and two on others")
+        }
+        // A newer client's fields are kept and served as sent, so their numbers obey the model too.
+        for key in unknownFields.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            if let violation = unknownFields[key]?.numberViolation(at: key) { return violation }
         }
         switch operation {
         case .parameter(_, let value):

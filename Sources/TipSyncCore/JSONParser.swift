@@ -6,7 +6,41 @@ public struct JSONParser {
         public var message: String
         /// Byte offset of the problem.
         public var offset: Int
-        public var description: String { "malformed JSON at byte \(offset): \(message)" }
+        /// Where the problem is, in protocol terms (`changes[0].value`; empty: the top-level value).
+        public var path: String { Self.render(components.reversed()) }
+        /// Whether the text is JSON but an object in it has two members whose names are equal or
+        /// canonically equivalent (`protocol.md` §1): a refused value, not malformed text.
+        public var isDuplicateMemberName: Bool
+        /// Path components, innermost first (each enclosing value adds one as the error leaves it).
+        var components: [Component] = []
+
+        enum Component: Hashable, Sendable {
+            case member(String)
+            case element(Int)
+        }
+
+        init(message: String, offset: Int, isDuplicateMemberName: Bool = false) {
+            self.message = message
+            self.offset = offset
+            self.isDuplicateMemberName = isDuplicateMemberName
+        }
+
+        public var description: String {
+            isDuplicateMemberName
+                ? "\(path.isEmpty ? "the top-level object" : path): \(message)"
+                : "malformed JSON at byte \(offset): \(message)"
+        }
+
+        static func render(_ components: some Sequence<Component>) -> String {
+            var path = ""
+            for component in components {
+                switch component {
+                case .member(let name): path += path.isEmpty ? name : ".\(name)"
+                case .element(let index): path += "[\(index)]"
+                }
+            }
+            return path
+        }
     }
 
     /// Deepest nesting accepted (deeper input is refused, not a stack overflow).
@@ -84,7 +118,17 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try value(depth: depth + 1)
+            let member: JSONValue
+            do {
+                member = try value(depth: depth + 1)
+            } catch var error as Error {
+                error.components.append(.member(key))
+                throw error
+            }
+            if let existing = members.index(forKey: key) {
+                throw duplicate(members[existing].key, key)
+            }
+            members[key] = member
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -98,6 +142,32 @@ public struct JSONParser {
         }
     }
 
+    /// Two members of one object named alike: the same name twice (which member counts differs between
+    /// JSON implementations), or two canonically equivalent spellings (one member on platforms whose
+    /// strings compare canonically, such as Swift's, two on others). Refused either way, never merged.
+    func duplicate(_ first: String, _ second: String) -> Error {
+        let message =
+            first.unicodeScalars.elementsEqual(second.unicodeScalars)
+            ? "two members are named \(Self.quoted(first)); member names within an object must differ"
+            : "member names \(Self.quoted(first)) and \(Self.quoted(second)) are canonically equivalent "
+                + "(Unicode); member names within an object must differ after NFC normalization"
+        return Error(message: message, offset: index, isDuplicateMemberName: true)
+    }
+
+    /// A name for a message: quoted, with every scalar outside printable ASCII as `\u{…}` so that
+    /// two spellings of one letter read differently.
+    static func quoted(_ name: String) -> String {
+        var text = "'"
+        for scalar in name.unicodeScalars {
+            if scalar.isASCII, scalar.value >= 0x20 {
+                text.unicodeScalars.append(scalar)
+            } else {
+                text += "\\u{\(String(scalar.value, radix: 16))}"
+            }
+        }
+        return text + "'"
+    }
+
     mutating func array(depth: Int) throws -> JSONValue {
         index += 1
         var elements: [JSONValue] = []
@@ -108,7 +178,12 @@ public struct JSONParser {
         }
         while true {
             skipWhitespace()
-            elements.append(try value(depth: depth + 1))
+            do {
+                elements.append(try value(depth: depth + 1))
+            } catch var error as Error {
+                error.components.append(.element(elements.count))
+                throw error
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {

@@ -31,9 +31,21 @@ public enum JSONValue: Sendable, Hashable {
         // Code points, never canonical equivalence (Swift's String ==): what every other language does.
         case (.string(let a), .string(let b)): a.unicodeScalars.elementsEqual(b.unicodeScalars)
         case (.array(let a), .array(let b)): a == b
-        case (.object(let a), .object(let b)): a == b
+        case (.object(let a), .object(let b)): Self.sameMembers(a, b)
         default: false
         }
+    }
+
+    /// Objects are equal when they have the same member names, compared by code point like every
+    /// string (Swift's dictionary would match canonically equivalent names), and equal members.
+    private static func sameMembers(_ a: [String: JSONValue], _ b: [String: JSONValue]) -> Bool {
+        guard a.count == b.count else { return false }
+        for (key, value) in a {
+            guard let index = b.index(forKey: key), b[index].key.unicodeScalars.elementsEqual(key.unicodeScalars),
+                b[index].value == value
+            else { return false }
+        }
+        return true
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -44,6 +56,18 @@ public enum JSONValue: Sendable, Hashable {
         case .string(let value): hasher.combine(value)
         case .array(let value): hasher.combine(value)
         case .object(let value): hasher.combine(value)
+        }
+    }
+
+    /// The value's JSON type for messages, with its article: "null", "a number", "an object".
+    public var kindDescription: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
         }
     }
 

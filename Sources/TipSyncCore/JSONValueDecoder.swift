@@ -29,17 +29,8 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
 
     func mismatch(_ type: Any.Type, _ expected: String) -> DecodingError {
-        let found: String
-        switch value {
-        case .null: found = "null"
-        case .bool: found = "a boolean"
-        case .int, .double: found = "a number"
-        case .string: found = "a string"
-        case .array: found = "an array"
-        case .object: found = "an object"
-        }
         let context = DecodingError.Context(
-            codingPath: codingPath, debugDescription: "expected \(expected), found \(found)")
+            codingPath: codingPath, debugDescription: "expected \(expected), found \(value.kindDescription)")
         if case .null = value { return .valueNotFound(type, context) }
         return .typeMismatch(type, context)
     }
@@ -68,7 +59,16 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
         case .double(let number): if let exact = T(exactly: number) { return exact }
         default: break
         }
-        throw mismatch(T.self, "an integer from \(T.min) to \(T.max)")
+        // In protocol terms, never the Swift type's range: a number says which one it was.
+        if value.number != nil {
+            throw DecodingError.typeMismatch(
+                T.self,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "expected an integer within ±\(JSONNumberLimits.maxInteger), found "
+                        + value.canonicalText))
+        }
+        throw mismatch(T.self, "an integer")
     }
 
     func decodeNil() -> Bool { value == .null }

@@ -79,17 +79,19 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
             "expected sequence number \(expected) from this device, got \(got); push again starting at \(expected)",
             expectedSeq: expected)
     }
+    /// Milliseconds as seconds, exact to the millisecond: 300.5 s ahead is not "300 s" when the
+    /// limit is 300 s.
+    static func seconds(_ milliseconds: Int64) -> String {
+        let remainder = abs(milliseconds % 1000)
+        guard remainder != 0 else { return String(milliseconds / 1000) }
+        let digits = String(remainder)
+        let fraction = String(repeating: "0", count: 3 - digits.count) + digits
+        return "\(milliseconds / 1000).\(fraction.replacing(/0+$/, with: ""))"
+    }
+
     static func clockSkew(hlc: HLC, serverTime: Int64, bound: Int64, highestSeq: Int64, generation: String)
         -> SyncError
     {
-        // Exact to the millisecond: 300.5 s ahead is not "300 s" when the limit is 300 s.
-        func seconds(_ milliseconds: Int64) -> String {
-            let remainder = abs(milliseconds % 1000)
-            guard remainder != 0 else { return String(milliseconds / 1000) }
-            let digits = String(remainder)
-            let fraction = String(repeating: "0", count: 3 - digits.count) + digits
-            return "\(milliseconds / 1000).\(fraction.prefix { _ in true }.replacing(/0+$/, with: ""))"
-        }
         let ahead = Int64(hlc.milliseconds) - serverTime
         return .init(
             .unprocessableContent, .clockSkew,

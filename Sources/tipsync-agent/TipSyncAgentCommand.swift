@@ -156,11 +156,25 @@ struct ParamCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set a parameter to a JSON value.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The parameter id.") var name: String
-        @Argument(help: "The value as JSON: true, 3, '\"pro\"'.") var value: String
+        /// Every input no option claims, so a negative number (`-5`, `-1.5e3`) is a value, not an
+        /// unknown option; exactly one is allowed.
+        @Argument(
+            parsing: .allUnrecognized,
+            help: "The value as JSON: true, 3, -2.5, '\"pro\"' (a negative number needs no '--').")
+        var value: [String]
+
+        func validate() throws {
+            guard value.count == 1 else {
+                throw ValidationError(
+                    value.isEmpty
+                        ? "Missing expected argument '<value>'"
+                        : "expected one JSON value, got \(value.count): \(value.joined(separator: " "))")
+            }
+        }
 
         func run() async throws {
             try await reporting {
-                let parsed = try parseJSON(value, what: "the value")
+                let parsed = try parseJSON(value[0], what: "the value")
                 try global.openAgent().setParameter(name, to: parsed)
             }
         }

@@ -85,3 +85,52 @@ import TipSyncCore
         #expect(!text.contains("displayCountExceeded"))
     }
 }
+
+/// The agent CLI quirks met by a client written from the documents (issue 30).
+@Suite struct AgentCommandLineTests {
+    func store() throws -> (environment: [String: String], directory: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return (["TIPSYNC_STORE": directory.appendingPathComponent("store").path], directory)
+    }
+
+    /// `param set level -5` was "Unknown option '-5'"; a negative number needed `--` before it.
+    @Test func aNegativeValueNeedsNoDoubleDash() async throws {
+        let (environment, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let catalog = directory.appendingPathComponent("catalog.json")
+        try Data(#"{"parameters": [{"id": "level", "default": 0}]}"#.utf8).write(to: catalog)
+        _ = try await runTool(
+            "tipsync-agent", ["init", "--server", "http://127.0.0.1:9", "--token", "t", "--device", "d"],
+            environment: environment)
+        #expect(
+            try await runTool("tipsync-agent", ["catalog", "load", catalog.path], environment: environment).status == 0)
+        for (value, printed) in [("-5", "-5"), ("-2.5e3", "-2500"), ("-0.25", "-0.25")] {
+            let set = try await runTool("tipsync-agent", ["param", "set", "level", value], environment: environment)
+            #expect(set.status == 0, "\(set.stderr)")
+            let get = try await runTool("tipsync-agent", ["param", "get", "level"], environment: environment)
+            #expect(get.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == printed)
+        }
+        let two = try await runTool("tipsync-agent", ["param", "set", "level", "1", "2"], environment: environment)
+        #expect(two.status != 0 && two.stderr.contains("expected one JSON value, got 2"))
+    }
+
+    /// `status` listed tips sorted by id; it lists them in the catalog's order.
+    @Test func statusListsTipsInCatalogOrder() async throws {
+        let (environment, directory) = try store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let catalog = directory.appendingPathComponent("catalog.json")
+        try Data(
+            #"{"tips": [{"id": "zeta", "title": "Z"}, {"id": "alpha", "title": "A"}, {"id": "mid", "title": "M"}]}"#
+                .utf8
+        )
+        .write(to: catalog)
+        _ = try await runTool(
+            "tipsync-agent", ["init", "--server", "http://127.0.0.1:9", "--token", "t", "--device", "d"],
+            environment: environment)
+        _ = try await runTool("tipsync-agent", ["catalog", "load", catalog.path], environment: environment)
+        let status = try await runTool("tipsync-agent", ["status"], environment: environment)
+        let ids = status.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] }
+        #expect(ids == ["zeta", "alpha", "mid"])
+    }
+}

@@ -37,7 +37,7 @@ import Testing
     @Test func undeclaredEventIsRefusedLikeAnUndeclaredParameter() {
         let text = message(
             #"{"tips": [{"id": "t", "title": "T", "rules": [{">": [{"count": {"donations": "e"}}, 0]}]}]}"#)
-        #expect(text.contains("undeclared event 'e'"))
+        #expect(text.contains("tips[0].rules[0]: reads event 'e', which the catalog's events do not declare"))
     }
 
     @Test func negativeOrNonNumericLimitsAreRefused() {
@@ -58,5 +58,62 @@ extension CatalogErrorTests {
     @Test func idsMustBeNFC() {
         #expect(message(#"{"tips": [{"id": "cafe\u0301", "title": "T"}]}"#).contains("normalization form C"))
         #expect(message(#"{"tips": [{"id": "caf\u00e9", "title": "T"}]}"#) == "accepted")
+    }
+}
+
+/// Catalog errors name the field and speak JSON, never a Swift type or its range (issue 30).
+@Suite struct CatalogFieldErrorTests {
+    func message(_ json: String) -> String {
+        do {
+            _ = try AgentStore.decodeCatalog(Data(json.utf8), name: "catalog.json")
+            return "accepted"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test(arguments: [
+        (
+            #"{"groups": [{"id": "g", "priority": "x", "tips": []}]}"#,
+            "groups[0].priority: unknown group priority 'x'; expected ordered or firstAvailable"
+        ),
+        (
+            #"{"tips": [{"id": "a", "title": "A", "options": {"maxDisplayCount": 1.5}}]}"#,
+            "tips[0].options.maxDisplayCount: expected an integer within ±9007199254740991, found 1.5"
+        ),
+        (
+            #"{"tips": [{"id": "a", "title": "A", "options": {"maxDisplayCount": "x"}}]}"#,
+            "tips[0].options.maxDisplayCount: expected an integer, found a string"
+        ),
+        (
+            #"{"tips": [{"id": "a", "title": "A"}, {"id": "a", "title": "B"}]}"#,
+            "tips[1].id: 'a' is already the id of tips[0]"
+        ),
+        (#"{"parameters": [{"id": ""}]}"#, "parameters[0].id: ids are not empty"),
+        (#"{"events": [{"id": "e"}, {"id": "e"}]}"#, "events[1].id: 'e' is already the id of events[0]"),
+        (
+            #"{"tips": [{"id": "a", "title": "A"}], "groups": [{"id": "g", "tips": ["a", "b"]}]}"#,
+            "groups[0].tips[1]: names tip 'b', which the catalog's tips do not declare"
+        ),
+        (
+            #"{"tips": [{"id": "a", "title": "A", "rules": [true, {"param": "p"}]}]}"#,
+            "tips[0].rules[1]: reads parameter 'p', which the catalog's parameters do not declare"
+        ),
+        (
+            #"{"parameters": [{"id": "p", "default": {"\u00e9": 1, "e\u0301": 2}}]}"#,
+            "parameters[0].default: member names"
+        ),
+    ])
+    func namesTheField(_ json: String, _ expected: String) {
+        let text = message(json)
+        #expect(text.contains(expected), "\(text)")
+        #expect(!text.contains("Int") && !text.contains("Swift") && !text.contains("9223372036854775807"))
+    }
+
+    @Test func aGroupWithoutPriorityIsOrdered() throws {
+        let catalog = try AgentStore.decodeCatalog(
+            Data(#"{"tips": [{"id": "a", "title": "A"}], "groups": [{"id": "g", "tips": ["a"]}]}"#.utf8),
+            name: "catalog.json")
+        #expect(catalog.groups.first?.priority == .ordered)
     }
 }

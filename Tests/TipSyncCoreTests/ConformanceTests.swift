@@ -138,6 +138,17 @@ import TipSyncTestSupport
                 compare("status of '\(tip)'", .string(Self.name(of: evaluator.status(of: definition))), wanted)
             }
         }
+        if case .object(let groups)? = expected["groups"] {
+            for (group, wanted) in groups {
+                guard let definition = catalog.groups.first(where: { $0.id == group }) else {
+                    found.append("group '\(group)': not in the catalog")
+                    continue
+                }
+                let tips = definition.tips.compactMap { id in catalog.tips.first { $0.id == id } }
+                let current = evaluator.currentTip(of: tips, priority: definition.priority)
+                compare("current tip of group '\(group)'", current.map { .string($0.id) } ?? .null, wanted)
+            }
+        }
         if case .object(let parameters)? = expected["parameters"] {
             for (id, wanted) in parameters { compare("parameter '\(id)'", evaluator.parameterValue(id), wanted) }
         }

@@ -39,7 +39,8 @@ import TipSyncTestSupport
                 uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
                 body: try body(
                     PushRequest(changes: [
-                        change("phone", .max - 1, .datastoreReset), change("phone", .max, .datastoreReset),
+                        change("phone", JSONNumberLimits.maxInteger - 1, .datastoreReset),
+                        change("phone", JSONNumberLimits.maxInteger, .datastoreReset),
                     ]))
             ) { response in
                 #expect(response.status == .conflict)

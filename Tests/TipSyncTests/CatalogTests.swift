@@ -52,7 +52,7 @@ import TipSync
             try replica.load(catalog: duplicate)
             Issue.record("duplicate ids accepted")
         } catch {
-            #expect("\(error)" == "duplicate tip id 't'")
+            #expect("\(error)" == "tips[1].id: 't' is already the id of tips[0]; ids must be unique")
         }
         #expect(throws: DecodingError.self) {
             try JSONCoding.decoder.decode(

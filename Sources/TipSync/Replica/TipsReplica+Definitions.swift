@@ -32,6 +32,7 @@ extension TipsReplica {
         core.withLock { core in
             if replacing {
                 core.catalog = [:]
+                core.catalogOrder = []
                 core.groups = [:]
                 core.parameters = [:]
                 core.catalogEvents = []
@@ -42,7 +43,9 @@ extension TipsReplica {
                 Self.register(event, in: &core)
                 core.catalogEvents.insert(event.id)
             }
-            for tip in catalog.tips { core.catalog[tip.id] = tip }
+            for tip in catalog.tips where core.catalog.updateValue(tip, forKey: tip.id) == nil {
+                core.catalogOrder.append(tip.id)
+            }
             for group in catalog.groups { core.groups[group.id] = group }
             if let frequency = catalog.displayFrequency { core.displayFrequency = frequency }
             notifyObservers(&core)
@@ -59,9 +62,9 @@ extension TipsReplica {
         core.withLock { $0.catalogEvents.sorted() }
     }
 
-    /// The catalog's tips, in id order.
+    /// The catalog's tips, in the order the catalog lists them (tips of later catalogs after).
     public var catalogTips: [TipDefinition] {
-        core.withLock { $0.catalog.values.sorted { $0.id < $1.id } }
+        core.withLock { core in core.catalogOrder.compactMap { core.catalog[$0] } }
     }
 
     /// A catalog tip by id.

@@ -31,6 +31,8 @@ public final class TipsReplica: Sendable {
         /// Events a loaded catalog declares (Swift-declared events register only their limits).
         var catalogEvents: Set<String> = []
         var catalog: [String: TipDefinition] = [:]
+        /// Catalog tip ids in the order catalogs declared them (what `status` lists).
+        var catalogOrder: [String] = []
         var groups: [String: TipGroupDefinition] = [:]
         var displayFrequency: DisplayFrequency = .immediate
         var overrides: TestingOverrides

@@ -134,7 +134,7 @@ public actor SyncClient {
         while true {
             let batch = try replica.outbox(limit: configuration.pushBatchSize)
             guard !batch.isEmpty else { return }
-            let body = try JSONCoding.encoder.encode(PushRequest(changes: batch))
+            let body = Data(PushRequest(changes: batch).canonicalBody)
             let response: SyncHTTPResponse
             let sent: Date
             do {

@@ -5,6 +5,17 @@ public struct PushRequest: Sendable, Hashable, Codable {
     public init(changes: [Change]) {
         self.changes = changes
     }
+
+    /// The body as bytes, each change in its canonical JSON (`protocol.md` §1): what a device sends.
+    public var canonicalBody: [UInt8] {
+        var body = Array(#"{"changes":["#.utf8)
+        for (index, change) in changes.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: change.canonicalJSON.utf8)
+        }
+        body.append(contentsOf: "]}".utf8)
+        return body
+    }
 }
 
 /// `POST /v1/push` success body.

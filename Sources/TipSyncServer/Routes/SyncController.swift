@@ -44,6 +44,9 @@ struct SyncController: Sendable {
             pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)
         } catch let error as DecodingError {
             throw Self.describe(error)
+        } catch let error as JSONParser.Error where error.isDuplicateMemberName {
+            // JSON, but not one every implementation reads alike (protocol.md, section 1): refused whole.
+            throw SyncError.invalidChange("\(error.path.isEmpty ? "body" : error.path): \(error.message)")
         } catch let error as JSONParser.Error {
             throw SyncError.malformedJSON("the body is not valid JSON: \(error)")
         }
@@ -68,6 +71,17 @@ struct SyncController: Sendable {
                 throw SyncError.clockSkew(
                     hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds,
                     highestSeq: highest, generation: try await store.cursorGeneration())
+            }
+            // A display time from the future would hold back every never-shown tip on every device
+            // (display frequency) until then: bounded like a stamp (protocol.md, section 3).
+            if case .display(_, _, _, _, let lastDisplayed) = change.operation,
+                lastDisplayed > serverTime + configuration.maxClockSkewMilliseconds
+            {
+                throw SyncError.invalidChange(
+                    "changes[\(index)].lastDisplayed: \(lastDisplayed) is "
+                        + "\(SyncError.seconds(lastDisplayed - serverTime)) s ahead of the server's clock (limit "
+                        + "\(SyncError.seconds(configuration.maxClockSkewMilliseconds)) s); a display time is not later "
+                        + "than the change's stamp")
             }
         }
         // No client-supplied number may trap: Int64.max is a valid integer, so it is checked before adding 1.
