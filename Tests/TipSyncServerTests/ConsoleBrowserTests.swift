@@ -80,6 +80,9 @@ struct ConsoleBrowserTests {
         #expect(try await browser.text("#tip-usage td.closed") == "1")
         #expect(usage.contains("30 s"))
         try await look("tips")
+        try await browser.runAndWaitForLoad("document.querySelector('a[href=\"/console/tips/welcome\"]').click()")
+        #expect(try await browser.text("#tip-daily td.closed").contains("1"))
+        try await look("tip")
 
         try await browser.open(base + "/console/accounts/alice")
         try await browser.runAndWaitForLoad("document.querySelector('button.revoke[data-device=\"phone\"]').click()")

@@ -243,9 +243,19 @@ import TipSync
             try await console.fixture.store.summarizeTipUsage(account: console.fixture.accountID)
             let (cookie, _) = try await Self.login(client, key: console.key)
             let page = try await Self.get(client, "/console/tips", cookie: cookie)
-            #expect(page.contains("<code>welcome</code></td><td>1</td><td>1</td>"))
+            #expect(page.contains("<code>welcome</code></a></td><td>1</td><td>1</td>"))
             #expect(page.contains(#"<td class="closed">1</td><td class="used">0</td>"#))
             #expect(page.contains("<td>60 s</td>"))  // first display → invalidation
+            #expect(page.contains(#"<td class="used-after">0% (0 of 1)</td>"#))
+            // The tip's own page: its daily series (the phone's display and close, today, UTC).
+            #expect(page.contains(#"<a href="/console/tips/welcome">"#))
+            let tip = try await Self.get(client, "/console/tips/welcome", cookie: cookie)
+            let today = TipUsageCounters.day(Int64(Date().timeIntervalSince1970 * 1000))
+            let tomorrow = TipUsageCounters.day(Int64(Date().timeIntervalSince1970 * 1000) + 60_000)
+            #expect(tip.contains("<td>\(today)</td>") || tip.contains("<td>\(tomorrow)</td>"), "\(tip)")
+            #expect(tip.contains("used after seeing: 0% (0 of 1)"))
+            let unseen = try await Self.get(client, "/console/tips/nobody-saw-it", cookie: cookie)
+            #expect(unseen.contains("No display, close or use recorded yet."))
             // The figures are kept between views, and recomputed once the summary changes.
             _ = try await console.fixture.store.eraseAccount(name: "alice", at: 1)
             let after = try await Self.get(client, "/console/tips", cookie: cookie)

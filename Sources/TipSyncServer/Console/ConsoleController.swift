@@ -40,6 +40,7 @@ struct ConsoleController: Sendable {
             "accounts/:account/devices/:device/revoke", method: .post, recordingIn: table, prefix: prefix,
             use: signedIn(revoke))
         group.on("tips", method: .get, recordingIn: table, prefix: prefix, use: signedIn(tips))
+        group.on("tips/:tip", method: .get, recordingIn: table, prefix: prefix, use: signedIn(tip))
     }
 
     // MARK: Sessions
@@ -304,11 +305,49 @@ struct ConsoleController: Sendable {
                         as [String: Any]
                 },
                 "median": totals.medianMillisecondsToInvalidation.map(Self.duration) ?? "—",
+                "usedAfterSeeing": Self.share(totals.usedAfterSeeing, of: totals.displayedAccounts),
+                "path": Self.pathSegment(totals.tip),
             ]
             if let title = titles[totals.tip] { row["tipTitle"] = title }
             return row
         }
         return render("tips", view)
+    }
+
+    /// One tip: its totals and its daily series (accounts that first displayed it, closed it, used it).
+    @Sendable func tip(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws -> Response {
+        guard let raw = context.parameters.get("tip"), let id = raw.removingPercentEncoding else {
+            throw SyncError.invalidParameter("tip: not a valid percent-encoded UTF-8 id")
+        }
+        // A tip no account has seen yet (a catalog tip, a typed URL) has an empty page, not an error.
+        let totals =
+            try await store.tipUsageTotals().first { $0.tip.unicodeScalars.elementsEqual(id.unicodeScalars) }
+            ?? TipUsageTotals(
+                tip: id, accounts: 0, displayedAccounts: 0, invalidated: [:], displayBuckets: [0, 0, 0, 0, 0],
+                medianMillisecondsToInvalidation: nil)
+        var view = signedIn.view
+        view["title"] = "Tip \(id)"
+        view["tip"] = id
+        if let title = try await storedCatalog()?.tips.first(where: { $0.id == id })?.title { view["tipTitle"] = title }
+        view["accounts"] = totals.accounts
+        view["displayed"] = totals.displayedAccounts
+        view["usedAfterSeeing"] = Self.share(totals.usedAfterSeeing, of: totals.displayedAccounts)
+        let highest = max(1, totals.daily.values.map { max($0.displayed, $0.closed, $0.used) }.max() ?? 1)
+        view["days"] = totals.daily.keys.sorted(by: >).map { day -> [String: Any] in
+            let counts = totals.daily[day]!
+            return [
+                "day": day, "displayed": counts.displayed, "closed": counts.closed, "used": counts.used,
+                "displayedWidth": 120 * counts.displayed / highest, "closedWidth": 120 * counts.closed / highest,
+                "usedWidth": 120 * counts.used / highest,
+            ]
+        }
+        return render("tip", view)
+    }
+
+    /// `part` of `whole` as a percentage with its counts: "40% (2 of 5)"; "—" when `whole` is 0.
+    static func share(_ part: Int, of whole: Int) -> String {
+        guard whole > 0 else { return "—" }
+        return "\(Int((Double(part) * 100 / Double(whole)).rounded()))% (\(part) of \(whole))"
     }
 
     // MARK: Helpers

@@ -11,7 +11,7 @@ enum ConsoleTemplates {
 
     static let all: [(String, String)] = [
         ("head", head), ("foot", foot), ("login", login), ("overview", overview), ("accounts", accounts),
-        ("account", account), ("erase", erase), ("tips", tips),
+        ("account", account), ("erase", erase), ("tips", tips), ("tip", tip),
     ]
 
     static let head = """
@@ -60,6 +60,7 @@ enum ConsoleTemplates {
         .login { max-width:420px; margin:12vh auto; background:#fff; border:1px solid var(--line); border-radius:12px; padding:28px; }
         .bars { display:flex; align-items:flex-end; gap:3px; height:40px; }
         .bars span { display:block; width:14px; background:var(--accent); opacity:.75; border-radius:2px 2px 0 0; }
+        .bar { display:inline-block; height:10px; background:var(--accent); opacity:.75; border-radius:2px; vertical-align:middle; }
         @media (max-width: 640px) {
           main { padding:12px; }
           .panel { overflow-x:visible; }
@@ -201,14 +202,31 @@ enum ConsoleTemplates {
         {{> head}}
         <h1>Tips</h1>
         <p class="muted">Across every account, from each account's merged state. Updated in the background within a few seconds of a push.</p>
-        <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Used (action)</th><th>Count limit</th><th>Duration limit</th><th>Displays per account</th><th>First display → invalidation, median</th></tr>
-        {{#tips}}<tr><td data-label="Tip" class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td><td data-label="Accounts">{{accounts}}</td><td data-label="Displayed">{{displayed}}</td>
+        <div class="panel"><table id="tip-usage"><tr><th>Tip</th><th>Accounts</th><th>Displayed</th><th>Closed</th><th>Used (action)</th><th>Count limit</th><th>Duration limit</th><th>Used after seeing</th><th>Displays per account</th><th>First display → invalidation, median</th></tr>
+        {{#tips}}<tr><td data-label="Tip" class="wrap"><a href="/console/tips/{{path}}"><code>{{tip}}</code></a>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td><td data-label="Accounts">{{accounts}}</td><td data-label="Displayed">{{displayed}}</td>
         <td data-label="Closed" class="closed">{{tipClosed}}</td><td data-label="Used (action)" class="used">{{actionPerformed}}</td><td data-label="Count limit">{{displayCountExceeded}}</td><td data-label="Duration limit">{{displayDurationExceeded}}</td>
+        <td data-label="Used after seeing" class="used-after">{{usedAfterSeeing}}</td>
         <td data-label="Displays per account"><div class="bars" title="{{bucketTitle}}">{{#buckets}}<span style="height:{{height}}px" title="{{label}}: {{count}}"></span>{{/buckets}}</div></td>
         <td data-label="First display → invalidation, median">{{median}}</td></tr>{{/tips}}
-        {{^tips}}<tr><td colspan="9" class="muted">No tip has been seen yet.</td></tr>{{/tips}}
+        {{^tips}}<tr><td colspan="10" class="muted">No tip has been seen yet.</td></tr>{{/tips}}
         </table></div>
-        <p class="muted">Bars: accounts with 0, 1, 2–3, 4–7 and 8 or more displays.</p>
+        <p class="muted">Count and duration limits: accounts whose displays reached the uploaded catalog's <code>maxDisplayCount</code> or <code>maxDisplayDuration</code>, as devices compute it. Used after seeing: accounts that performed the tip's action at or after its first display, of those that displayed it. Bars: accounts with 0, 1, 2–3, 4–7 and 8 or more displays.</p>
+        {{> foot}}
+        """
+
+    static let tip = """
+        {{> head}}
+        <h1>Tip <code>{{tip}}</code></h1>
+        {{#tipTitle}}<p>{{tipTitle}}</p>{{/tipTitle}}
+        <p>{{accounts}} accounts, {{displayed}} displayed it; used after seeing: {{usedAfterSeeing}}. <a href="/console/tips">All tips</a></p>
+        <div class="panel"><table id="tip-daily"><tr><th>Day (UTC)</th><th>First displayed</th><th>Closed</th><th>Used (action)</th></tr>
+        {{#days}}<tr><td data-label="Day (UTC)">{{day}}</td>
+        <td data-label="First displayed" class="displayed"><span class="bar" style="width:{{displayedWidth}}px"></span> {{displayed}}</td>
+        <td data-label="Closed" class="closed"><span class="bar" style="width:{{closedWidth}}px"></span> {{closed}}</td>
+        <td data-label="Used (action)" class="used"><span class="bar" style="width:{{usedWidth}}px"></span> {{used}}</td></tr>{{/days}}
+        {{^days}}<tr><td colspan="4" class="muted">No display, close or use recorded yet.</td></tr>{{/days}}
+        </table></div>
+        <p class="muted">Accounts per day: the day each account first displayed the tip, and the day its close or action was written.</p>
         {{> foot}}
         """
 }

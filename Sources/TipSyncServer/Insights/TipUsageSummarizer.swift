@@ -21,7 +21,9 @@ extension SyncStore {
     /// Derives and stores the account's tip usage from its log read through `position` (in log
     /// order). Compaction calls it with the entries it has just read, before it drops any.
     func saveTipUsage(derivedFrom changes: [Change], account: Int64, through position: Int64) async throws {
-        let usage = TipUsage.derive(from: changes, previous: try await tipUsage(account: account))
+        // The catalog's display limits count as devices count them (a catalog that no longer reads: none).
+        let catalog = try await catalogJSON().flatMap { try? Catalog(validating: Array($0.utf8)) }
+        let usage = TipUsage.derive(from: changes, previous: try await tipUsage(account: account), catalog: catalog)
         _ = try await saveTipUsage(usage, account: account, through: position)
     }
 }

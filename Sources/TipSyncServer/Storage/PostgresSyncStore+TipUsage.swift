@@ -121,12 +121,16 @@ extension PostgresSyncStore {
         return nil
     }
 
+    /// Stores the catalog and has every account's tip usage derived again with its display limits.
     public func putCatalogJSON(_ text: String) async throws {
-        try await client.query(
-            """
-            INSERT INTO server_meta (key, value) VALUES ('catalog', \(text))
-            ON CONFLICT (key) DO UPDATE SET value = excluded.value
-            """, logger: logger)
+        try await transaction { connection in
+            try await connection.query(
+                """
+                INSERT INTO server_meta (key, value) VALUES ('catalog', \(text))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, logger: logger)
+            try await connection.query("UPDATE account SET tip_usage_through = 0", logger: logger)
+        }
     }
 
 }

@@ -137,6 +137,8 @@ public struct PostgresSyncStore: SyncStore {
             ]
         ),
         (6, ["ALTER TABLE device ADD COLUMN pulled_through BIGINT"]),
+        // Tip usage counts the catalog's display limits and keeps daily series: derived again.
+        (7, ["DELETE FROM tip_usage", "DELETE FROM tip_counter", "UPDATE account SET tip_usage_through = 0"]),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

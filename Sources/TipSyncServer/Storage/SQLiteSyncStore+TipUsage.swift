@@ -99,6 +99,7 @@ extension SQLiteSyncStore {
         }
     }
 
+    /// Stores the catalog and has every account's tip usage derived again with its display limits.
     public func putCatalogJSON(_ text: String) async throws {
         try await pool.write { db in
             try db.execute(
@@ -106,6 +107,7 @@ extension SQLiteSyncStore {
                     INSERT INTO server_meta (key, value) VALUES ('catalog', ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value
                     """, arguments: [text])
+            try db.execute(sql: "UPDATE account SET tipUsageThrough = 0")
         }
     }
 }

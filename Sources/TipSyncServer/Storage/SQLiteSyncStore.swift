@@ -139,6 +139,15 @@ public struct SQLiteSyncStore: SyncStore {
         migrator.registerMigration("v7-pulled-through") { db in
             try db.execute(sql: "ALTER TABLE device ADD COLUMN pulledThrough INTEGER")
         }
+        // Tip usage counts the catalog's display limits and keeps daily series: derived again.
+        migrator.registerMigration("v8-tip-usage-series") { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM tip_usage;
+                    DELETE FROM tip_counter;
+                    UPDATE account SET tipUsageThrough = 0;
+                    """)
+        }
         return migrator
     }
 
