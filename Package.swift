@@ -16,6 +16,13 @@ let package = Package(
         .executable(name: "tipsync-agent", targets: ["tipsync-agent"]),
         .executable(name: "tipsync-sim", targets: ["tipsync-sim"]),
     ],
+    // `Tools` (on by default): the server, the agent, the simulator, the benchmarks and the tests, and
+    // every package only they use. An app that imports `TipSync` adds this package with `traits: []`
+    // and resolves only GRDB and swift-syntax (README, "Add the package").
+    traits: [
+        .trait(name: "Tools", description: "The server, agent, simulator, benchmarks and their packages."),
+        .default(enabledTraits: ["Tools"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
@@ -67,10 +74,10 @@ let package = Package(
             name: "tipsync-bench",
             dependencies: [
                 "TipSync", "TipSyncServer", "TipSyncAgent", "TipSyncTestSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                tool("ArgumentParser", "swift-argument-parser"),
+                tool("CompressNIO", "compress-nio"),
+                tool("Prometheus", "swift-prometheus"),
+                tool("PostgresNIO", "postgres-nio"),
             ]
         ),
         // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
@@ -79,31 +86,31 @@ let package = Package(
             dependencies: [
                 "TipSyncCore",
                 "CZlib",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
+                tool("Hummingbird", "hummingbird"),
+                tool("HummingbirdCore", "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                tool("Logging", "swift-log"),
+                tool("Metrics", "swift-metrics"),
+                tool("Prometheus", "swift-prometheus"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+                tool("Crypto", "swift-crypto"),
+                tool("PostgresNIO", "postgres-nio"),
+                tool("Mustache", "swift-mustache"),
+                tool("CompressNIO", "compress-nio"),
+                tool("NIOCore", "swift-nio"),
+                tool("NIOPosix", "swift-nio"),
+                tool("NIOEmbedded", "swift-nio"),
+                tool("NIOHTTP1", "swift-nio"),
+                tool("NIOHTTPTypes", "swift-nio-extras"),
+                tool("JWTKit", "jwt-kit"),
+                tool("UnixSignals", "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "tipsync-server",
             dependencies: [
                 "TipSyncServer", "TipSyncCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                tool("ArgumentParser", "swift-argument-parser"),
             ]
         ),
         // The per-device agent as a library: store layout, operations, the local API, the daemon.
@@ -111,17 +118,17 @@ let package = Package(
             name: "TipSyncAgent",
             dependencies: [
                 "TipSync",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                tool("NIOCore", "swift-nio"),
+                tool("NIOPosix", "swift-nio"),
+                tool("Logging", "swift-log"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "tipsync-agent",
             dependencies: [
                 "TipSyncAgent",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                tool("ArgumentParser", "swift-argument-parser"),
             ]
         ),
         // Conflict replay: histories, the replayer over real replicas and the in-process server, the
@@ -131,22 +138,22 @@ let package = Package(
             dependencies: [
                 "TipSync", "TipSyncServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                tool("Hummingbird", "hummingbird"),
+                tool("HTTPTypes", "swift-http-types"),
+                tool("NIOEmbedded", "swift-nio"),
             ]
         ),
         .executableTarget(
             name: "tipsync-sim",
             dependencies: [
                 "TipSyncSimulation",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                tool("ArgumentParser", "swift-argument-parser"),
             ]
         ),
         // Test-only helpers shared by test targets: a throwaway PostgreSQL, a seeded generator, process waits.
         .target(
             name: "TipSyncTestSupport",
-            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: [tool("PostgresNIO", "postgres-nio")]
         ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore", "TipSyncTestSupport"]),
         .testTarget(
@@ -166,14 +173,14 @@ let package = Package(
             name: "TipSyncServerTests",
             dependencies: [
                 "TipSyncServer", "TipSync", "TipSyncTestSupport", "tipsync-server",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                tool("HummingbirdTesting", "hummingbird"),
+                tool("JWTKit", "jwt-kit"),
+                tool("Crypto", "swift-crypto"),
+                tool("Prometheus", "swift-prometheus"),
+                tool("CompressNIO", "compress-nio"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+                tool("Logging", "swift-log"),
+                tool("NIOCore", "swift-nio"),
             ]
         ),
         .testTarget(
@@ -184,3 +191,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// A product only the tools use (the server, the agent, the simulator, the benchmarks, the tests):
+/// with the `Tools` trait off, SwiftPM neither links nor downloads its package.
+func tool(_ name: String, _ package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: ["Tools"]))
+}
