@@ -153,7 +153,7 @@ let package = Package(
         // Test-only helpers shared by test targets: a throwaway PostgreSQL, a seeded generator, process waits.
         .target(
             name: "TipSyncTestSupport",
-            dependencies: [tool("PostgresNIO", "postgres-nio")]
+            dependencies: ["TipSyncCore", tool("PostgresNIO", "postgres-nio")]
         ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore", "TipSyncTestSupport"]),
         .testTarget(

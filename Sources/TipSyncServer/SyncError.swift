@@ -105,38 +105,48 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 extension SyncError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         // Only reached if thrown outside the router's ErrorMiddleware, which renders it with the injected clock.
-        ErrorResponse.make(
-            status: status, code: code, message: message, serverTime: Int64(Date().timeIntervalSince1970 * 1000),
-            expectedSeq: expectedSeq, highestSeq: highestSeq, generation: generation, allow: allow,
-            retryAfter: retryAfter)
+        response(serverTime: Int64(Date().timeIntervalSince1970 * 1000))
     }
-}
 
-/// Builds the JSON error response (also used for errors Hummingbird itself raises).
-enum ErrorResponse {
-    static func make(
-        status: HTTPResponse.Status, code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil,
-        highestSeq: Int64? = nil, generation: String? = nil, allow: String? = nil, retryAfter: Int? = nil
-    ) -> Response {
-        let data = bodyBytes(
-            code: code, message: message, serverTime: serverTime, expectedSeq: expectedSeq, highestSeq: highestSeq,
-            generation: generation)
+    /// The one rendering of every error the server answers (protocol.md §10): the JSON error body
+    /// with every field this error carries, `Allow` and `Retry-After` when it has them.
+    func response(serverTime: Int64) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if let allow { headers[.allow] = allow }
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: bodyBytes(serverTime: serverTime))))
     }
 
     /// The JSON error body's bytes (also written below the router, by ``ConnectionGuard``).
-    static func bodyBytes(
-        code: ErrorCode, message: String, serverTime: Int64, expectedSeq: Int64? = nil, highestSeq: Int64? = nil,
-        generation: String? = nil
-    ) -> Data {
+    func bodyBytes(serverTime: Int64) -> Data {
         let body = ErrorBody(
             error: .init(
                 code: code.rawValue, message: message, serverTime: serverTime, expectedSeq: expectedSeq,
                 highestSeq: highestSeq, generation: generation))
         return (try? JSONCoding.encoder.encode(body)) ?? Data()
+    }
+
+    /// Any error as the protocol's: a ``SyncError`` as is; Hummingbird's own (unknown route, body too
+    /// large) by status; anything else is `500 server_error`.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SyncError:
+            self = error
+        case let error as HTTPResponseError:
+            let code: ErrorCode
+            switch error.status {
+            case .notFound: code = .notFound
+            case .contentTooLarge: code = .bodyTooLarge
+            case .unauthorized: code = .unauthorized
+            case .badRequest: code = .malformedJSON
+            default: code = error.status.code >= 500 ? .serverError : .invalidParameter
+            }
+            self.init(error.status, code, (error as? HTTPError)?.body ?? "\(error.status.reasonPhrase)")
+        default:
+            self.init(.internalServerError, .serverError, "internal error; retry with backoff")
+        }
     }
 }

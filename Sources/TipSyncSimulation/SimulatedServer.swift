@@ -108,13 +108,8 @@ public actor SimulatedServer {
     /// Every change in the server's log, in log order (for checks).
     public func log() async throws -> [String] {
         var all: [String] = []
-        var cursor: Int64 = 0
-        while true {
-            let page = try await store.pull(account: 1, after: cursor, limit: 10_000)
-            all += page.bodies
-            cursor = page.cursor
-            if !page.more { return all }
-        }
+        try await store.exportLog(account: 1, pageSize: 10_000) { all += $0 }
+        return all
     }
 }
 

@@ -1,19 +1,9 @@
-/// A small, fast, seedable generator (SplitMix64): the same seed gives the same history everywhere.
-public struct SimulationRandom: RandomNumberGenerator, Sendable {
-    var state: UInt64
+import TipSyncCore
 
-    public init(seed: UInt64) {
-        state = seed
-    }
+/// The simulator's generator: the core's ``SplitMix64`` (the same seed gives the same history everywhere).
+public typealias SimulationRandom = SplitMix64
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// `true` with probability `p`.
     public mutating func chance(_ p: Double) -> Bool {
         Double.random(in: 0..<1, using: &self) < p

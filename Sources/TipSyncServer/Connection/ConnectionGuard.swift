@@ -198,7 +198,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     ) {
         refused = true
         disarm()
-        let body = ErrorResponse.bodyBytes(code: code, message: message, serverTime: now())
+        let body = SyncError(status, code, message).bodyBytes(serverTime: now())
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.contentLength] = String(body.count)

@@ -1,6 +1,7 @@
 import Logging
 import Metrics
 import ServiceLifecycle
+import Synchronization
 
 /// Watches how many descriptors the server holds against its limit: `tipsync_open_files` and
 /// `tipsync_open_files_limit` at `/metrics`, and a warning in the log (once per episode, and
@@ -22,25 +23,24 @@ struct OpenFilesMonitor: Service {
     }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            var warned = false
-            while !Task.isCancelled {
-                let soft = FileDescriptorLimit.current().soft
-                if let count = FileDescriptorLimit.openCount() {
-                    open.record(count)
-                    limit.record(Int64(clamping: soft))
-                    let nearlyExhausted = soft > 0 && UInt64(count) * 10 >= soft * 9
-                    if nearlyExhausted, !warned {
-                        exhausted.increment()
-                        logger.warning(
-                            "open files near the limit: new connections will fail",
-                            metadata: ["open": "\(count)", "limit": "\(soft)"])
-                    } else if !nearlyExhausted, warned {
-                        logger.notice("open files back below 90% of the limit", metadata: ["open": "\(count)"])
-                    }
-                    warned = nearlyExhausted
-                }
-                try await Task.sleep(for: interval)
+        let warned = Mutex(false)  // whether this episode was warned of
+        await Periodic.run(every: interval, immediately: true) {
+            let soft = FileDescriptorLimit.current().soft
+            guard let count = FileDescriptorLimit.openCount() else { return }
+            open.record(count)
+            limit.record(Int64(clamping: soft))
+            let nearlyExhausted = soft > 0 && UInt64(count) * 10 >= soft * 9
+            let wasWarned = warned.withLock { was in
+                defer { was = nearlyExhausted }
+                return was
+            }
+            if nearlyExhausted, !wasWarned {
+                exhausted.increment()
+                logger.warning(
+                    "open files near the limit: new connections will fail",
+                    metadata: ["open": "\(count)", "limit": "\(soft)"])
+            } else if !nearlyExhausted, wasWarned {
+                logger.notice("open files back below 90% of the limit", metadata: ["open": "\(count)"])
             }
         }
     }

@@ -197,17 +197,10 @@ struct ConsoleController: Sendable {
         // The account's state as the server computes it from the log, with the devices' merge.
         var state = ReplicaState()
         var recent: [Change] = []
-        var cursor: Int64 = 0
-        while true {
-            let page = try await store.pull(account: id, after: cursor, limit: 5000)
-            for body in page.bodies {
-                let change = try JSONCoding.decode(Change.self, from: body.utf8)
-                state.apply(change)
-                recent.append(change)
-                if recent.count > 2 * Self.recentChanges { recent.removeFirst(Self.recentChanges) }
-            }
-            cursor = page.cursor
-            if !page.more { break }
+        try await store.forEachChange(account: id) { change in
+            state.apply(change)
+            recent.append(change)
+            if recent.count > 2 * Self.recentChanges { recent.removeFirst(Self.recentChanges) }
         }
         let path = Self.pathSegment(name)
         var view = signedIn.view

@@ -8,14 +8,8 @@ extension SyncStore {
     /// for every account whose log grew, in the background (``TipUsageSummarizer``).
     public func summarizeTipUsage(account: Int64) async throws {
         var changes: [Change] = []
-        var cursor: Int64 = 0
-        while true {
-            let page = try await pull(account: account, after: cursor, limit: 5000)
-            for body in page.bodies { changes.append(try JSONCoding.decode(Change.self, from: body.utf8)) }
-            cursor = page.cursor
-            if !page.more { break }
-        }
-        try await saveTipUsage(derivedFrom: changes, account: account, through: cursor)
+        let through = try await forEachChange(account: account) { changes.append($0) }
+        try await saveTipUsage(derivedFrom: changes, account: account, through: through)
     }
 
     /// Derives and stores the account's tip usage from its log read through `position` (in log
@@ -39,16 +33,12 @@ struct TipUsageSummarizer: Service {
     var memory: MemoryRelease? = nil
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await summarizePending()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.warning("tip usage summary failed: \(error)")
-                }
-                try await Task.sleep(for: interval)
+        await Periodic.run(every: interval, immediately: true) {
+            do {
+                try await summarizePending()
+            } catch is CancellationError {
+            } catch {
+                logger.warning("tip usage summary failed: \(error)")
             }
         }
     }

@@ -7,11 +7,6 @@ struct LiveHeartbeat: Service {
     let interval: Duration
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: interval)
-                notifier.heartbeat()
-            }
-        }
+        await Periodic.run(every: interval) { [notifier] in notifier.heartbeat() }
     }
 }

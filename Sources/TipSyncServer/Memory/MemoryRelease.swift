@@ -62,12 +62,7 @@ final class MemoryRelease: Service, Sendable {
     }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: self.interval)
-                await self.tick()
-            }
-        }
+        await Periodic.run(every: interval) { await self.tick() }
     }
 
     /// Ends an interval (the service's loop; tests call it directly). Returns whether it released.
@@ -101,17 +96,5 @@ final class MemoryRelease: Service, Sendable {
                 "dispatch_continuations_drained": "\(drained)",
             ])
         return true
-    }
-}
-
-/// Counts every request but monitoring (`/health`, `/metrics`) for ``MemoryRelease``.
-struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
-    let memory: MemoryRelease
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        if request.uri.path != "/health", request.uri.path != "/metrics" { memory.noteActivity() }
-        return try await next(request, context)
     }
 }

@@ -177,13 +177,11 @@ extension PostgresSyncStore {
         -> SignInResult
     {
         let nameHash = TokenHasher.hash(accountName)
-        let issued = issuedAt ?? .min
         func lookup(_ connection: PostgresConnection) async throws -> SignInResult? {
-            if let erasedAt = try await rows(
+            let erasedAt = try await rows(
                 "SELECT erased_at FROM erased_account WHERE name_hash = \(nameHash)", as: Int64.self, on: connection
-            ).first, issued <= erasedAt {
-                return .erased
-            }
+            ).first
+            var found: (identity: DeviceIdentity, revokedAt: Int64?)?
             for try await (id, revokedAt) in try await connection.query(
                 """
                 SELECT account.id, device.revoked_at FROM account
@@ -191,10 +189,10 @@ extension PostgresSyncStore {
                 WHERE account.name = \(accountName)
                 """, logger: logger
             ).decode((Int64, Int64?).self) {
-                if let revokedAt, issued <= revokedAt { return .revoked }
-                return .identity(DeviceIdentity(accountID: id, device: device))
+                found = (DeviceIdentity(accountID: id, device: device), revokedAt)
             }
-            return nil
+            return SignInResult.decide(
+                identity: found?.identity, revokedAt: found?.revokedAt ?? nil, erasedAt: erasedAt, issuedAt: issuedAt)
         }
         if let result = try await client.withConnection(lookup) { return result }
         return try await transaction { connection in

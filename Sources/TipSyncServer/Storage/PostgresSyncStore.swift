@@ -240,13 +240,8 @@ public struct PostgresSyncStore: SyncStore {
             ).decode(Int64.self) {
                 highest = seq
             }
-            var fresh: [Change] = []
-            for change in changes where change.seq > highest {
-                let expected = highest + Int64(fresh.count) + 1
-                guard change.seq == expected else { throw SyncError.sequenceGap(expected: expected, got: change.seq) }
-                fresh.append(change)
-            }
-            let duplicates = changes.count - fresh.count
+            let plan = try PushPlan(changes, highestStored: highest)
+            let (fresh, duplicates) = (plan.fresh, plan.duplicates)
             guard !fresh.isEmpty else {
                 return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest)
             }
@@ -296,11 +291,7 @@ public struct PostgresSyncStore: SyncStore {
                 (compactedThrough, logEnd) = (compacted, next)
             }
             let generation = try await Self.cursorGeneration(connection, logger: logger)
-            // Compaction only drops entries whose effect surviving entries carry, and never moves one,
-            // so continuing after the cursor is complete; `snapshot` only says the pages skip compacted
-            // entries (protocol.md §8). Restarting from the beginning instead made every page of a
-            // log compacted past the page's end restart again, for ever.
-            let snapshot = cursor > 0 && cursor < compactedThrough
+            let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
             let start = cursor
             var bodies: [String] = []
             var last = start

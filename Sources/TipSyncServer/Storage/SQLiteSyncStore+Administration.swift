@@ -151,23 +151,19 @@ extension SQLiteSyncStore {
     {
         // Most requests find everything in place: a read, no write.
         @Sendable func lookup(_ db: Database) throws -> SignInResult? {
-            if let erasedAt = try Int64.fetchOne(
+            let erasedAt = try Int64.fetchOne(
                 db, sql: "SELECT erasedAt FROM erased_account WHERE nameHash = ?",
-                arguments: [TokenHasher.hash(accountName)]), (issuedAt ?? .min) <= erasedAt
-            {
-                return .erased
-            }
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT account.id AS id, device.revokedAt AS revokedAt FROM account
-                        JOIN device ON device.account = account.id AND device.name = ?
-                        WHERE account.name = ?
-                        """, arguments: [device, accountName])
-            else { return nil }
-            if let revokedAt: Int64 = row["revokedAt"], (issuedAt ?? .min) <= revokedAt { return .revoked }
-            return .identity(DeviceIdentity(accountID: row["id"], device: device))
+                arguments: [TokenHasher.hash(accountName)])
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT account.id AS id, device.revokedAt AS revokedAt FROM account
+                    JOIN device ON device.account = account.id AND device.name = ?
+                    WHERE account.name = ?
+                    """, arguments: [device, accountName])
+            return SignInResult.decide(
+                identity: row.map { DeviceIdentity(accountID: $0["id"], device: device) },
+                revokedAt: row?["revokedAt"], erasedAt: erasedAt, issuedAt: issuedAt)
         }
         if let result = try await pool.read({ db in try lookup(db) }) { return result }
         return try await pool.write { db in

@@ -207,14 +207,14 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
-        let bodies = changes.map(\.canonicalJSON)
+        let bodies = changes.map(\.canonicalJSON)  // outside the write lock
         return try await pool.write { db in
-            var highest =
+            let stored =
                 try Int64.fetchOne(
                     db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
                     arguments: [identity.accountID, identity.device]) ?? 0
-            var accepted = 0
-            var duplicates = 0
+            let plan = try PushPlan(changes, highestStored: stored)
+            let (accepted, duplicates, highest) = (plan.fresh.count, plan.duplicates, plan.highestSeq)
             // The account's own position counter: cursors say nothing about other accounts.
             var position =
                 try Int64.fetchOne(
@@ -223,21 +223,13 @@ public struct SQLiteSyncStore: SyncStore {
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO change (account, position, device, seq, hlc, kind, body) VALUES (?, ?, ?, ?, ?, ?, ?)"
             )
-            for (change, body) in zip(changes, bodies) {
-                if change.seq <= highest {
-                    duplicates += 1
-                    continue
-                }
-                guard change.seq == highest + 1 else {
-                    throw SyncError.sequenceGap(expected: highest + 1, got: change.seq)
-                }
+            for index in plan.freshIndices {
+                let change = changes[index]
                 position += 1
                 try insert.execute(arguments: [
                     identity.accountID, position, identity.device, change.seq, change.hlc.rawValue,
-                    change.kind.rawValue, body,
+                    change.kind.rawValue, bodies[index],
                 ])
-                highest = change.seq
-                accepted += 1
             }
             if accepted > 0 {
                 try db.cachedStatement(sql: "UPDATE account SET nextPosition = ? WHERE id = ?")
@@ -268,11 +260,7 @@ public struct SQLiteSyncStore: SyncStore {
             let compactedThrough: Int64 = counters?["compactedThrough"] ?? 0
             // The highest position handed out for this account (a restored backup rewinds it).
             let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
-            // Compaction only drops entries whose effect surviving entries carry, and never moves one,
-            // so continuing after the cursor is complete; `snapshot` only says the pages skip compacted
-            // entries (protocol.md §8). Restarting from the beginning instead made every page of a
-            // log compacted past the page's end restart again, for ever.
-            let snapshot = cursor > 0 && cursor < compactedThrough
+            let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
             let start = cursor
             let rows = try Row.fetchAll(
                 db.cachedStatement(
@@ -376,10 +364,4 @@ public struct SQLiteSyncStore: SyncStore {
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE account = ?", arguments: [account]) ?? 0
         }
     }
-}
-
-/// A storage-level failure with a message for operators (CLI) or a 500 (API).
-public struct StoreError: Error, CustomStringConvertible, Sendable {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -28,15 +28,3 @@ struct AdminAuthMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 }
-
-/// The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive).
-struct BearerCredential {
-    var token: String
-
-    init?(_ request: Request) {
-        guard let header = request.headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        token = String(parts[1]).trimmingCharacters(in: .whitespaces)
-    }
-}

@@ -1,0 +1,67 @@
+import TipSyncCore
+
+/// Each account's change log: pushes, pulls and their cursors, compaction, cross-instance wake-ups.
+/// Backends do the I/O; the rules they apply are written once above them (``PushPlan``,
+/// ``PullPage/isSnapshot(cursor:compactedThrough:)``). Implementations must hand out cursors below
+/// which every transaction has committed.
+public protocol ChangeLogStore: Sendable {
+    /// The highest sequence number stored for a device of the account, `nil` for an unknown device.
+    func highestSeq(account: Int64, device: String) async throws -> Int64?
+    /// Stores one device's batch atomically: changes at or below the device's highest stored sequence
+    /// number are duplicates (ignored); the rest must continue it without gaps, or nothing is stored
+    /// and ``SyncError`` `sequence_gap` is thrown.
+    func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome
+    /// Up to `limit` changes of the account after `cursor`, in log order, with the database's cursor
+    /// generation and the end of the account's log, read in the same transaction.
+    func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage
+    /// Replaces the cursor generation (part of every cursor handed out) with a new random one, so
+    /// every cursor minted before is refused (`invalid_cursor`) and devices pull from the start.
+    /// Operators run it after restoring a backup. Returns the new generation.
+    func rotateCursorGeneration() async throws -> String
+    /// The current cursor generation.
+    func cursorGeneration() async throws -> String
+    /// Drops superseded log entries (``LogCompaction``) and records when. Returns how many.
+    func compact(account: Int64) async throws -> Int
+    /// Number of log entries of the account (for tests and operators).
+    func logCount(account: Int64) async throws -> Int
+    /// Calls `onChange` with every push, revocation and erasure committed by any server instance on
+    /// this database, until cancelled (PostgreSQL: `LISTEN`). Returns at once for single-instance
+    /// backends (SQLite), where the in-process notifier already knows every push.
+    func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws
+}
+
+extension ChangeLogStore {
+    /// The account's whole log in log order, handed to `body` a page of canonical JSON changes at a
+    /// time (what `GET /admin/v1/accounts/{account}/export` and `tipsync-server accounts export` send).
+    /// Returns the position the log was read through.
+    @discardableResult
+    public func exportLog(account: Int64, pageSize: Int = 1000, _ body: ([String]) async throws -> Void)
+        async throws -> Int64
+    {
+        var cursor: Int64 = 0
+        while true {
+            let page = try await pull(account: account, after: cursor, limit: pageSize)
+            if !page.bodies.isEmpty { try await body(page.bodies) }
+            cursor = page.cursor
+            if !page.more { return cursor }
+        }
+    }
+
+    /// Every change of the account's log in log order, decoded, handed to `body` one at a time: how
+    /// the server reads a whole log to fold it with the devices' merge (the console's account page,
+    /// tip usage, the simulator's checks). Returns the position the log was read through.
+    @discardableResult
+    public func forEachChange(account: Int64, _ body: (Change) throws -> Void) async throws -> Int64 {
+        try await exportLog(account: account, pageSize: 5000) { bodies in
+            for text in bodies { try body(try JSONCoding.decode(Change.self, from: text.utf8)) }
+        }
+    }
+
+    public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
+}
+
+extension ChangeLogStore {
+    /// Superseded entries deleted per write transaction while compacting: a push to the account
+    /// waits for one chunk's delete, never for the whole compaction.
+    static var compactionChunk: Int { 1000 }
+}

@@ -1,0 +1,23 @@
+import TipSyncCore
+
+/// What the console reads beyond the log: tip usage (kept by `TipUsageSummarizer`, shown by the
+/// tips page), the overview's counts, and the uploaded catalog.
+public protocol InsightStore: Sendable {
+    /// Accounts whose log grew since their tip usage was last derived: at most `limit`, with ids
+    /// above `after`, in id order (so a pass reaches every account, however busy the first ones are).
+    func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64]
+    /// The account's tip usage as last derived.
+    func tipUsage(account: Int64) async throws -> [TipUsage]
+    /// Replaces the account's tip usage, derived from its log through `position`; `false` (and
+    /// nothing stored) when the account no longer exists.
+    func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool
+    /// Every tip across all accounts, by tip id.
+    func tipUsageTotals() async throws -> [TipUsageTotals]
+    /// Counts and sizes for the console's overview.
+    func overview() async throws -> StoreOverview
+    /// The uploaded tip catalog's JSON (`tipsync-server catalog put`), if any: the console shows
+    /// its titles and each tip's status.
+    func catalogJSON() async throws -> String?
+    /// Stores the catalog's JSON (already validated), replacing the previous one.
+    func putCatalogJSON(_ text: String) async throws
+}
