@@ -3,17 +3,20 @@ import Testing
 
 @testable import TipSyncAgent
 
+/// What loading the catalog says: "accepted", or the error as the agent prints it.
+func catalogMessage(_ json: String) -> String {
+    do {
+        _ = try AgentStore.decodeCatalog(Data(json.utf8), name: "catalog.json")
+        return "accepted"
+    } catch {
+        return "\(error)"
+    }
+}
+
 /// A well-formed catalog with an unknown value is refused naming the field and the value, never as
 /// "malformed JSON" (issue 12, defect 7).
 @Suite struct CatalogErrorTests {
-    func message(_ json: String) -> String {
-        do {
-            _ = try AgentStore.decodeCatalog(Data(json.utf8), name: "catalog.json")
-            return "accepted"
-        } catch {
-            return "\(error)"
-        }
-    }
+    func message(_ json: String) -> String { catalogMessage(json) }
 
     @Test func unknownDisplayFrequencyNamesTheFieldAndValue() {
         let text = message(#"{"displayFrequency": "fortnightly"}"#)
@@ -63,14 +66,7 @@ extension CatalogErrorTests {
 
 /// Catalog errors name the field and speak JSON, never a Swift type or its range (issue 30).
 @Suite struct CatalogFieldErrorTests {
-    func message(_ json: String) -> String {
-        do {
-            _ = try AgentStore.decodeCatalog(Data(json.utf8), name: "catalog.json")
-            return "accepted"
-        } catch {
-            return "\(error)"
-        }
-    }
+    func message(_ json: String) -> String { catalogMessage(json) }
 
     @Test(arguments: [
         (
