@@ -127,6 +127,7 @@ func buildRouter(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
         changeLimiter: changeLimiter, compactor: compactor, activity: activity
     ).addRoutes(to: v1, table: table)
+    CatalogController(store: store).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store, signIns: signIns, now: now))
     let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)
     adminController.addRoutes(to: admin, table: table)

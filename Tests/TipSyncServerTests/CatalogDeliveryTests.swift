@@ -1,0 +1,79 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TipSyncCore
+
+@testable import TipSyncServer
+
+/// `GET /v1/catalog` (issue 33, delivery): the server held a catalog (`PUT /admin/v1/catalog`) and no
+/// device ever received it. Devices now fetch it, revalidating with `ETag` / `If-None-Match`.
+@Suite struct CatalogDeliveryTests {
+    static let catalog =
+        #"{"tips": [{"id": "welcome", "title": "Welcome", "rules": [{"param": "ready"}]}], "parameters": [{"id": "ready", "default": false}]}"#
+
+    @Test func devicesFetchTheUploadedCatalogAndRevalidateIt() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone"])
+        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let admin: HTTPFields = [.authorization: "Bearer \(key)"]
+        try await fixture.app().test(.router) { client in
+            // None uploaded yet: 404 in the protocol's shape.
+            try await client.execute(uri: "/v1/catalog", method: .get, headers: fixture.headers("phone")) { response in
+                #expect(response.status == .notFound)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(error.code == "not_found")
+            }
+            // A device credential is required, like every /v1 route.
+            try await client.execute(uri: "/v1/catalog", method: .get) { #expect($0.status == .unauthorized) }
+            try await client.execute(
+                uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: Self.catalog)
+            ) { #expect($0.status == .ok) }
+            let tag = try await client.execute(uri: "/v1/catalog", method: .get, headers: fixture.headers("phone")) {
+                response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == Self.catalog)
+                #expect(response.headers[.contentType] == "application/json")
+                #expect(response.headers[.cacheControl] == "no-cache")
+                return try #require(response.headers[.eTag])
+            }
+            #expect(tag == CatalogController.entityTag(of: Self.catalog) && tag.hasPrefix("\"") && tag.count == 34)
+            for header in [tag, "W/\(tag)", "\"other\", \(tag)", "*"] {
+                var headers = fixture.headers("phone")
+                headers[.ifNoneMatch] = header
+                try await client.execute(uri: "/v1/catalog", method: .get, headers: headers) { response in
+                    #expect(response.status == .notModified, "\(header)")
+                    #expect(response.body.readableBytes == 0 && response.headers[.eTag] == tag)
+                }
+            }
+            var stale = fixture.headers("phone")
+            stale[.ifNoneMatch] = "\"0123\""
+            try await client.execute(uri: "/v1/catalog", method: .get, headers: stale) { #expect($0.status == .ok) }
+            // A new upload is a new version: the old tag no longer matches.
+            let changed = Self.catalog.replacingOccurrences(of: "Welcome", with: "Hello")
+            try await client.execute(
+                uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: changed)
+            ) { #expect($0.status == .ok) }
+            var old = fixture.headers("phone")
+            old[.ifNoneMatch] = tag
+            try await client.execute(uri: "/v1/catalog", method: .get, headers: old) { response in
+                #expect(response.status == .ok && String(buffer: response.body) == changed)
+                #expect(response.headers[.eTag] == CatalogController.entityTag(of: changed))
+            }
+        }
+    }
+
+    /// A large catalog is compressed like a pull page when the device accepts it.
+    @Test func aLargeCatalogIsSentCompressed() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone"])
+        let tips = (0..<100).map { #"{"id": "tip-\#($0)", "title": "Tip number \#($0)"}"# }.joined(separator: ",")
+        try await fixture.store.putCatalogJSON(#"{"tips": [\#(tips)]}"#)
+        try await fixture.app().test(.router) { client in
+            var headers = fixture.headers("phone")
+            headers[.acceptEncoding] = "gzip"
+            try await client.execute(uri: "/v1/catalog", method: .get, headers: headers) { response in
+                #expect(response.status == .ok && response.headers[.contentEncoding] == "gzip")
+                #expect(response.headers[.vary] == "Accept-Encoding" && response.headers[.eTag] != nil)
+            }
+        }
+    }
+}
