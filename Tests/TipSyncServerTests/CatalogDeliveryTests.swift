@@ -77,3 +77,75 @@ import TipSyncCore
         }
     }
 }
+
+/// A new catalog reaches running devices at once (issue 33): every pull answer names the catalog's
+/// version, a waiting long-poll answers when one is uploaded, and live streams write `event: catalog`.
+@Suite struct CatalogAnnouncementTests {
+    static func upload(_ client: some TestClientProtocol, key: String, _ text: String) async throws {
+        let admin: HTTPFields = [.authorization: "Bearer \(key)"]
+        try await client.execute(uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: text)) {
+            #expect($0.status == .ok)
+        }
+    }
+
+    @Test func pullAnswersNameTheCatalogVersion() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone"])
+        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        try await fixture.app().test(.router) { client in
+            func catalogTag() async throws -> String? {
+                try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
+                    try decode(PullResponse.self, $0.body).catalog
+                }
+            }
+            #expect(try await catalogTag() == nil)
+            try await Self.upload(client, key: key, CatalogDeliveryTests.catalog)
+            #expect(try await catalogTag() == CatalogController.entityTag(of: CatalogDeliveryTests.catalog))
+            try await Self.upload(client, key: key, #"{"tips": []}"#)
+            #expect(try await catalogTag() == CatalogController.entityTag(of: #"{"tips": []}"#))
+        }
+    }
+
+    @Test func aWaitingLongPollAnswersWhenACatalogIsUploaded() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone"])
+        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let notifier = ChangeNotifier()
+        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
+        try await app.test(.router) { client in
+            let poll = Task {
+                try await client.execute(uri: "/v1/pull?wait=60", method: .get, headers: fixture.headers("phone")) {
+                    try decode(PullResponse.self, $0.body)
+                }
+            }
+            while notifier.count == 0 { await Task.yield() }
+            try await Self.upload(client, key: key, CatalogDeliveryTests.catalog)
+            let page = try await poll.value
+            #expect(page.changes.isEmpty)
+            #expect(page.catalog == CatalogController.entityTag(of: CatalogDeliveryTests.catalog))
+        }
+    }
+
+    @Test func liveStreamsAnnounceANewCatalog() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone"])
+        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let notifier = ChangeNotifier()
+        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
+        try await app.test(.router) { client in
+            let stream = Task {
+                try await client.execute(uri: "/v1/live", method: .get, headers: fixture.headers("phone")) {
+                    String(buffer: $0.body)
+                }
+            }
+            while notifier.count == 0 { await Task.yield() }
+            try await Self.upload(client, key: key, CatalogDeliveryTests.catalog)
+            notifier.finishAll()
+            let text = try await stream.value
+            #expect(text.contains("event: catalog\ndata: {}\n\n"))
+            #expect(!text.contains("event: changes"))
+        }
+    }
+
+    /// Another instance's upload arrives as a store event (PostgreSQL `NOTIFY`): the payload round-trips.
+    @Test func theCatalogEventCrossesInstances() {
+        #expect(StoreEvent(payload: StoreEvent.catalog.payload) == .catalog)
+    }
+}

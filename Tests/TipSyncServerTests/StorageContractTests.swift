@@ -318,7 +318,11 @@ final class FinishedCount: Sendable {
                 // the streams of that device or account.
                 _ = try await first.revokeTokens(accountName: "alice", device: "phone", at: 1)
                 _ = try await first.eraseAccount(name: "alice", at: 2)
-                var wanted: [StoreEvent] = [.revoked(account: account, device: "phone"), .erased(account: account)]
+                // So does an uploaded catalog: every instance's devices are told and read its version.
+                try await first.putCatalogJSON(#"{"tips": []}"#)
+                var wanted: [StoreEvent] = [
+                    .revoked(account: account, device: "phone"), .erased(account: account), .catalog,
+                ]
                 for await event in events {
                     wanted.removeAll { $0 == event }
                     if wanted.isEmpty { break }

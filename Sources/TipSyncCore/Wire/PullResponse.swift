@@ -16,11 +16,15 @@ public struct PullResponse: Sendable, Hashable, Codable {
     public var highestSeq: Int64?
     /// The server database's cursor generation (see ``PushResponse/generation``).
     public var generation: String?
+    /// The uploaded catalog's version (its `ETag`, protocol.md §16); absent when none was uploaded.
+    /// A device that follows the server's catalog fetches `GET /v1/catalog` when it changes.
+    public var catalog: String?
 
     public init(
         changes: [Change], cursor: String, more: Bool, snapshot: Bool, serverTime: Int64, highestSeq: Int64? = nil,
-        generation: String? = nil
+        generation: String? = nil, catalog: String? = nil
     ) {
+        self.catalog = catalog
         self.generation = generation
         self.changes = changes
         self.cursor = cursor

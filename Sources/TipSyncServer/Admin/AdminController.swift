@@ -161,6 +161,7 @@ struct AdminController: Sendable {
             throw SyncError.invalidParameter("catalog: \(error.description)")
         }
         try await store.putCatalogJSON(String(buffer: body))
+        notifier.handle(.catalog)  // this instance's devices; PostgreSQL's NOTIFY tells the others
         return SyncController.json(text: #"{"tips":\#(catalog.tips.count)}"#)
     }
 

@@ -35,6 +35,8 @@ public final class ChangeNotifier: Sendable {
     }
 
     private let subscribers = Mutex(Subscribers())
+    /// The uploaded catalog's version as this instance knows it (every pull answer names it).
+    public let catalogVersion = CatalogVersion()
 
     public init() {}
 
@@ -96,7 +98,23 @@ public final class ChangeNotifier: Sendable {
         case .changes(let account): notify(account: account)
         case .revoked(let account, let device): end(account: account) { $0.device.utf8.elementsEqual(device.utf8) }
         case .erased(let account): end(account: account) { _ in true }
-        case .watching: endAll()
+        case .catalog: catalogChanged()
+        case .watching:
+            catalogVersion.invalidate()
+            endAll()
+        }
+    }
+
+    /// A new catalog: every long-poll answers (its page names the new version) and every live stream
+    /// writes `event: catalog`, on every account.
+    private func catalogChanged() {
+        catalogVersion.invalidate()
+        let all = subscribers.withLock { $0.byAccount.values.flatMap(\.values) }
+        for subscriber in all {
+            switch subscriber.sink {
+            case .news(let continuation): continuation.yield()
+            case .live(let subscription): subscription.catalogChanged()
+            }
         }
     }
 

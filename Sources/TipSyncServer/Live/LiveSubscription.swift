@@ -8,6 +8,7 @@ public final class LiveSubscription: Sendable {
     public let wakeUps: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let pending = Atomic<Bool>(false)
+    private let catalogPending = Atomic<Bool>(false)
     private let endings = Endings()
 
     init() {
@@ -21,7 +22,16 @@ public final class LiveSubscription: Sendable {
         continuation.yield()
     }
 
+    /// A new catalog was uploaded.
+    func catalogChanged() {
+        catalogPending.store(true, ordering: .releasing)
+        continuation.yield()
+    }
+
     func heartbeat() { continuation.yield() }
+
+    /// Whether a new catalog was uploaded since the last call (then the stream writes `catalog`).
+    public func takeCatalog() -> Bool { catalogPending.exchange(false, ordering: .acquiringAndReleasing) }
 
     /// Whether news arrived since the last call (then the stream writes `changes`, else a heartbeat).
     public func takeChanges() -> Bool { pending.exchange(false, ordering: .acquiringAndReleasing) }

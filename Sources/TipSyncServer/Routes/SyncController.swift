@@ -151,14 +151,17 @@ struct SyncController: Sendable {
         metrics.changesServed.increment(by: page.bodies.count)
         activity.pulled(identity, through: page.cursor)
         let highestSeq = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
+        // The uploaded catalog's version (protocol.md §16): a device that follows it fetches on a change.
+        let catalog = try await notifier.catalogVersion.current(store).map { #""catalog":\#(Self.quoted($0)),"# } ?? ""
         // The page is assembled from the stored canonical JSON of each change, without re-encoding.
         let text =
-            #"{"changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + Cursor.text(page)
+            "{" + catalog + #""changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + Cursor.text(page)
             + #"","generation":"\#(page.generation)","highestSeq":\#(highestSeq),"more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
         return ContentCoding.json(text, for: request)
     }
 
-    /// Server-sent events: `event: changes` whenever the account's log grows (then pull), and a
+    /// Server-sent events: `event: changes` whenever the account's log grows (then pull),
+    /// `event: catalog` when a catalog is uploaded (protocol.md §16), and a
     /// `: heartbeat` comment every `heartbeatSeconds` (``LiveHeartbeat``) so proxies keep the
     /// connection open. The stream ends when the client leaves, its credential expires or is revoked,
     /// its account is erased, or the server shuts down — all without a task of its own.
@@ -187,11 +190,11 @@ struct SyncController: Sendable {
                 // The server's graceful shutdown waits for open requests: end the stream when it begins.
                 try await withGracefulShutdownHandler {
                     for await _ in subscription.wakeUps {
-                        if subscription.takeChanges() {
-                            try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n"))
-                        } else {
-                            try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                        }
+                        let changes = subscription.takeChanges()
+                        let catalog = subscription.takeCatalog()
+                        if changes { try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n")) }
+                        if catalog { try await writer.write(ByteBuffer(string: "event: catalog\ndata: {}\n\n")) }
+                        if !changes, !catalog { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
                     }
                 } onGracefulShutdown: {
                     subscription.finish()

@@ -130,6 +130,8 @@ extension PostgresSyncStore {
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """, logger: logger)
             try await connection.query("UPDATE account SET tip_usage_through = 0", logger: logger)
+            try await connection.query(
+                "SELECT pg_notify(\(Self.channel), \(StoreEvent.catalog.payload))", logger: logger)
         }
     }
 

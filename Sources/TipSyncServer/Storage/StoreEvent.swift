@@ -7,6 +7,9 @@ public enum StoreEvent: Sendable, Hashable {
     case revoked(account: Int64, device: String)
     /// The account was erased: every stream of it ends.
     case erased(account: Int64)
+    /// A catalog was uploaded: every device is told (`event: catalog`, long-polls answer) and each
+    /// instance reads its new version.
+    case catalog
     /// This instance now hears every other instance's events (its `LISTEN` is in place, at start or
     /// after the listening connection dropped). Events before may have been missed, so every stream
     /// and long-poll open on this instance ends: its client reconnects, is authenticated again, and
@@ -19,6 +22,7 @@ public enum StoreEvent: Sendable, Hashable {
         case .changes(let account): String(account)
         case .revoked(let account, let device): "r:\(account):\(device)"
         case .erased(let account): "e:\(account)"
+        case .catalog: "c"
         case .watching: "w"
         }
     }
@@ -26,6 +30,10 @@ public enum StoreEvent: Sendable, Hashable {
     init?(payload: String) {
         if let account = Int64(payload) {
             self = .changes(account: account)
+            return
+        }
+        if payload == "c" {
+            self = .catalog
             return
         }
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)

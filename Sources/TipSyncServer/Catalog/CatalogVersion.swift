@@ -1,0 +1,48 @@
+import Synchronization
+
+/// The uploaded catalog's current entity tag (``CatalogController/entityTag(of:)``) on this instance,
+/// read from the store and kept until a catalog event (``StoreEvent/catalog``, from this instance's
+/// upload or another's `NOTIFY`) says it changed, and for at most ``maximumAge`` (so a catalog written
+/// to the database by `tipsync-server catalog put` beside a running server reaches pull answers
+/// within it): every pull answer carries the tag, so it must not cost a database read per pull.
+public final class CatalogVersion: Sendable {
+    private struct State {
+        /// `nil`: unknown, read it; `.some(nil)`: no catalog uploaded.
+        var tag: String??
+        /// Bumped by every invalidation, so a read that began before one never caches what it read.
+        var generation: UInt64 = 0
+        var readAt: ContinuousClock.Instant?
+    }
+
+    /// How long a tag read from the store is trusted without an event.
+    public static let maximumAge: Duration = .seconds(1)
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// The current tag, or `nil` when no catalog was uploaded.
+    public func current(_ store: any InsightStore) async throws -> String? {
+        let now = ContinuousClock.now
+        let (known, generation) = state.withLock { state in
+            if let readAt = state.readAt, readAt.duration(to: now) > Self.maximumAge { state.tag = nil }
+            return (state.tag, state.generation)
+        }
+        if let known { return known }
+        let tag = try await store.catalogJSON().map(CatalogController.entityTag(of:))
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.tag = .some(tag)
+            state.readAt = now
+        }
+        return tag
+    }
+
+    /// The catalog changed (or this instance may have missed that it did): read it again.
+    public func invalidate() {
+        state.withLock {
+            $0.tag = nil
+            $0.generation &+= 1
+        }
+    }
+}
