@@ -162,15 +162,27 @@ public final class Agent: Sendable {
     // MARK: Sync and history
 
     /// A sync client for this device, per the store's configuration.
-    public func syncClient() -> SyncClient {
-        guard let command = configuration.tokenCommand else {
-            return SyncClient(
-                replica: replica,
-                configuration: SyncConfiguration(server: configuration.server, token: configuration.token))
+    /// - Parameter onServerCatalog: told of each server catalog applied or refused (the daemon logs it).
+    public func syncClient(onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)? = nil) -> SyncClient {
+        var sync =
+            if let command = configuration.tokenCommand {
+                SyncConfiguration(server: configuration.server) { try await TokenCommand.run(command) }
+            } else {
+                SyncConfiguration(server: configuration.server, token: configuration.token)
+            }
+        if configuration.followsServerCatalog {
+            sync.followsServerCatalog = true
+            sync.onServerCatalog = { [self] event in
+                // The applied catalog becomes the store's: `status` in other processes and the next
+                // start (offline too) use it.
+                if case .applied(_, _, let text) = event {
+                    try? store.writeCatalog(text)
+                    catalogModified.withLock { $0 = try? store.readCatalog().modified }
+                }
+                onServerCatalog?(event)
+            }
         }
-        return SyncClient(
-            replica: replica,
-            configuration: SyncConfiguration(server: configuration.server) { try await TokenCommand.run(command) })
+        return SyncClient(replica: replica, configuration: sync)
     }
 
     /// One push + pull round; a clear error when the server cannot be reached (changes stay queued).
@@ -220,7 +232,7 @@ public final class Agent: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 for tip in tips {
                     group.addTask {
-                        for await status in replica.statusUpdates(of: { tip }) {
+                        for await status in replica.catalogStatusUpdates(ofTip: tip.id, lastKnown: tip) {
                             continuation.yield(
                                 TipReport(
                                     id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count

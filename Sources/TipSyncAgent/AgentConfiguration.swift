@@ -12,11 +12,29 @@ public struct AgentConfiguration: Codable, Sendable, Hashable {
     /// A shell command that prints a fresh credential (a JWT from the app's identity provider) on
     /// standard output; run before the first request and whenever the server says the token expired.
     public var tokenCommand: String?
+    /// Follow the server's catalog (`init --follow-catalog`, `protocol.md` §16): every catalog the
+    /// server delivers that validates replaces the store's catalog, at once while `run` is up.
+    public var followsServerCatalog: Bool
 
-    public init(server: URL, token: String, device: String, tokenCommand: String? = nil) {
+    public init(
+        server: URL, token: String, device: String, tokenCommand: String? = nil, followsServerCatalog: Bool = false
+    ) {
         self.server = server
         self.token = token
         self.device = device
         self.tokenCommand = tokenCommand
+        self.followsServerCatalog = followsServerCatalog
+    }
+
+    private enum CodingKeys: String, CodingKey { case server, token, device, tokenCommand, followsServerCatalog }
+
+    /// Stores written before `followsServerCatalog` existed read as not following.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        server = try container.decode(URL.self, forKey: .server)
+        token = try container.decode(String.self, forKey: .token)
+        device = try container.decode(String.self, forKey: .device)
+        tokenCommand = try container.decodeIfPresent(String.self, forKey: .tokenCommand)
+        followsServerCatalog = try container.decodeIfPresent(Bool.self, forKey: .followsServerCatalog) ?? false
     }
 }

@@ -17,7 +17,18 @@ public struct AgentDaemon: Sendable {
     }
 
     public func run() async throws {
-        let client = agent.syncClient()
+        let logger = logger
+        let client = agent.syncClient { event in
+            switch event {
+            case .applied(let tag, let catalog, _):
+                logger.notice(
+                    "applied the server's catalog", metadata: ["version": "\(tag)", "tips": "\(catalog.tips.count)"])
+            case .refused(let tag, let reason):
+                logger.error(
+                    "refused the server's catalog: it does not validate; keeping the one in use",
+                    metadata: ["version": "\(tag)", "reason": "\(reason)"])
+            }
+        }
         let handler = LocalAPIHandler(agent: agent, sync: { try await client.syncOnce() })
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

@@ -92,6 +92,11 @@ struct Init: AsyncParsableCommand {
     var tokenCommand: String?
     @Option(help: "This device's name (the one its token was created for, or the JWT's 'device' claim).")
     var device: String
+    @Flag(
+        help:
+            "Follow the server's catalog (GET /v1/catalog): each one uploaded replaces this store's catalog, at once while 'run' is up."
+    )
+    var followCatalog = false
 
     func validate() throws {
         guard (token == nil) != (tokenCommand == nil) else {
@@ -106,7 +111,9 @@ struct Init: AsyncParsableCommand {
             }
             let store = global.agentStore
             try store.initialize(
-                AgentConfiguration(server: url, token: token ?? "", device: device, tokenCommand: tokenCommand))
+                AgentConfiguration(
+                    server: url, token: token ?? "", device: device, tokenCommand: tokenCommand,
+                    followsServerCatalog: followCatalog))
             print("initialized \(store.directory.path) for device '\(device)'")
         }
     }

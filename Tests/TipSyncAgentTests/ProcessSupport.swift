@@ -3,6 +3,10 @@ import Synchronization
 import TipSyncAgent
 import TipSyncTestSupport
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The built products directory (where the test bundle, `tipsync-agent` and `tipsync-server` live).
 let productsDirectory: URL = {
     var url = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
@@ -100,6 +104,22 @@ final class TestServer: Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// A new admin key (`tipsync-server admin-keys create`).
+    func adminKey() async throws -> String {
+        let result = try await runTool("tipsync-server", ["admin-keys", "create", "--database", database])
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `PUT /admin/v1/catalog` with `text`; the HTTP status.
+    func putCatalog(_ text: String, key: String) async throws -> Int {
+        var request = URLRequest(url: URL(string: url + "/admin/v1/catalog")!)
+        request.httpMethod = "PUT"
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        request.httpBody = Data(text.utf8)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
     /// Starts serving and waits for the "listening" log line.
     func start() async throws {
         let server = try Background(
@@ -131,12 +151,14 @@ struct TestAgent {
     let store: String
     var clockOffset: Double?
 
-    init(_ name: String, in directory: URL, server: TestServer, clockOffset: Double? = nil) async throws {
+    init(
+        _ name: String, in directory: URL, server: TestServer, clockOffset: Double? = nil, initOptions: [String] = []
+    ) async throws {
         self.name = name
         store = directory.appendingPathComponent(name).path
         self.clockOffset = clockOffset
         let token = try await server.token(device: name)
-        try await check(["init", "--server", server.url, "--token", token, "--device", name])
+        try await check(["init", "--server", server.url, "--token", token, "--device", name] + initOptions)
         try await check(["catalog", "load", packageRoot.appendingPathComponent("Examples/catalog.json").path])
     }
 

@@ -83,7 +83,8 @@ import TipSyncCore
 @Suite struct CatalogAnnouncementTests {
     static func upload(_ client: some TestClientProtocol, key: String, _ text: String) async throws {
         let admin: HTTPFields = [.authorization: "Bearer \(key)"]
-        try await client.execute(uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: text)) {
+        try await client.execute(uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: text))
+        {
             #expect($0.status == .ok)
         }
     }

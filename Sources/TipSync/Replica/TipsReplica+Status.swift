@@ -10,7 +10,9 @@ extension TipsReplica {
     }
 
     struct Observer {
-        var evaluate: @Sendable (StatusEvaluator) -> Observed
+        /// Given the evaluator and the catalog's tips as they are now (a catalog replaced while the
+        /// observer runs is what it evaluates next).
+        var evaluate: @Sendable (StatusEvaluator, [String: TipDefinition]) -> Observed
         var yield: @Sendable (Observed) -> Void
         var last: Observed
     }
@@ -41,7 +43,16 @@ extension TipsReplica {
     /// The current status, then every change to it — from local writes, merged remote changes,
     /// overrides or definitions — until the stream is dropped.
     public func statusUpdates(of tip: @escaping @Sendable () -> TipDefinition) -> AsyncStream<TipStatus> {
-        observe { evaluator in .status(evaluator.status(of: tip())) }
+        observe { evaluator, _ in .status(evaluator.status(of: tip())) }
+            .compactMap { if case .status(let status) = $0 { status } else { nil } }
+            .eraseToStream()
+    }
+
+    /// A catalog tip's status, then every change to it, evaluated with the catalog's current
+    /// definition: a catalog loaded or received from the server while it runs changes what it
+    /// reports. A tip the catalog no longer has is evaluated with its last known definition.
+    public func catalogStatusUpdates(ofTip id: String, lastKnown: TipDefinition) -> AsyncStream<TipStatus> {
+        observe { evaluator, catalog in .status(evaluator.status(of: catalog[id] ?? lastKnown)) }
             .compactMap { if case .status(let status) = $0 { status } else { nil } }
             .eraseToStream()
     }
@@ -50,7 +61,7 @@ extension TipsReplica {
     public func currentTipUpdates(
         of tips: @escaping @Sendable () -> [TipDefinition], priority: TipGroupPriority
     ) -> AsyncStream<String?> {
-        observe { evaluator in .currentTip(evaluator.currentTip(of: tips(), priority: priority)?.id) }
+        observe { evaluator, _ in .currentTip(evaluator.currentTip(of: tips(), priority: priority)?.id) }
             .compactMap { if case .currentTip(let id) = $0 { id } else { nil } }
             .eraseToStream()
     }
@@ -60,12 +71,14 @@ extension TipsReplica {
         core.withLock { core in notifyObservers(&core) }
     }
 
-    func observe(_ evaluate: @escaping @Sendable (StatusEvaluator) -> Observed) -> AsyncStream<Observed> {
+    func observe(_ evaluate: @escaping @Sendable (StatusEvaluator, [String: TipDefinition]) -> Observed)
+        -> AsyncStream<Observed>
+    {
         let (stream, continuation) = AsyncStream<Observed>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let id: UInt64 = core.withLock { core in
             let id = core.nextObserverID
             core.nextObserverID += 1
-            let initial = evaluate(evaluator(core))
+            let initial = evaluate(evaluator(core), core.catalog)
             continuation.yield(initial)
             core.observers[id] = Observer(
                 evaluate: evaluate, yield: { continuation.yield($0) }, last: initial)
@@ -98,7 +111,7 @@ extension TipsReplica {
         guard !core.observers.isEmpty else { return }
         let evaluator = evaluator(core)
         for (id, observer) in core.observers {
-            let value = observer.evaluate(evaluator)
+            let value = observer.evaluate(evaluator, core.catalog)
             if value != observer.last {
                 core.observers[id]?.last = value
                 observer.yield(value)

@@ -25,6 +25,10 @@ extension ReplicaDatabase {
         case pullCursor
         /// Sync: milliseconds to add to the device clock (the server's clock minus ours).
         case clockOffset
+        /// The server catalog this replica applied (protocol.md §16): its text, kept for offline
+        /// starts, and its version (`ETag`).
+        case serverCatalog
+        case serverCatalogTag
     }
 
     static func meta(_ key: MetaKey, _ db: Database) throws -> String? {

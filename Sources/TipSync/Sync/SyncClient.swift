@@ -15,6 +15,11 @@ public actor SyncClient {
 
     /// The latest failure, cleared by the next successful round.
     public private(set) var lastError: SyncClientError?
+    /// Why the latest server catalog was not applied (``SyncConfiguration/followsServerCatalog``),
+    /// until a catalog is applied.
+    public private(set) var catalogError: String?
+    /// The server catalog version refused last: not fetched again until the server names another.
+    var refusedCatalogTag: String?
     /// The credential in use: the configuration's token, or the provider's latest answer.
     var token: String?
     /// Whether push bodies go gzipped: ``SyncConfiguration/compressPushes`` until a server answers
@@ -212,6 +217,7 @@ public actor SyncClient {
                 try await Task.detached { try replica.applyRemote(page.changes) }.value
             }
             try replica.setPullCursor(page.cursor)
+            if configuration.followsServerCatalog, let tag = page.catalog { try await followCatalog(tag) }
             if let held = page.highestSeq {
                 try noteServer(holds: held, generation: page.generation)
                 let pushed = try replica.pushedSeq
@@ -280,8 +286,40 @@ public actor SyncClient {
 
     /// Sends one request, retrying after `429` and an expired JWT. A `compressible` body of at least
     /// 1,024 bytes goes gzipped while ``compressesPushes`` holds.
+    // MARK: Catalog
+
+    /// Fetches and applies the server's catalog when `tag` (the version a pull named) is neither the
+    /// one applied nor one refused before. A catalog that does not validate is refused: the replica
+    /// keeps its catalog, ``catalogError`` says why, and the same version is not fetched again.
+    func followCatalog(_ tag: String) async throws {
+        let applied = try replica.serverCatalogTag
+        guard tag != applied, tag != refusedCatalogTag else { return }
+        var headers: [String: String] = [:]
+        if let applied { headers["If-None-Match"] = applied }
+        let (response, _) = try await send("GET", "/v1/catalog", headers: headers)
+        switch response.status {
+        case 200:
+            let received = response.headers["etag"] ?? tag
+            do {
+                let catalog = try replica.applyServerCatalog(response.body, tag: received)
+                catalogError = nil
+                refusedCatalogTag = nil
+                configuration.onServerCatalog?(.applied(tag: received, catalog: catalog, text: response.body))
+            } catch let error as Catalog.ValidationError {
+                refusedCatalogTag = received
+                catalogError = "the server's catalog \(received) is not valid: \(error.description)"
+                configuration.onServerCatalog?(.refused(tag: received, reason: error.description))
+            }
+        case 304, 404:
+            return  // current already, or removed meanwhile: keep what the replica has
+        default:
+            throw rejection(response)
+        }
+    }
+
     func send(
-        _ method: String, _ path: String, body: Data? = nil, compressible: Bool = false, timeout: TimeInterval = 30
+        _ method: String, _ path: String, body: Data? = nil, headers extra: [String: String] = [:],
+        compressible: Bool = false, timeout: TimeInterval = 30
     ) async throws -> (SyncHTTPResponse, Date) {
         var refreshed = false
         var rateLimited = 0
@@ -290,6 +328,7 @@ public actor SyncClient {
             compressible && compressesPushes && (body?.count ?? 0) >= 1024 ? body.flatMap { Gzip.compress($0) } : nil
         while true {
             var headers = ["Authorization": "Bearer \(try await currentToken())", "Accept": "application/json"]
+            headers.merge(extra) { _, new in new }
             if body != nil { headers["Content-Type"] = "application/json" }
             var wire = body
             if compressesPushes, let gzipped {

@@ -33,6 +33,13 @@ public struct SyncConfiguration: Sendable {
     /// How requests reach the server; `nil` (the default): `URLSession` to ``server``. Set it to
     /// route through your own HTTP stack, or to an in-process server in tests.
     public var transport: (any SyncTransport)?
+    /// Follow the server's catalog (`protocol.md` §16): when a pull names a catalog version this
+    /// replica has not applied, fetch `GET /v1/catalog`, validate it and apply it
+    /// (``TipsReplica/applyServerCatalog(_:tag:)``); one that does not validate is never applied.
+    /// Off by default: the replica keeps the tips it was given.
+    public var followsServerCatalog = false
+    /// Told of every server catalog the client applied or refused (for logs).
+    public var onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)?
 
     public init(server: URL, token: String) {
         self.server = server
