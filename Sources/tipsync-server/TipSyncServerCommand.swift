@@ -479,7 +479,7 @@ struct RotateCursors: AsyncParsableCommand {
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog", abstract: "The tip catalog the console shows (titles, status).",
-        subcommands: [Put.self, Show.self])
+        subcommands: [Put.self, Show.self, Versions.self, Restore.self])
 
     struct Put: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -495,10 +495,47 @@ struct CatalogCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(file): \(error.description)")
             }
-            try await databaseOptions.withStore { store in
-                try await store.putCatalogJSON(String(decoding: data, as: UTF8.self))
+            let version = try await databaseOptions.withStore { store in
+                try await store.putCatalogJSON(String(decoding: data, as: UTF8.self), uploadedBy: "cli")
             }
-            print("stored a catalog of \(catalog.tips.count) tips")
+            print("stored a catalog of \(catalog.tips.count) tips as version \(version)")
+        }
+    }
+
+    struct Versions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List every stored catalog version, newest first, with what changed.")
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let list = CatalogVersionList(try await databaseOptions.withStore { try await $0.catalogVersions() })
+            for entry in list.versions {
+                let restored = entry.restoredFrom.map { ", restores \($0)" } ?? ""
+                let current = entry.current ? " (current)" : ""
+                print(
+                    "\(entry.version)\(current)\t\(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(entry.uploadedAt) / 1000)))\t\(entry.uploadedBy)\(restored)\t\(entry.summary)"
+                )
+            }
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Make an earlier catalog version current again (as a new version). Through the admin API a running server tells devices at once; here they see it within about a second."
+        )
+        @Argument(help: "The version number (see 'catalog versions').") var version: Int64
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func run() async throws {
+            let new = try await databaseOptions.withStore { store in
+                guard let old = try await store.catalogVersions().first(where: { $0.version == version }) else {
+                    throw StoreError("no catalog version \(version); 'tipsync-server catalog versions' lists them")
+                }
+                return try await store.putCatalogJSON(
+                    old.text, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000), restoredFrom: version)
+            }
+            print("restored version \(version) as version \(new)")
         }
     }
 

@@ -120,6 +120,15 @@ final class TestServer: Sendable {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
+    /// `POST /admin/v1/catalog/versions/VERSION/restore`; the HTTP status.
+    func restoreCatalog(_ version: Int, key: String) async throws -> Int {
+        var request = URLRequest(url: URL(string: url + "/admin/v1/catalog/versions/\(version)/restore")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
     /// Starts serving and waits for the "listening" log line.
     func start() async throws {
         let server = try Background(

@@ -30,6 +30,11 @@ import TipSyncAgent
         #expect(try await server.putCatalog(Self.catalog(rules: "[]"), key: key) == 200)
         #expect(try await watcher.nextLine()?.contains(#""status":"available""#) == true)
         print("catalog upload → running agent's status flip: \(ContinuousClock.now - started)")
+        // Rolled back on the server: it flips back.
+        #expect(try await server.restoreCatalog(1, key: key) == 200)
+        #expect(try await watcher.nextLine()?.contains(#""status":"pending""#) == true)
+        #expect(try await server.putCatalog(Self.catalog(rules: "[]"), key: key) == 200)
+        #expect(try await watcher.nextLine()?.contains(#""status":"available""#) == true)
         // Catalog-only tips come with it; the bundled catalog's tips are gone (it replaces the catalog).
         #expect(try await phone.status("extra").status == "available")
         #expect(try await phone.run(["status", "upgrade"]).stderr.contains("unknown tip 'upgrade'"))

@@ -150,3 +150,84 @@ import TipSyncCore
         #expect(StoreEvent(payload: StoreEvent.catalog.payload) == .catalog)
     }
 }
+
+/// Every uploaded catalog is kept: who uploaded it, when, what changed; an earlier one can be made
+/// current again (issue 33, versions and rollback).
+@Suite struct CatalogVersionTests {
+    static let v1 =
+        #"{"parameters": [{"id": "ready", "default": false}], "tips": [{"id": "welcome", "title": "Welcome", "rules": [{"param": "ready"}]}, {"id": "old", "title": "Old"}]}"#
+    static let v2 =
+        #"{"parameters": [{"id": "ready", "default": false}], "tips": [{"id": "welcome", "title": "Hello", "rules": []}, {"id": "new", "title": "New"}], "displayFrequency": "daily"}"#
+
+    @Test(arguments: Backend.allCases)
+    func theStoreKeepsEveryVersionNewestFirst(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            #expect(try await store.catalogVersions().isEmpty)
+            #expect(try await store.putCatalogJSON(Self.v1, uploadedBy: "ops", at: 10, restoredFrom: nil) == 1)
+            #expect(try await store.putCatalogJSON(Self.v2, uploadedBy: "cli", at: 20, restoredFrom: nil) == 2)
+            #expect(try await store.putCatalogJSON(Self.v1, uploadedBy: "ops", at: 30, restoredFrom: 1) == 3)
+            let versions = try await store.catalogVersions()
+            #expect(versions.map(\.version) == [3, 2, 1])
+            #expect(versions.map(\.uploadedBy) == ["ops", "cli", "ops"] && versions.map(\.uploadedAt) == [30, 20, 10])
+            #expect(versions.map(\.restoredFrom) == [1, nil, nil] && versions[0].text == Self.v1)
+            #expect(try await store.catalogJSON() == Self.v1)
+        }
+    }
+
+    @Test func diffsNameTipsAndFields() throws {
+        let diff = CatalogDiff(
+            from: try Catalog(validating: Array(Self.v1.utf8)), to: try Catalog(validating: Array(Self.v2.utf8)))
+        #expect(diff.tipsAdded == ["new"] && diff.tipsRemoved == ["old"])
+        #expect(diff.tipsChanged == [.init(tip: "welcome", fields: ["title", "rules"])])
+        #expect(diff.otherChanges == ["displayFrequency"])
+        #expect(diff.summary == "added new; removed old; changed welcome (title, rules); displayFrequency")
+        #expect(
+            CatalogDiff(from: nil, to: try Catalog(validating: Array(Self.v1.utf8))).tipsAdded == ["welcome", "old"])
+    }
+
+    @Test func theAdminAPIListsVersionsAndRestoresOne() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone"])
+        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let admin: HTTPFields = [.authorization: "Bearer \(key)"]
+        try await fixture.app().test(.router) { client in
+            for (text, version) in [(Self.v1, 1), (Self.v2, 2)] {
+                try await client.execute(
+                    uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: text)
+                ) { #expect(String(buffer: $0.body) == #"{"tips":2,"version":\#(version)}"#) }
+            }
+            try await client.execute(uri: "/admin/v1/catalog/versions", method: .get, headers: admin) { response in
+                let list = try JSONValue(parsing: String(buffer: response.body))
+                guard case .array(let versions)? = list["versions"] else { throw TestFailure("no versions") }
+                #expect(versions.count == 2)
+                #expect(versions[0]["version"] == .int(2) && versions[0]["current"] == .bool(true))
+                #expect(versions[0]["uploadedBy"] == .string("ops"))
+                #expect(
+                    versions[0]["summary"]
+                        == .string("added new; removed old; changed welcome (title, rules); displayFrequency"))
+                #expect(versions[1]["summary"] == .string("added welcome, old; parameters"))
+                #expect(versions[1]["current"] == .bool(false))
+            }
+            try await client.execute(uri: "/admin/v1/catalog/versions/1", method: .get, headers: admin) {
+                #expect(String(buffer: $0.body) == Self.v1)
+            }
+            try await client.execute(uri: "/admin/v1/catalog/versions/1/restore", method: .post, headers: admin) {
+                #expect(String(buffer: $0.body) == #"{"restoredFrom":1,"tips":2,"version":3}"#)
+            }
+            // Devices get the restored one.
+            try await client.execute(uri: "/v1/catalog", method: .get, headers: fixture.headers("phone")) {
+                #expect(String(buffer: $0.body) == Self.v1)
+            }
+            try await client.execute(uri: "/admin/v1/catalog/versions/9", method: .get, headers: admin) {
+                #expect($0.status == .notFound)
+            }
+            try await client.execute(uri: "/admin/v1/catalog/versions/x/restore", method: .post, headers: admin) {
+                #expect($0.status == .badRequest)
+            }
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -169,5 +169,8 @@ struct GatedStore: SyncStore {
         try await base.recordPulled(pulled)
     }
     func catalogJSON() async throws -> String? { try await base.catalogJSON() }
-    func putCatalogJSON(_ text: String) async throws { try await base.putCatalogJSON(text) }
+    func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws -> Int64 {
+        try await base.putCatalogJSON(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
+    }
+    func catalogVersions() async throws -> [CatalogVersionRecord] { try await base.catalogVersions() }
 }

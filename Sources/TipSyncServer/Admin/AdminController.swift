@@ -19,6 +19,11 @@ struct AdminController: Sendable {
         let prefix = "/admin/v1"
         group.on("catalog", method: .get, recordingIn: table, prefix: prefix, use: catalog)
         group.on("catalog", method: .put, recordingIn: table, prefix: prefix, use: putCatalog)
+        group.on("catalog/versions", method: .get, recordingIn: table, prefix: prefix, use: catalogVersions)
+        group.on("catalog/versions/:version", method: .get, recordingIn: table, prefix: prefix, use: catalogVersion)
+        group.on(
+            "catalog/versions/:version/restore", method: .post, recordingIn: table, prefix: prefix,
+            use: restoreCatalog)
         group.on("accounts", method: .get, recordingIn: table, prefix: prefix, use: list)
         group.on("accounts/:account", method: .put, recordingIn: table, prefix: prefix, use: create)
         group.on("accounts/:account", method: .get, recordingIn: table, prefix: prefix, use: details)
@@ -160,9 +165,42 @@ struct AdminController: Sendable {
         } catch {
             throw SyncError.invalidParameter("catalog: \(error.description)")
         }
-        try await store.putCatalogJSON(String(buffer: body))
+        let version = try await store.putCatalogJSON(
+            String(buffer: body), uploadedBy: context.adminKey ?? "admin", at: now(), restoredFrom: nil)
         notifier.handle(.catalog)  // this instance's devices; PostgreSQL's NOTIFY tells the others
-        return SyncController.json(text: #"{"tips":\#(catalog.tips.count)}"#)
+        return SyncController.json(text: #"{"tips":\#(catalog.tips.count),"version":\#(version)}"#)
+    }
+
+    /// Every catalog version, newest first: who uploaded it, when, and what changed from the one before.
+    @Sendable func catalogVersions(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        try SyncController.json(CatalogVersionList(try await store.catalogVersions()))
+    }
+
+    /// One catalog version's text, as uploaded.
+    @Sendable func catalogVersion(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        SyncController.json(text: try await storedVersion(context).text)
+    }
+
+    /// Makes an earlier version current again, as a new version that records which one it restores;
+    /// devices that follow the server's catalog are told at once.
+    @Sendable func restoreCatalog(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let old = try await storedVersion(context)
+        let catalog = try Catalog(validating: Array(old.text.utf8))
+        let version = try await store.putCatalogJSON(
+            old.text, uploadedBy: context.adminKey ?? "admin", at: now(), restoredFrom: old.version)
+        notifier.handle(.catalog)
+        return SyncController.json(
+            text: #"{"restoredFrom":\#(old.version),"tips":\#(catalog.tips.count),"version":\#(version)}"#)
+    }
+
+    func storedVersion(_ context: SyncRequestContext) async throws -> CatalogVersionRecord {
+        guard let text = context.parameters.get("version"), let number = Int64(text), number > 0 else {
+            throw SyncError.invalidParameter("version: a catalog version number (1, 2, …)")
+        }
+        guard let record = try await store.catalogVersions().first(where: { $0.version == number }) else {
+            throw SyncError.notFound("no catalog version \(number) (GET /admin/v1/catalog/versions lists them)")
+        }
+        return record
     }
 
     static func noAccount(_ name: String) -> SyncError {

@@ -18,6 +18,20 @@ public protocol InsightStore: Sendable {
     /// The uploaded tip catalog's JSON (`tipsync-server catalog put`), if any: the console shows
     /// its titles and each tip's status.
     func catalogJSON() async throws -> String?
-    /// Stores the catalog's JSON (already validated), replacing the previous one.
-    func putCatalogJSON(_ text: String) async throws
+    /// Stores the catalog's JSON (already validated) as its newest version, uploaded by `uploadedBy`
+    /// at `now` (`restoredFrom`: the version it restores), and makes it the current one; every
+    /// account's tip usage is derived again with it, and every instance is told (``StoreEvent/catalog``).
+    /// Returns the new version number.
+    @discardableResult
+    func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws -> Int64
+    /// Every stored catalog version, newest first.
+    func catalogVersions() async throws -> [CatalogVersionRecord]
+}
+
+extension InsightStore {
+    /// Stores a new current catalog version uploaded by `uploadedBy` now.
+    @discardableResult
+    public func putCatalogJSON(_ text: String, uploadedBy: String = "cli") async throws -> Int64 {
+        try await putCatalogJSON(text, uploadedBy: uploadedBy, at: WallClock.milliseconds(), restoredFrom: nil)
+    }
 }

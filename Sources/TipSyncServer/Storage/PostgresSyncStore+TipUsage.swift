@@ -121,9 +121,19 @@ extension PostgresSyncStore {
         return nil
     }
 
-    /// Stores the catalog and has every account's tip usage derived again with its display limits.
-    public func putCatalogJSON(_ text: String) async throws {
+    public func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+        -> Int64
+    {
         try await transaction { connection in
+            var version: Int64 = 0
+            for try await value in try await connection.query(
+                """
+                INSERT INTO catalog_version (text, uploaded_by, uploaded_at, restored_from)
+                VALUES (\(text), \(uploadedBy), \(now), \(restoredFrom)) RETURNING version
+                """, logger: logger
+            ).decode(Int64.self) {
+                version = value
+            }
             try await connection.query(
                 """
                 INSERT INTO server_meta (key, value) VALUES ('catalog', \(text))
@@ -132,7 +142,22 @@ extension PostgresSyncStore {
             try await connection.query("UPDATE account SET tip_usage_through = 0", logger: logger)
             try await connection.query(
                 "SELECT pg_notify(\(Self.channel), \(StoreEvent.catalog.payload))", logger: logger)
+            return version
         }
+    }
+
+    public func catalogVersions() async throws -> [CatalogVersionRecord] {
+        var records: [CatalogVersionRecord] = []
+        for try await (version, text, uploadedBy, uploadedAt, restoredFrom) in try await client.query(
+            "SELECT version, text, uploaded_by, uploaded_at, restored_from FROM catalog_version ORDER BY version DESC",
+            logger: logger
+        ).decode((Int64, String, String, Int64, Int64?).self) {
+            records.append(
+                CatalogVersionRecord(
+                    version: version, uploadedBy: uploadedBy, uploadedAt: uploadedAt, restoredFrom: restoredFrom,
+                    text: text))
+        }
+        return records
     }
 
 }

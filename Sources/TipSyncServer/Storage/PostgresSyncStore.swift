@@ -139,6 +139,21 @@ public struct PostgresSyncStore: SyncStore {
         (6, ["ALTER TABLE device ADD COLUMN pulled_through BIGINT"]),
         // Tip usage counts the catalog's display limits and keeps daily series: derived again.
         (7, ["DELETE FROM tip_usage", "DELETE FROM tip_counter", "UPDATE account SET tip_usage_through = 0"]),
+        // Every uploaded catalog is kept (versions, diffs, restore); the current one becomes version 1.
+        (
+            8,
+            [
+                """
+                CREATE TABLE catalog_version (
+                    version BIGSERIAL PRIMARY KEY, text TEXT NOT NULL, uploaded_by TEXT NOT NULL,
+                    uploaded_at BIGINT NOT NULL, restored_from BIGINT)
+                """,
+                """
+                INSERT INTO catalog_version (text, uploaded_by, uploaded_at)
+                SELECT value, 'before versions', 0 FROM server_meta WHERE key = 'catalog'
+                """,
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

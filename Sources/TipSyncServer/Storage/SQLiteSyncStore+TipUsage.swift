@@ -99,15 +99,36 @@ extension SQLiteSyncStore {
         }
     }
 
-    /// Stores the catalog and has every account's tip usage derived again with its display limits.
-    public func putCatalogJSON(_ text: String) async throws {
+    public func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+        -> Int64
+    {
         try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO catalog_version (text, uploadedBy, uploadedAt, restoredFrom) VALUES (?, ?, ?, ?)
+                    """, arguments: [text, uploadedBy, now, restoredFrom])
+            let version = db.lastInsertedRowID
             try db.execute(
                 sql: """
                     INSERT INTO server_meta (key, value) VALUES ('catalog', ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value
                     """, arguments: [text])
             try db.execute(sql: "UPDATE account SET tipUsageThrough = 0")
+            return version
+        }
+    }
+
+    public func catalogVersions() async throws -> [CatalogVersionRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT version, text, uploadedBy, uploadedAt, restoredFrom FROM catalog_version ORDER BY version DESC"
+            ).map {
+                CatalogVersionRecord(
+                    version: $0["version"], uploadedBy: $0["uploadedBy"], uploadedAt: $0["uploadedAt"],
+                    restoredFrom: $0["restoredFrom"], text: $0["text"])
+            }
         }
     }
 }

@@ -148,6 +148,18 @@ public struct SQLiteSyncStore: SyncStore {
                     UPDATE account SET tipUsageThrough = 0;
                     """)
         }
+        // Every uploaded catalog is kept (versions, diffs, restore); the current one stays in
+        // server_meta and becomes version 1.
+        migrator.registerMigration("v9-catalog-versions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE catalog_version (
+                        version INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT NOT NULL, uploadedBy TEXT NOT NULL,
+                        uploadedAt INTEGER NOT NULL, restoredFrom INTEGER);
+                    INSERT INTO catalog_version (text, uploadedBy, uploadedAt)
+                        SELECT value, 'before versions', 0 FROM server_meta WHERE key = 'catalog';
+                    """)
+        }
         return migrator
     }
 
