@@ -84,6 +84,10 @@ struct ConsoleBrowserTests {
         #expect(try await browser.text("#tip-daily td.closed").contains("1"))
         try await look("tip")
 
+        try await browser.open(base + "/console/catalog")
+        #expect(try await browser.text("#catalog-versions").contains("No catalog uploaded yet."))
+        try await look("catalog")
+
         try await browser.open(base + "/console/accounts/alice")
         try await browser.runAndWaitForLoad("document.querySelector('button.revoke[data-device=\"phone\"]').click()")
         #expect(try await browser.text(".notice").contains("Revoked every token of phone"))

@@ -483,6 +483,53 @@ import TipSync
         }
     }
 
+    /// The catalog page (issue 33): upload with errors naming the field, versions with diffs, restore.
+    @Test func theCatalogPageUploadsListsAndRestoresVersions() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            let (cookie, csrf) = try await Self.login(client, key: console.key)
+            #expect(try await Self.get(client, "/console/catalog", cookie: cookie).contains("No catalog uploaded yet."))
+            func upload(_ text: String) async throws -> (status: HTTPResponse.Status, location: String?) {
+                let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                return try await Self.post(
+                    client, "/console/catalog", cookie: cookie, form: "csrf=\(csrf)&catalog=\(encoded)")
+            }
+            // Refused whole, naming the field; what was typed stays in the form.
+            let bad = #"{"tips": [{"id": "a", "title": "A", "rules": [{"param": "nope"}]}]}"#
+            var headers = HTTPFields()
+            headers[.cookie] = cookie
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            let page = try await client.execute(
+                uri: "/console/catalog", method: .post, headers: headers,
+                body: ByteBuffer(
+                    string: "csrf=\(csrf)&catalog=\(bad.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+            ) { response in
+                #expect(response.status == .badRequest)
+                return String(buffer: response.body)
+            }
+            #expect(page.contains("Not stored, nothing changed: tips[0].rules[0]: reads parameter"))
+            #expect(page.contains("&quot;nope&quot;") || page.contains("nope"))
+            #expect(try await console.fixture.store.catalogVersions().isEmpty)
+
+            let v1 = #"{"tips": [{"id": "welcome", "title": "Welcome"}]}"#
+            let v2 = #"{"tips": [{"id": "welcome", "title": "Hello"}, {"id": "new", "title": "New"}]}"#
+            var result = try await upload(v1)
+            #expect(result.status == .seeOther && result.location?.hasPrefix("/console/catalog?notice=Stored") == true)
+            result = try await upload(v2)
+            let list = try await Self.get(client, "/console/catalog", cookie: cookie)
+            #expect(
+                list.contains("2 <strong>(current)</strong>") && list.contains("added new; changed welcome (title)"))
+            #expect(list.contains("<td>ops</td>"))
+            #expect(list.contains(#"data-version="1""#) && !list.contains(#"data-version="2""#))
+            result = try await Self.post(
+                client, "/console/catalog/versions/1/restore", cookie: cookie, form: "csrf=\(csrf)")
+            #expect(result.location?.contains("Restored") == true)
+            #expect(try await console.fixture.store.catalogJSON() == v1)
+            let after = try await Self.get(client, "/console/catalog", cookie: cookie)
+            #expect(after.contains("3 <strong>(current)</strong><br><span class=\"muted\">restores 1</span>"))
+        }
+    }
+
     @Test func everyTemplateParses() throws {
         let library = try ConsoleTemplates.library()
         for (name, _) in ConsoleTemplates.all { #expect(library.getTemplate(named: name) != nil) }

@@ -41,6 +41,11 @@ struct ConsoleController: Sendable {
             use: signedIn(revoke))
         group.on("tips", method: .get, recordingIn: table, prefix: prefix, use: signedIn(tips))
         group.on("tips/:tip", method: .get, recordingIn: table, prefix: prefix, use: signedIn(tip))
+        group.on("catalog", method: .get, recordingIn: table, prefix: prefix, use: signedIn(catalogPage))
+        group.on("catalog", method: .post, recordingIn: table, prefix: prefix, use: signedIn(uploadCatalog))
+        group.on(
+            "catalog/versions/:version/restore", method: .post, recordingIn: table, prefix: prefix,
+            use: signedIn(restoreCatalog))
     }
 
     // MARK: Sessions
@@ -335,6 +340,68 @@ struct ConsoleController: Sendable {
             ]
         }
         return render("tip", view)
+    }
+
+    /// The catalog: upload one (refused whole, with the field named), every version with who uploaded
+    /// it, when and what changed, and a button that makes an earlier one current again.
+    @Sendable func catalogPage(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        try await renderCatalog(signedIn, notice: request.uri.queryParameters["notice"].map(String.init))
+    }
+
+    func renderCatalog(_ signedIn: SignedIn, notice: String? = nil, error: String? = nil, draft: String? = nil)
+        async throws -> Response
+    {
+        var view = signedIn.view
+        view["title"] = "Catalog"
+        if let notice { view["notice"] = notice }
+        if let error { view["error"] = error }
+        let versions = try await store.catalogVersions()
+        view["draft"] = draft ?? versions.first?.text ?? ""
+        view["versions"] = CatalogVersionList(versions).versions.map { entry -> [String: Any] in
+            var row: [String: Any] = [
+                "version": entry.version, "uploadedBy": entry.uploadedBy, "at": Self.time(entry.uploadedAt),
+                "tips": entry.tips, "summary": entry.summary,
+            ]
+            if entry.current { row["current"] = true }
+            if let restored = entry.restoredFrom { row["restoredFrom"] = restored }
+            return row
+        }
+        var response = render("catalog", view)
+        if error != nil { response.status = .badRequest }
+        return response
+    }
+
+    @Sendable func uploadCatalog(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let text = signedIn.form["catalog"] ?? ""
+        let catalog: Catalog
+        do {
+            catalog = try Catalog(validating: Array(text.utf8))
+        } catch {
+            return try await renderCatalog(
+                signedIn, error: "Not stored, nothing changed: \(error.description)", draft: text)
+        }
+        let version = try await store.putCatalogJSON(
+            text, uploadedBy: signedIn.session.adminKeyName, at: now(), restoredFrom: nil)
+        notifier.handle(.catalog)
+        return Self.redirect(
+            "/console/catalog?notice="
+                + Self.queryValue(
+                    "Stored version \(version) (\(catalog.tips.count) tips); following devices have it now."))
+    }
+
+    @Sendable func restoreCatalog(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let old = try await admin.storedVersion(context)
+        let version = try await store.putCatalogJSON(
+            old.text, uploadedBy: signedIn.session.adminKeyName, at: now(), restoredFrom: old.version)
+        notifier.handle(.catalog)
+        return Self.redirect(
+            "/console/catalog?notice=" + Self.queryValue("Restored version \(old.version) as version \(version)."))
     }
 
     /// `part` of `whole` as a percentage with its counts: "40% (2 of 5)"; "—" when `whole` is 0.

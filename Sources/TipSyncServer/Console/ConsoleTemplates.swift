@@ -11,7 +11,7 @@ enum ConsoleTemplates {
 
     static let all: [(String, String)] = [
         ("head", head), ("foot", foot), ("login", login), ("overview", overview), ("accounts", accounts),
-        ("account", account), ("erase", erase), ("tips", tips), ("tip", tip),
+        ("account", account), ("erase", erase), ("tips", tips), ("tip", tip), ("catalog", catalog),
     ]
 
     static let head = """
@@ -75,7 +75,7 @@ enum ConsoleTemplates {
         </style></head><body>
         {{#session}}
         <header><div class="bar"><span class="brand">TipSync console</span>
-        <nav><a href="/console">Overview</a><a href="/console/accounts">Accounts</a><a href="/console/tips">Tips</a></nav>
+        <nav><a href="/console">Overview</a><a href="/console/accounts">Accounts</a><a href="/console/tips">Tips</a><a href="/console/catalog">Catalog</a></nav>
         <form method="post" action="/console/logout"><input type="hidden" name="csrf" value="{{csrf}}">
         <span class="muted">{{adminKeyName}}</span> <button type="submit">Log out</button></form></div></header>
         {{/session}}
@@ -227,6 +227,24 @@ enum ConsoleTemplates {
         {{^days}}<tr><td colspan="4" class="muted">No display, close or use recorded yet.</td></tr>{{/days}}
         </table></div>
         <p class="muted">Accounts per day: the day each account first displayed the tip, and the day its close or action was written.</p>
+        {{> foot}}
+        """
+
+    static let catalog = """
+        {{> head}}
+        <h1>Catalog</h1>
+        <p class="muted">The tips every device that follows the server's catalog evaluates with (protocol.md §16). An upload is validated whole: an invalid one changes nothing.</p>
+        {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="notice" role="alert" id="catalog-error">{{error}}</p>{{/error}}
+        <div class="panel"><form method="post" action="/console/catalog"><input type="hidden" name="csrf" value="{{csrf}}">
+        <textarea name="catalog" id="catalog-text" rows="14" style="width:100%;font-family:monospace" spellcheck="false">{{draft}}</textarea>
+        <p><button type="submit" id="upload-catalog">Upload as a new version</button></p></form></div>
+        <div class="panel"><table id="catalog-versions"><tr><th>Version</th><th>Uploaded</th><th>By</th><th>Tips</th><th>Changes from the one before</th><th></th></tr>
+        {{#versions}}<tr><td data-label="Version">{{version}}{{#current}} <strong>(current)</strong>{{/current}}{{#restoredFrom}}<br><span class="muted">restores {{restoredFrom}}</span>{{/restoredFrom}}</td>
+        <td data-label="Uploaded">{{at}}</td><td data-label="By">{{uploadedBy}}</td><td data-label="Tips">{{tips}}</td><td data-label="Changes" class="wrap">{{summary}}</td>
+        <td>{{^current}}<form method="post" action="/console/catalog/versions/{{version}}/restore"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="restore" data-version="{{version}}">Restore</button></form>{{/current}}</td></tr>{{/versions}}
+        {{^versions}}<tr><td colspan="6" class="muted">No catalog uploaded yet.</td></tr>{{/versions}}
+        </table></div>
         {{> foot}}
         """
 }
