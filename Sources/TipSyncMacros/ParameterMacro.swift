@@ -2,7 +2,8 @@ import SwiftSyntax
 import SwiftSyntaxMacros
 
 /// `@Parameter static var name: T = default` becomes a computed property backed by the replica, plus
-/// `static let $name = Tips.Parameter<T>(id: "Type.name", defaultValue: default, options: [...])`.
+/// `static let $name = Tips.Parameter<T>(id: "Type.name", defaultValue: default, options: [...])`;
+/// `@Parameter(id: "isLoggedIn")` names it explicitly (the id catalogs and other platforms use).
 /// (A stored `static var` is unsafe global state in Swift 6; this is why TipKit's `@Parameter` is a macro.)
 public struct ParameterMacro: AccessorMacro, PeerMacro {
     struct Property {
@@ -46,7 +47,12 @@ public struct ParameterMacro: AccessorMacro, PeerMacro {
     ) throws -> [DeclSyntax] {
         let property = try property(declaration)
         let owner = context.lexicalContext.lazy.compactMap(Self.typeName).first ?? "Tips"
-        let options = node.arguments?.as(LabeledExprListSyntax.self)?.map(\.expression.trimmedDescription) ?? []
+        let arguments = Array(node.arguments?.as(LabeledExprListSyntax.self) ?? [])
+        // `@Parameter(id: "isLoggedIn")`: the id on the wire and in catalogs; default `Type.name`.
+        let id =
+            arguments.first { $0.label?.text == "id" }?.expression.trimmedDescription
+            ?? "\"\(owner).\(property.name)\""
+        let options = arguments.filter { $0.label == nil }.map(\.expression.trimmedDescription)
         let access =
             declaration.as(VariableDeclSyntax.self)?.modifiers
             .first { ["public", "internal", "fileprivate", "private", "package"].contains($0.name.text) }
@@ -54,7 +60,7 @@ public struct ParameterMacro: AccessorMacro, PeerMacro {
         return [
             """
             \(raw: access)static let $\(raw: property.name) = TipSync.Tips.Parameter<\(property.type)>(
-                id: "\(raw: owner).\(raw: property.name)", defaultValue: \(property.defaultValue), options: [\(raw: options.joined(separator: ", "))])
+                id: \(raw: id), defaultValue: \(property.defaultValue), options: [\(raw: options.joined(separator: ", "))])
             """
         ]
     }

@@ -3,10 +3,18 @@
 ///
 /// Expands to a computed static property read from and written to the configured replica, and a peer
 /// `static let $isLoggedIn: Tips.Parameter<Bool>` that rules refer to (`#Rule(Self.$isLoggedIn) { … }`).
-/// The parameter's id is `"TypeName.propertyName"`.
+/// The parameter's id is `"TypeName.propertyName"` unless given (below).
 @attached(accessor, names: named(get), named(set))
 @attached(peer, names: prefixed(`$`))
 public macro Parameter(_ options: Tips.ParameterOption...) =
+    #externalMacro(module: "TipSyncMacros", type: "ParameterMacro")
+
+/// A tip parameter with an explicit id — `@Parameter(id: "isLoggedIn") static var isLoggedIn: Bool =
+/// false` — the id it is stored and synced under, and the one catalogs and other platforms use for it
+/// (`protocol.md` §13.7). Changing a parameter's id starts it afresh from its default.
+@attached(accessor, names: named(get), named(set))
+@attached(peer, names: prefixed(`$`))
+public macro Parameter(id: String, _ options: Tips.ParameterOption...) =
     #externalMacro(module: "TipSyncMacros", type: "ParameterMacro")
 
 /// A tip rule: `#Rule(Self.$isLoggedIn) { $0 == true }` or
