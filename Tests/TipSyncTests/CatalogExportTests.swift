@@ -81,3 +81,37 @@ struct ExportedTip: Tip {
         return swift
     }
 }
+
+/// A Swift replica that follows the server's catalog (issue 33): the server's tip of the same id
+/// overrides a tip declared in code — rules, options, content — and catalog-only tips are added.
+@Suite struct ServerCatalogOverrideTests {
+    @Test func theServersTipOverridesTheDeclaredOne() async throws {
+        let replica = try makeReplica()
+        let tip = ExportedTip()
+        #expect(tip.status(in: replica) == .pending)  // not logged in, level 0
+        var updates = tip.statusUpdates(in: replica).makeAsyncIterator()
+        #expect(await updates.next() == .pending)
+        let served =
+            #"{"tips": [{"id": "exported", "title": "Served", "options": {"maxDisplayCount": 1}}, {"id": "only-on-server", "title": "New"}]}"#
+        try replica.applyServerCatalog(Data(served.utf8), tag: "\"v1\"")
+        #expect(tip.status(in: replica) == .available)
+        #expect(await updates.next() == .available)
+        #expect(replica.status(ofTip: "only-on-server") == .available)
+        // The server's options apply too: one display reaches its maxDisplayCount of 1.
+        try replica.recordDisplay(tip: "exported")
+        #expect(tip.status(in: replica) == .invalidated(.displayCountExceeded))
+        // Loaded again at the next start, before any pull.
+        let restarted = try TipsReplica(
+            directory: replica.directory, deviceID: "device-a", clock: .system, environment: [:])
+        #expect(tip.status(in: restarted) == .pending)
+        #expect(try restarted.loadStoredServerCatalog())
+        #expect(tip.status(in: restarted) == .invalidated(.displayCountExceeded))
+    }
+
+    /// Without following, a catalog loaded by the app never overrides a declared tip.
+    @Test func anAppCatalogDoesNotOverrideDeclaredTips() throws {
+        let replica = try makeReplica()
+        try replica.load(catalog: Catalog(tips: [TipDefinition(id: "exported", title: "Catalog")]))
+        #expect(ExportedTip().status(in: replica) == .pending)
+    }
+}

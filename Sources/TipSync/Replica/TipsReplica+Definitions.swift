@@ -28,8 +28,15 @@ extension TipsReplica {
     /// - Parameter replacing: forget tips, groups and parameters loaded before (a catalog file
     ///   that changed); otherwise they are added to what is already known.
     public func load(catalog: Catalog, replacing: Bool = false) throws {
+        try load(catalog: catalog, replacing: replacing, fromServer: false)
+    }
+
+    /// `fromServer`: the server's catalog (``applyServerCatalog(_:tag:)``), whose tips also override
+    /// tips declared in code with the same id.
+    func load(catalog: Catalog, replacing: Bool, fromServer: Bool) throws {
         try catalog.validate()
         core.withLock { core in
+            core.catalogIsServers = fromServer
             if replacing {
                 core.catalog = [:]
                 core.catalogOrder = []

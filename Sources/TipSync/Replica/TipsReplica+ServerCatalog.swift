@@ -28,7 +28,17 @@ extension TipsReplica {
             try ReplicaDatabase.setMeta(.serverCatalog, String(decoding: text, as: UTF8.self), db)
             try ReplicaDatabase.setMeta(.serverCatalogTag, tag, db)
         }
-        try load(catalog: catalog, replacing: true)
+        try load(catalog: catalog, replacing: true, fromServer: true)
         return catalog
+    }
+
+    /// Loads the server catalog applied last (kept in the store), for a replica that follows the
+    /// server's catalog and starts before its first pull — or without a network. Returns whether
+    /// there was one.
+    @discardableResult
+    public func loadStoredServerCatalog() throws -> Bool {
+        guard let catalog = try serverCatalog else { return false }
+        try load(catalog: catalog, replacing: true, fromServer: true)
+        return true
     }
 }

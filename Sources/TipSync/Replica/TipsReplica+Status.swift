@@ -9,17 +9,34 @@ extension TipsReplica {
         case currentTip(String?)
     }
 
+    /// The catalog's tips at one moment, and whether they are the server's (then they override
+    /// declared tips of the same id).
+    struct Definitions: Sendable {
+        var catalog: [String: TipDefinition]
+        var isServers: Bool
+
+        func effective(_ tip: TipDefinition) -> TipDefinition { TipsReplica.effective(tip, isServers, catalog) }
+    }
+
     struct Observer {
-        /// Given the evaluator and the catalog's tips as they are now (a catalog replaced while the
+        /// Given the evaluator and the definitions as they are now (a catalog replaced while the
         /// observer runs is what it evaluates next).
-        var evaluate: @Sendable (StatusEvaluator, [String: TipDefinition]) -> Observed
+        var evaluate: @Sendable (StatusEvaluator, Definitions) -> Observed
         var yield: @Sendable (Observed) -> Void
         var last: Observed
     }
 
-    /// The status of a tip definition now.
+    /// The status of a tip definition now (a followed server catalog's tip of the same id wins).
     public func status(of tip: TipDefinition) -> TipStatus {
-        core.withLock { core in evaluator(core).status(of: tip) }
+        core.withLock { core in evaluator(core).status(of: Self.effective(tip, core.catalogIsServers, core.catalog)) }
+    }
+
+    /// The definition a tip is evaluated with: the server catalog's tip of the same id when this
+    /// replica follows the server's catalog, else the one given.
+    static func effective(_ tip: TipDefinition, _ serverCatalog: Bool, _ catalog: [String: TipDefinition])
+        -> TipDefinition
+    {
+        serverCatalog ? catalog[tip.id] ?? tip : tip
     }
 
     /// The status of a catalog tip now; `nil` when the catalog has no such tip.
@@ -31,7 +48,7 @@ extension TipsReplica {
     public func statuses(of tips: [TipDefinition]) -> [TipStatus] {
         core.withLock { core in
             let evaluator = evaluator(core)
-            return tips.map { evaluator.status(of: $0) }
+            return tips.map { evaluator.status(of: Self.effective($0, core.catalogIsServers, core.catalog)) }
         }
     }
 
@@ -43,7 +60,7 @@ extension TipsReplica {
     /// The current status, then every change to it — from local writes, merged remote changes,
     /// overrides or definitions — until the stream is dropped.
     public func statusUpdates(of tip: @escaping @Sendable () -> TipDefinition) -> AsyncStream<TipStatus> {
-        observe { evaluator, _ in .status(evaluator.status(of: tip())) }
+        observe { evaluator, definitions in .status(evaluator.status(of: definitions.effective(tip()))) }
             .compactMap { if case .status(let status) = $0 { status } else { nil } }
             .eraseToStream()
     }
@@ -52,7 +69,7 @@ extension TipsReplica {
     /// definition: a catalog loaded or received from the server while it runs changes what it
     /// reports. A tip the catalog no longer has is evaluated with its last known definition.
     public func catalogStatusUpdates(ofTip id: String, lastKnown: TipDefinition) -> AsyncStream<TipStatus> {
-        observe { evaluator, catalog in .status(evaluator.status(of: catalog[id] ?? lastKnown)) }
+        observe { evaluator, definitions in .status(evaluator.status(of: definitions.catalog[id] ?? lastKnown)) }
             .compactMap { if case .status(let status) = $0 { status } else { nil } }
             .eraseToStream()
     }
@@ -61,9 +78,11 @@ extension TipsReplica {
     public func currentTipUpdates(
         of tips: @escaping @Sendable () -> [TipDefinition], priority: TipGroupPriority
     ) -> AsyncStream<String?> {
-        observe { evaluator, _ in .currentTip(evaluator.currentTip(of: tips(), priority: priority)?.id) }
-            .compactMap { if case .currentTip(let id) = $0 { id } else { nil } }
-            .eraseToStream()
+        observe { evaluator, definitions in
+            .currentTip(evaluator.currentTip(of: tips().map(definitions.effective), priority: priority)?.id)
+        }
+        .compactMap { if case .currentTip(let id) = $0 { id } else { nil } }
+        .eraseToStream()
     }
 
     /// Re-evaluates every observer now (time passing can change status: throttles end, windows slide).
@@ -71,14 +90,15 @@ extension TipsReplica {
         core.withLock { core in notifyObservers(&core) }
     }
 
-    func observe(_ evaluate: @escaping @Sendable (StatusEvaluator, [String: TipDefinition]) -> Observed)
+    func observe(_ evaluate: @escaping @Sendable (StatusEvaluator, Definitions) -> Observed)
         -> AsyncStream<Observed>
     {
         let (stream, continuation) = AsyncStream<Observed>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let id: UInt64 = core.withLock { core in
             let id = core.nextObserverID
             core.nextObserverID += 1
-            let initial = evaluate(evaluator(core), core.catalog)
+            let initial = evaluate(
+                evaluator(core), Definitions(catalog: core.catalog, isServers: core.catalogIsServers))
             continuation.yield(initial)
             core.observers[id] = Observer(
                 evaluate: evaluate, yield: { continuation.yield($0) }, last: initial)
@@ -110,8 +130,9 @@ extension TipsReplica {
     func notifyObservers(_ core: inout Core) {
         guard !core.observers.isEmpty else { return }
         let evaluator = evaluator(core)
+        let definitions = Definitions(catalog: core.catalog, isServers: core.catalogIsServers)
         for (id, observer) in core.observers {
-            let value = observer.evaluate(evaluator, core.catalog)
+            let value = observer.evaluate(evaluator, definitions)
             if value != observer.last {
                 core.observers[id]?.last = value
                 observer.yield(value)

@@ -33,6 +33,9 @@ public final class TipsReplica: Sendable {
         var catalog: [String: TipDefinition] = [:]
         /// Catalog tip ids in the order catalogs declared them (what `status` lists).
         var catalogOrder: [String] = []
+        /// Whether the catalog is the server's (``applyServerCatalog(_:tag:)``): its tips then also
+        /// override tips declared in code with the same id (rules, options, content).
+        var catalogIsServers = false
         var groups: [String: TipGroupDefinition] = [:]
         var displayFrequency: DisplayFrequency = .immediate
         var overrides: TestingOverrides

@@ -36,6 +36,8 @@ public struct SyncConfiguration: Sendable {
     /// Follow the server's catalog (`protocol.md` §16): when a pull names a catalog version this
     /// replica has not applied, fetch `GET /v1/catalog`, validate it and apply it
     /// (``TipsReplica/applyServerCatalog(_:tag:)``); one that does not validate is never applied.
+    /// The server's tips also override tips declared in code with the same id (rules, options,
+    /// content), and `Tips.configure` loads the one received last before any pull.
     /// Off by default: the replica keeps the tips it was given.
     public var followsServerCatalog = false
     /// Told of every server catalog the client applied or refused (for logs).

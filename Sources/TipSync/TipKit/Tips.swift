@@ -64,6 +64,8 @@ public enum Tips {
             replica.testingOverrides = overrides
             shared.replica = replica
             if let sync {
+                // The server catalog received last evaluates tips from the start, offline too.
+                if sync.followsServerCatalog { try replica.loadStoredServerCatalog() }
                 let client = SyncClient(replica: replica, configuration: sync, transport: sync.transport)
                 shared.syncClient = client
                 shared.syncTask = Task {
