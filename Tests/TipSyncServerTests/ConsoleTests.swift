@@ -254,6 +254,8 @@ import TipSync
             let tomorrow = TipUsageCounters.day(Int64(Date().timeIntervalSince1970 * 1000) + 60_000)
             #expect(tip.contains("<td>\(today)</td>") || tip.contains("<td>\(tomorrow)</td>"), "\(tip)")
             #expect(tip.contains("used after seeing: 0% (0 of 1)"))
+            // No catalog uploaded: everything counts for "before any catalog".
+            #expect(tip.contains(#"<td>before any catalog</td><td>1</td>"#), "\(tip)")
             let unseen = try await Self.get(client, "/console/tips/nobody-saw-it", cookie: cookie)
             #expect(unseen.contains("No display, close or use recorded yet."))
             // The figures are kept between views, and recomputed once the summary changes.

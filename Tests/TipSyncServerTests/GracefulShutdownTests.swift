@@ -173,4 +173,5 @@ struct GatedStore: SyncStore {
         try await base.putCatalogJSON(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
     }
     func catalogVersions() async throws -> [CatalogVersionRecord] { try await base.catalogVersions() }
+    func tipUsage(tip: String) async throws -> [TipUsage] { try await base.tipUsage(tip: tip) }
 }

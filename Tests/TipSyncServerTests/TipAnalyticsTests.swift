@@ -141,3 +141,46 @@ import TipSyncCore
         }
     }
 }
+
+/// The tips page splits each tip's figures by catalog version (issue 33): did a rule change make the
+/// tip more used or more closed?
+@Suite struct TipUsageByCatalogVersionTests {
+    @Test func eachOutcomeCountsForTheVersionInForceWhenItHappened() {
+        let versions = [
+            CatalogVersionRecord(version: 1, uploadedBy: "ops", uploadedAt: 1000, restoredFrom: nil, text: "{}"),
+            CatalogVersionRecord(version: 2, uploadedBy: "ops", uploadedAt: 5000, restoredFrom: nil, text: "{}"),
+        ]
+        let usage = [
+            // Seen before any catalog, closed under version 1.
+            TipUsage(tip: "t", reason: .tipClosed, displays: 1, firstDisplayAt: 500, invalidatedAt: 2000),
+            // Seen and used under version 1.
+            TipUsage(tip: "t", reason: .actionPerformed, displays: 2, firstDisplayAt: 1500, invalidatedAt: 3000),
+            // Seen under 2 (at its very upload), used under 2; seen under 2, closed under 2.
+            TipUsage(tip: "t", reason: .actionPerformed, displays: 1, firstDisplayAt: 5000, invalidatedAt: 6000),
+            TipUsage(tip: "t", reason: .tipClosed, displays: 1, firstDisplayAt: 5500, invalidatedAt: 5600),
+            // A display limit is neither closed nor used.
+            TipUsage(tip: "t", reason: .displayCountExceeded, displays: 3, firstDisplayAt: 7000, invalidatedAt: 7100),
+        ]
+        let split = TipUsageByCatalogVersion(usage: usage, versions: versions.reversed())
+        #expect(
+            split.rows == [
+                .init(version: 2, displayed: 3, closed: 1, used: 1),
+                .init(version: 1, displayed: 1, closed: 1, used: 1),
+                .init(version: 0, displayed: 1, closed: 0, used: 0),
+            ])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func theStoreReadsOneTipsRows(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            for name in ["ann", "bob"] {
+                let identity = try await TipAnalyticsTests.account(store, name)
+                _ = try await store.push(
+                    [TipAnalyticsTests.display(1, "t", count: 1, at: TipAnalyticsTests.day1)], from: identity)
+                try await store.summarizeTipUsage(account: identity.accountID)
+            }
+            #expect(try await store.tipUsage(tip: "t").count == 2)
+            #expect(try await store.tipUsage(tip: "other").isEmpty)
+        }
+    }
+}

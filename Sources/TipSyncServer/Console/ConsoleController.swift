@@ -339,6 +339,14 @@ struct ConsoleController: Sendable {
                 "usedWidth": 120 * counts.used / highest,
             ]
         }
+        let split = TipUsageByCatalogVersion(
+            usage: try await store.tipUsage(tip: totals.tip), versions: try await store.catalogVersions())
+        view["versions"] = split.rows.map { row -> [String: Any] in
+            [
+                "version": row.version == 0 ? "before any catalog" : "\(row.version)", "displayed": row.displayed,
+                "closed": row.closed, "used": row.used,
+            ]
+        }
         return render("tip", view)
     }
 

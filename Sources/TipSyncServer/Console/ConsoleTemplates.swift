@@ -227,6 +227,13 @@ enum ConsoleTemplates {
         {{^days}}<tr><td colspan="4" class="muted">No display, close or use recorded yet.</td></tr>{{/days}}
         </table></div>
         <p class="muted">Accounts per day: the day each account first displayed the tip, and the day its close or action was written.</p>
+        <h2>By catalog version</h2>
+        <div class="panel"><table id="tip-by-version"><tr><th>Catalog version</th><th>First displayed</th><th>Closed</th><th>Used (action)</th></tr>
+        {{#versions}}<tr><td data-label="Catalog version">{{version}}</td><td data-label="First displayed">{{displayed}}</td>
+        <td data-label="Closed" class="closed">{{closed}}</td><td data-label="Used (action)" class="used">{{used}}</td></tr>{{/versions}}
+        {{^versions}}<tr><td colspan="4" class="muted">Nothing recorded yet.</td></tr>{{/versions}}
+        </table></div>
+        <p class="muted">Each account's first display counts for the catalog version in force at that moment, its close or action for the version in force when it was written (<a href="/console/catalog">versions</a>).</p>
         {{> foot}}
         """
 

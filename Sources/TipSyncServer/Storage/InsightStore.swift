@@ -11,6 +11,8 @@ public protocol InsightStore: Sendable {
     /// Replaces the account's tip usage, derived from its log through `position`; `false` (and
     /// nothing stored) when the account no longer exists.
     func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool
+    /// One tip's usage in every account (its page splits it by catalog version).
+    func tipUsage(tip: String) async throws -> [TipUsage]
     /// Every tip across all accounts, by tip id.
     func tipUsageTotals() async throws -> [TipUsageTotals]
     /// Counts and sizes for the console's overview.

@@ -36,6 +36,20 @@ extension PostgresSyncStore {
         return usage
     }
 
+    public func tipUsage(tip: String) async throws -> [TipUsage] {
+        var usage: [TipUsage] = []
+        for try await (reason, displays, first, invalidated) in try await client.query(
+            "SELECT reason, displays, first_display_at, invalidated_at FROM tip_usage WHERE tip = \(tip)",
+            logger: logger
+        ).decode((String?, Int64, Int64?, Int64?).self) {
+            usage.append(
+                TipUsage(
+                    tip: tip, reason: reason.flatMap(InvalidationReason.init(rawValue:)), displays: displays,
+                    firstDisplayAt: first, invalidatedAt: invalidated))
+        }
+        return usage
+    }
+
     /// Adds counter deltas to the per-tip totals (in the caller's transaction).
     func apply(_ deltas: [TipCounterKey: Int64], on connection: PostgresConnection) async throws {
         guard !deltas.isEmpty else { return }

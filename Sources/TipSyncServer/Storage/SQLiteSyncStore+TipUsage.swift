@@ -67,6 +67,20 @@ extension SQLiteSyncStore {
         }
     }
 
+    public func tipUsage(tip: String) async throws -> [TipUsage] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT tip, reason, displays, firstDisplayAt, invalidatedAt FROM tip_usage WHERE tip = ?",
+                arguments: [tip]
+            ).map { row in
+                TipUsage(
+                    tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
+                    displays: row["displays"], firstDisplayAt: row["firstDisplayAt"],
+                    invalidatedAt: row["invalidatedAt"])
+            }
+        }
+    }
+
     public func tipUsageTotals() async throws -> [TipUsageTotals] {
         try await pool.read { db in
             TipUsageCounters.totals(
