@@ -32,6 +32,7 @@ import TipSyncServer
             return
         }
         let fixture = try await ServerFixture.make()
+        let adminKey = try await fixture.store.createAdminKey(name: "admin", at: 1).key
         try await fixture.app().test(.router) { client in
             for (index, request) in requests.enumerated() {
                 let label = "\(name) requests[\(index)]"
@@ -43,7 +44,9 @@ import TipSyncServer
                 }
                 var headers = HTTPFields()
                 if case .string(let device)? = request["as"] {
-                    headers[.authorization] = "Bearer \(fixture.tokens[device] ?? "none")"
+                    // "admin": an admin key (section 15); any other name: that device's token.
+                    headers[.authorization] =
+                        "Bearer \(device == "admin" ? adminKey : fixture.tokens[device] ?? "none")"
                 }
                 if case .object(let fields)? = request["headers"] {
                     for (field, value) in fields {
@@ -56,11 +59,21 @@ import TipSyncServer
                 } else if let value = request["body"] {
                     body = ByteBuffer(string: value.canonicalText)
                 }
-                let (status, responseBody) = try await client.execute(
+                let (status, responseBody, responseHeaders) = try await client.execute(
                     uri: path, method: HTTPRequest.Method(method) ?? .get, headers: headers, body: body
-                ) { ($0.status.code, String(buffer: $0.body)) }
+                ) { ($0.status.code, String(buffer: $0.body), $0.headers) }
                 for mismatch in Self.mismatches(status: status, body: responseBody, expect: expect) {
                     Issue.record("\(label) \(method) \(path): \(mismatch)")
+                }
+                if case .object(let wanted)? = expect["headers"] {
+                    for (name, value) in wanted {
+                        let actual = HTTPField.Name(name).flatMap { responseHeaders[$0] }
+                        if case .string(let value) = value, actual != value {
+                            Issue.record(
+                                "\(label) \(method) \(path): header \(name) is \(actual ?? "absent"), expected \(value)"
+                            )
+                        }
+                    }
                 }
             }
         }
