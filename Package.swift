@@ -69,6 +69,8 @@ let package = Package(
         ),
         // The README's walkthrough program, verbatim (README blocks are checked against it by the suite).
         .executableTarget(name: "tipsync-walkthrough", dependencies: ["TipSync"], path: "Examples/Walkthrough"),
+        // The README's catalog-export build step, verbatim: prints the catalog of the tips it declares.
+        .executableTarget(name: "tipsync-export-example", dependencies: ["TipSync"], path: "Examples/ExportCatalog"),
         // Performance measurements recorded in BENCHMARKS.md (run in release mode).
         .executableTarget(
             name: "tipsync-bench",
@@ -165,7 +167,7 @@ let package = Package(
             name: "TipSyncAgentTests",
             dependencies: [
                 "TipSyncAgent", "TipSyncServer", "TipSyncTestSupport", "tipsync-agent", "tipsync-server",
-                "tipsync-walkthrough",
+                "tipsync-walkthrough", "tipsync-export-example",
             ],
             resources: [.copy("Fixtures")]
         ),

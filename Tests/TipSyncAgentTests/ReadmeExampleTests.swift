@@ -47,8 +47,10 @@ import TipSyncTestSupport
                 continue
             }
             let path = String(block.marker.dropFirst(prefix.count).dropLast(" -->".count))
-            // Only files of the `tipsync-walkthrough` target, which this test target depends on (so built).
-            #expect(path.hasPrefix("Examples/Walkthrough/"), "README line \(block.line): \(path) is not compiled")
+            // Only files of the example targets this test target depends on (so built).
+            #expect(
+                path.hasPrefix("Examples/Walkthrough/") || path.hasPrefix("Examples/ExportCatalog/"),
+                "README line \(block.line): \(path) is not compiled")
             let file = try String(contentsOf: packageRoot.appendingPathComponent(path), encoding: .utf8)
             let code = Self.normalized(block.code)
             let lines = Self.normalized(file)

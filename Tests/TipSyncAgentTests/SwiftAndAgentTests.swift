@@ -91,3 +91,24 @@ struct EditorTip: Tip {
         }
     }
 }
+
+/// The README's export build step (issue 33): run it, load what it prints into an agent.
+@Suite struct CatalogExportStepTests {
+    @Test func theBuildStepsCatalogLoadsIntoAnAgent() async throws {
+        let run = try await runTool("tipsync-export-example", [])
+        #expect(run.status == 0, "\(run.stderr)")
+        let file = scratchDirectory().appendingPathComponent("tips.json")
+        try Data(run.stdout.utf8).write(to: file)
+        let store = AgentStore(directory: scratchDirectory().appendingPathComponent("agent"))
+        try store.initialize(
+            AgentConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "agent"))
+        let agent = try Agent(store: store)
+        let catalog = try agent.loadCatalog(from: file)
+        #expect(catalog.tips.map(\.id) == ["onboarding"] && catalog.displayFrequency == .daily)
+        #expect(catalog.parameters.map(\.id) == ["isLoggedIn"] && catalog.events.map(\.id) == ["opened-inbox"])
+        #expect(try agent.status(tip: "onboarding").tips[0].status == "pending")
+        try agent.setParameter("isLoggedIn", to: .bool(true))
+        for _ in 0..<3 { try agent.donate(event: "opened-inbox") }
+        #expect(try agent.status(tip: "onboarding").tips[0].status == "available")
+    }
+}

@@ -46,6 +46,7 @@ import TipSyncCore
         #expect(replica.catalogTips.map(\.id) == ["bundled"])
         #expect(try replica.serverCatalogTag == nil)
         let error = try #require(await client.catalogError)
+        #expect(await client.lastError == .invalidCatalog(error))
         #expect(error.contains("\"v1\"") && error.contains("tips[0].rules[0]"), "\(error)")
         #expect(
             events.withLock { $0 } == [

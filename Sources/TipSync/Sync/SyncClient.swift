@@ -308,6 +308,7 @@ public actor SyncClient {
             } catch let error as Catalog.ValidationError {
                 refusedCatalogTag = received
                 catalogError = "the server's catalog \(received) is not valid: \(error.description)"
+                lastError = .invalidCatalog(catalogError!)
                 configuration.onServerCatalog?(.refused(tag: received, reason: error.description))
             }
         case 304, 404:

@@ -10,6 +10,8 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
     case rejected(status: Int, code: String, message: String)
     case invalidServerURL(String)
     case transport(String)
+    /// The server's catalog does not validate: not applied (``SyncClient/catalogError``); syncing goes on.
+    case invalidCatalog(String)
 
     public var description: String {
         switch self {
@@ -19,6 +21,7 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
             "sync server refused the request (\(status) \(code)): \(message)"
         case .invalidServerURL(let url): "invalid sync server URL '\(url)'"
         case .transport(let why): "sync transport error: \(why)"
+        case .invalidCatalog(let why): "server catalog not applied: \(why)"
         }
     }
 
@@ -32,7 +35,7 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
         case .rejected(let status, let code, _):
             status >= 500 || status == 429 || code == ErrorCode.clockSkew.rawValue
                 || code == ErrorCode.tokenExpired.rawValue
-        case .unauthorized, .invalidServerURL: false
+        case .unauthorized, .invalidServerURL, .invalidCatalog: false
         }
     }
 }
