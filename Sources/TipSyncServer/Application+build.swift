@@ -92,6 +92,8 @@ func buildRouter(
     // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
         LiveRequestMiddleware()
+        // Outside ErrorMiddleware, so error answers carry the CORS headers too.
+        CORSMiddleware(origins: configuration.corsOrigins)
         ErrorMiddleware(now: now)
         RequestLogMiddleware()
         MetricsMiddleware()

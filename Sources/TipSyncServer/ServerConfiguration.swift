@@ -55,6 +55,10 @@ public struct ServerConfiguration: Sendable {
     public var memoryReleaseIntervalSeconds = 30.0
     /// `--console` / `TIPSYNC_CONSOLE=1`: serve the operator console at `/console` (admin-key login).
     public var console = false
+    /// `--cors-origins` / `TIPSYNC_CORS_ORIGINS`: comma-separated web origins
+    /// (`https://app.example.com`, or `*` for any) whose pages may call `/v1` (``CORSMiddleware``).
+    /// Empty (the default): none.
+    public var corsOrigins: Set<String> = []
 
     public init() {}
 }

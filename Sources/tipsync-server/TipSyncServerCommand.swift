@@ -119,6 +119,11 @@ struct Serve: AsyncParsableCommand {
     var memoryReleaseInterval: Double?
     @Flag(help: "Serve the operator console at /console, logged in with an admin key (env TIPSYNC_CONSOLE=1).")
     var console = false
+    @Option(
+        help:
+            "Comma-separated web origins whose pages may call /v1 (CORS), e.g. https://app.example.com, or * (env TIPSYNC_CORS_ORIGINS; default none)."
+    )
+    var corsOrigins: String?
     @Option(help: "File holding the HS256 secret for JWT device sign-in (env TIPSYNC_JWT_SECRET_FILE).")
     var jwtSecretFile: String?
     @Option(
@@ -197,6 +202,9 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.console =
             console || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["TIPSYNC_CONSOLE"] ?? "")
+        configuration.corsOrigins = Set(
+            (corsOrigins ?? ProcessInfo.processInfo.environment["TIPSYNC_CORS_ORIGINS"] ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         for (name, rate) in [
             ("requests", configuration.requestRate), ("changes", configuration.changeRate),
             ("failed sign-ins", configuration.failedSignInRate),

@@ -1,0 +1,42 @@
+import Hummingbird
+
+/// Cross-origin requests to the device API (`/v1/…`) from the web origins an operator allows
+/// (`--cors-origins`, protocol.md §5): preflights are answered here, and every `/v1` answer —
+/// errors included — carries `Access-Control-Allow-Origin` for an allowed `Origin`. Devices
+/// authenticate with a bearer header, never cookies, so no credentials mode is offered. The admin
+/// API and the console are never opened to other origins.
+struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Exact origins (`https://app.example.com`), or `*` for any.
+    let origins: Set<String>
+
+    static var allowedMethods: String { "GET, HEAD, POST" }
+    static var allowedHeaders: String { "Authorization, Content-Type, Content-Encoding, If-None-Match" }
+    /// What a web client reads: the wait after `429`, the catalog's version.
+    static var exposedHeaders: String { "Retry-After, ETag" }
+    static var maxAgeSeconds: Int { 600 }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        guard request.uri.path.hasPrefix("/v1/"), let origin = request.headers[.origin], allows(origin) else {
+            return try await next(request, context)
+        }
+        let allowed = origins.contains("*") ? "*" : origin
+        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
+            var headers = HTTPFields()
+            headers[.accessControlAllowOrigin] = allowed
+            headers[.accessControlAllowMethods] = Self.allowedMethods
+            headers[.accessControlAllowHeaders] = Self.allowedHeaders
+            headers[.accessControlMaxAge] = String(Self.maxAgeSeconds)
+            headers[.vary] = "Origin"
+            return Response(status: .noContent, headers: headers)
+        }
+        var response = try await next(request, context)
+        response.headers[.accessControlAllowOrigin] = allowed
+        response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+        response.headers[values: .vary].append("Origin")
+        return response
+    }
+
+    func allows(_ origin: String) -> Bool { origins.contains("*") || origins.contains(origin) }
+}
