@@ -100,6 +100,12 @@ public actor SimulatedServer {
         }
     }
 
+    /// Stores a catalog as an operator's upload would (devices that follow it fetch it after their
+    /// next pull names its version).
+    public func putCatalog(_ text: String) async throws {
+        try await store.putCatalogJSON(text, uploadedBy: "simulation")
+    }
+
     /// The highest sequence number the server holds from `device` (0: none).
     public func highestSeq(of device: String) async throws -> Int64 {
         try await store.highestSeq(account: 1, device: device) ?? 0

@@ -110,6 +110,20 @@ import TipSyncSimulation
         await fleet.stopAll()
     }
 
+    /// A device that follows the server's catalog fetches it from inside its pull (issue 33): a
+    /// change made while that fetch is under way is pushed all the same.
+    @Test func aChangeDuringACatalogFetchIsPushed() async throws {
+        let fleet = try await LiveFleet(
+            devices: ["phone", "laptop"], configure: { _, configuration in configuration.followsServerCatalog = true })
+        try await fleet.server.putCatalog(#"{"tips": [{"id": "served", "title": "Served"}]}"#)
+        let placed = await PlacedChange(fleet, "phone", .other, at: .handled)  // GET /v1/catalog
+        fleet.startAll()
+        let (seq, mark) = await placed.value(fleet)
+        await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
+        #expect(fleet["phone"].replica.catalogTips.map { $0.id } == ["served"])
+        await fleet.stopAll()
+    }
+
     /// The loop is live (long-poll parked, push loop waiting): a change wakes the push at once.
     @Test func aChangeDuringTheLongPollIsPushed() async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])

@@ -165,9 +165,7 @@ struct AdminController: Sendable {
         } catch {
             throw SyncError.invalidParameter("catalog: \(error.description)")
         }
-        let version = try await store.putCatalogJSON(
-            String(buffer: body), uploadedBy: context.adminKey ?? "admin", at: now(), restoredFrom: nil)
-        notifier.handle(.catalog)  // this instance's devices; PostgreSQL's NOTIFY tells the others
+        let version = try await storeCatalog(String(buffer: body), by: context.adminKey ?? "admin")
         return SyncController.json(text: #"{"tips":\#(catalog.tips.count),"version":\#(version)}"#)
     }
 
@@ -186,11 +184,18 @@ struct AdminController: Sendable {
     @Sendable func restoreCatalog(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let old = try await storedVersion(context)
         let catalog = try Catalog(validating: Array(old.text.utf8))
-        let version = try await store.putCatalogJSON(
-            old.text, uploadedBy: context.adminKey ?? "admin", at: now(), restoredFrom: old.version)
-        notifier.handle(.catalog)
+        let version = try await storeCatalog(old.text, by: context.adminKey ?? "admin", restoring: old.version)
         return SyncController.json(
             text: #"{"restoredFrom":\#(old.version),"tips":\#(catalog.tips.count),"version":\#(version)}"#)
+    }
+
+    /// Stores a validated catalog as the newest version and tells this instance's devices at once
+    /// (PostgreSQL's NOTIFY tells the others): what an upload and a restore, from the API or the
+    /// console, all do. Returns the new version.
+    func storeCatalog(_ text: String, by uploader: String, restoring restored: Int64? = nil) async throws -> Int64 {
+        let version = try await store.putCatalogJSON(text, uploadedBy: uploader, at: now(), restoredFrom: restored)
+        notifier.handle(.catalog)
+        return version
     }
 
     func storedVersion(_ context: SyncRequestContext) async throws -> CatalogVersionRecord {

@@ -392,9 +392,7 @@ struct ConsoleController: Sendable {
             return try await renderCatalog(
                 signedIn, error: "Not stored, nothing changed: \(error.description)", draft: text)
         }
-        let version = try await store.putCatalogJSON(
-            text, uploadedBy: signedIn.session.adminKeyName, at: now(), restoredFrom: nil)
-        notifier.handle(.catalog)
+        let version = try await admin.storeCatalog(text, by: signedIn.session.adminKeyName)
         return Self.redirect(
             "/console/catalog?notice="
                 + Self.queryValue(
@@ -405,9 +403,8 @@ struct ConsoleController: Sendable {
         -> Response
     {
         let old = try await admin.storedVersion(context)
-        let version = try await store.putCatalogJSON(
-            old.text, uploadedBy: signedIn.session.adminKeyName, at: now(), restoredFrom: old.version)
-        notifier.handle(.catalog)
+        let version = try await admin.storeCatalog(
+            old.text, by: signedIn.session.adminKeyName, restoring: old.version)
         return Self.redirect(
             "/console/catalog?notice=" + Self.queryValue("Restored version \(old.version) as version \(version)."))
     }
