@@ -27,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The server's settings: flags, environment and an environment file through one reader.
+        .package(
+            url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["CommandLineArguments"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -106,6 +109,7 @@ let package = Package(
                 tool("NIOHTTPTypes", "swift-nio-extras"),
                 tool("JWTKit", "jwt-kit"),
                 tool("UnixSignals", "swift-service-lifecycle"),
+                tool("Configuration", "swift-configuration"),
             ]
         ),
         .executableTarget(

@@ -9,25 +9,18 @@ import TipSyncCore
 /// Builds the sync server: the seam tests call directly (`app.test(.router)` / `.live`).
 ///
 /// Bootstrapping logging and metrics belongs to `main`, which runs once; this may be called many times.
-/// `onServerRunning` is called with the listening channel once the server accepts connections (tests
-/// that bind port 0 read the port from it).
-public func buildApplication(
-    address: BindAddress = .hostname("127.0.0.1", port: 8080),
-    store: any SyncStore,
-    configuration: ServerConfiguration = ServerConfiguration(),
-    notifier: ChangeNotifier = ChangeNotifier(),
-    activity: DeviceActivity = DeviceActivity(),
-    jwt: JWTSignIn? = nil,
-    registry: PrometheusCollectorRegistry? = nil,
-    now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-    logger: Logger = Logger(label: "tipsync-server"),
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-) -> some ApplicationProtocol {
+public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies)
+    -> some ApplicationProtocol
+{
+    let (store, notifier, activity, jwt, registry, now, logger) = (
+        dependencies.store, dependencies.notifier, dependencies.activity, dependencies.jwt, dependencies.registry,
+        dependencies.now, dependencies.logger
+    )
     let metrics = ServerMetrics(registry: registry)
     let memory =
-        configuration.memoryReleaseIntervalSeconds > 0
+        configuration.memoryReleaseInterval > .zero
         ? MemoryRelease(
-            interval: .milliseconds(Int64(configuration.memoryReleaseIntervalSeconds * 1000)), store: store,
+            interval: configuration.memoryReleaseInterval, store: store,
             logger: logger, factory: metrics.factory) : nil
     let compactor = AutoCompactor(
         store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger, memory: memory)
@@ -35,15 +28,15 @@ public func buildApplication(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
         compactor: compactor, memory: memory, registry: registry, metrics: metrics, now: now)
     let limits = ConnectionGuard.Limits(
-        requestHead: .nanoseconds(Int64(configuration.requestHeadTimeoutSeconds * 1e9)),
-        requestBody: .nanoseconds(Int64(configuration.requestBodyTimeoutSeconds * 1e9)),
+        requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
+        requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
         maxBodyBytes: configuration.maxBodyBytes)
     let openFiles = Int(clamping: FileDescriptorLimit.current().soft)
     let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
     let idle = IdleConnections()
     var services: [any Service] = [
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
-        LiveHeartbeat(notifier: notifier, interval: .milliseconds(Int64(configuration.heartbeatSeconds * 1000))),
+        LiveHeartbeat(notifier: notifier, interval: configuration.heartbeat),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger, memory: memory),
         compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger, memory: memory),
@@ -58,27 +51,24 @@ public func buildApplication(
                     ConnectionGuard(limits: limits, metrics: metrics.connections, idle: idle, now: now)
                 ])),
         configuration: .init(
-            address: address, serverName: "tipsync-server",
+            address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "tipsync-server",
             availableConnectionsDelegate: ConnectionCounter(
                 maximum: maxConnections, idle: idle, logger: logger, factory: metrics.factory)),
         services: services,
-        onServerRunning: onServerRunning,
+        onServerRunning: dependencies.onServerRunning,
         logger: logger)
 }
 
 /// The server's routes and middleware without a listener: what ``buildApplication`` serves, and
 /// what the conflict-replay simulator calls directly (no sockets, injected time).
-public func buildRouter(
-    store: any SyncStore,
-    configuration: ServerConfiguration = ServerConfiguration(),
-    notifier: ChangeNotifier = ChangeNotifier(),
-    jwt: JWTSignIn? = nil,
-    registry: PrometheusCollectorRegistry? = nil,
-    now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
-) -> Router<SyncRequestContext> {
+public func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies)
+    -> Router<SyncRequestContext>
+{
     buildRouter(
-        store: store, configuration: configuration, notifier: notifier, activity: DeviceActivity(), jwt: jwt,
-        compactor: nil, memory: nil, registry: registry, metrics: ServerMetrics(registry: registry), now: now)
+        store: dependencies.store, configuration: configuration, notifier: dependencies.notifier,
+        activity: dependencies.activity, jwt: dependencies.jwt, compactor: nil, memory: nil,
+        registry: dependencies.registry, metrics: ServerMetrics(registry: dependencies.registry),
+        now: dependencies.now)
 }
 
 func buildRouter(
@@ -122,7 +112,7 @@ func buildRouter(
         .add(
             middleware: BearerAuthMiddleware(
                 store: store, jwt: jwt, activity: activity, signIns: signIns,
-                maxClockSkew: configuration.maxClockSkewMilliseconds, now: now)
+                maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now)
         )
         .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
     SyncController(

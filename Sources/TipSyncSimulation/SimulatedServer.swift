@@ -44,7 +44,9 @@ public actor SimulatedServer {
         for device in devices {
             tokens[device] = try await store.createToken(accountName: "sim", device: device)
         }
-        responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
+        responder = buildRouter(
+            configuration: Self.configuration, dependencies: ServerDependencies(store: store, now: now)
+        ).buildResponder()
         try store.backup(to: backupPath)
     }
 
@@ -63,13 +65,17 @@ public actor SimulatedServer {
         store = try SQLiteSyncStore(path: path)
         try await store.migrate()
         _ = try await store.rotateCursorGeneration()
-        responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
+        responder = buildRouter(
+            configuration: Self.configuration, dependencies: ServerDependencies(store: store, now: now)
+        ).buildResponder()
     }
 
     /// The server process dies and starts again: a new store on the same file, new routes.
     public func restart() throws {
         store = try SQLiteSyncStore(path: path)
-        responder = buildRouter(store: store, configuration: Self.configuration, now: now).buildResponder()
+        responder = buildRouter(
+            configuration: Self.configuration, dependencies: ServerDependencies(store: store, now: now)
+        ).buildResponder()
     }
 
     /// Compacts the account's log, as `tipsync-server compact` does.

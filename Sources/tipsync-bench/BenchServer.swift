@@ -18,7 +18,7 @@ struct BenchServer {
     let directory: URL
     let task: Task<Void, any Error>
 
-    /// `memoryReleaseInterval`: ``ServerConfiguration/memoryReleaseIntervalSeconds`` (the server's default
+    /// `memoryReleaseInterval`: ``ServerConfiguration/memoryReleaseInterval`` in seconds (the server's default
     /// unless given).
     static func start(port: Int, backend: String = "sqlite", memoryReleaseInterval: Double? = nil) async throws
         -> BenchServer
@@ -36,16 +36,17 @@ struct BenchServer {
         }
         try await store.migrate()
         var configuration = ServerConfiguration()
-        configuration.heartbeatSeconds = 30
+        configuration.heartbeat = .seconds(30)
         // Benchmarks measure the server's capacity, not its per-device limits.
         configuration.requestRate = .unlimited
         configuration.changeRate = .unlimited
         // Nor background compaction: a benchmark's log stays as pushed.
         configuration.autoCompactAfter = 0
-        if let memoryReleaseInterval { configuration.memoryReleaseIntervalSeconds = memoryReleaseInterval }
+        if let memoryReleaseInterval { configuration.memoryReleaseInterval = .seconds(memoryReleaseInterval) }
+        configuration.httpPort = port
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration,
-            registry: PrometheusCollectorRegistry())
+            configuration: configuration,
+            dependencies: ServerDependencies(store: store, registry: PrometheusCollectorRegistry()))
         let task = Task { try await app.runService() }
         let server = BenchServer(store: store, port: port, directory: directory, task: task)
         // A benchmark may poll for readiness (tests never do).

@@ -36,8 +36,8 @@ struct ConsoleBench: AsyncParsableCommand {
         configuration.console = true
         configuration.requestRate = .unlimited
         configuration.changeRate = .unlimited
-        let app = buildApplication(
-            address: .hostname("127.0.0.1", port: port), store: store, configuration: configuration)
+        configuration.httpPort = port
+        let app = buildApplication(configuration: configuration, dependencies: ServerDependencies(store: store))
         let server = Task { try await app.runService() }
         defer { server.cancel() }
         let base = "http://127.0.0.1:\(port)"

@@ -35,8 +35,8 @@ struct PostgresInstances: AsyncParsableCommand {
             configuration.requestRate = .unlimited
             configuration.changeRate = .unlimited
             configuration.autoCompactAfter = 0
-            let app = buildApplication(
-                address: .hostname("127.0.0.1", port: port + index), store: store, configuration: configuration)
+            configuration.httpPort = port + index
+            let app = buildApplication(configuration: configuration, dependencies: ServerDependencies(store: store))
             tasks.append(Task { try await app.runService() })
             stores.append(store)
         }

@@ -14,18 +14,16 @@ struct TipSyncServerCommand: AsyncParsableCommand {
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
         subcommands: [
             Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, CatalogCommand.self, Compact.self,
-            RotateCursors.self,
+            RotateCursors.self, Settings.self,
         ],
         defaultSubcommand: Serve.self)
 }
 
-/// Options every command shares. Each flag falls back to the environment variable named in its help.
+/// Options every operator command shares: the database, from `--database`, `TIPSYNC_DATABASE` or the
+/// environment file of `--config-file` / `TIPSYNC_CONFIG_FILE`, as `serve` reads it.
 struct DatabaseOptions: ParsableArguments {
-    @Option(
-        help:
-            "sqlite:PATH or postgres://user:password@host:5432/db (env TIPSYNC_DATABASE; default \(DatabaseLocation.defaultValue))."
-    )
-    var database: String?
+    @Option(help: settingHelp("tipsync.database")) var database: String?
+    @Option(help: settingHelp("tipsync.configFile")) var configFile: String?
 
     /// Opens (and migrates) the store for the duration of `body`, saying on stderr which database
     /// it is. Only `creating` commands (`serve`, `migrate`, `accounts create`, `admin-keys create`)
@@ -33,113 +31,57 @@ struct DatabaseOptions: ParsableArguments {
     func withStore<Result: Sendable>(
         creating: Bool = false, _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
-        let text = database ?? ProcessInfo.processInfo.environment["TIPSYNC_DATABASE"] ?? DatabaseLocation.defaultValue
-        let location = try DatabaseLocation(text)
-        if creating || location.exists {
-            FileHandle.standardError.write(
-                Data("tipsync-server: database \(location.description)\(location.exists ? "" : " (new)")\n".utf8))
-        }
-        return try await location.withStore(creating: creating, body)
+        let arguments = (database.map { ["--database", $0] } ?? []) + (configFile.map { ["--config-file", $0] } ?? [])
+        let configuration = try await ServerConfiguration.load(
+            arguments: arguments, environment: ProcessInfo.processInfo.environment)
+        return try await configuration.database.withAnnouncedStore(creating: creating, body)
     }
 }
 
-/// A flag's value, else its environment variable, else the default.
-func setting<T: LosslessStringConvertible>(_ flag: T?, _ variable: String, _ fallback: T) throws -> T {
-    if let flag { return flag }
-    guard let text = ProcessInfo.processInfo.environment[variable] else { return fallback }
-    guard let value = T(text) else { throw ValidationError("\(variable)='\(text)' is not a valid value") }
-    return value
+extension DatabaseLocation {
+    /// ``withStore(creating:_:)``, first saying on stderr which database it is.
+    func withAnnouncedStore<Result: Sendable>(
+        creating: Bool, _ body: (any SyncStore) async throws -> Result
+    ) async throws -> Result {
+        if creating || exists {
+            FileHandle.standardError.write(
+                Data("tipsync-server: database \(description)\(exists ? "" : " (new)")\n".utf8))
+        }
+        return try await withStore(creating: creating, body)
+    }
 }
 
-/// A flag's value, else its environment variable, else `nil`.
-func optionalSetting(_ flag: String?, _ variable: String) -> String? {
-    flag ?? ProcessInfo.processInfo.environment[variable]
+/// A flag's help, from the setting's description (``ServerConfiguration/settings``).
+func settingHelp(_ key: String) -> ArgumentHelp {
+    guard let setting = ServerConfiguration.settings.first(where: { $0.key == key }) else { return "" }
+    return ArgumentHelp("\(setting.summary) (env \(setting.environmentVariable); default \(setting.defaultValue)).")
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the server until SIGTERM or SIGINT.")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the server until SIGTERM or SIGINT.",
+        discussion: """
+            Each setting is taken from its flag, else its environment variable, else the environment file \
+            named by --config-file, else its default (deploy/README.md, "Settings").
 
-    @Option(help: "Address to bind (env HTTP_HOST; default 127.0.0.1).") var httpHost: String?
-    @Option(help: "Port to bind (env HTTP_PORT; default 8080).") var httpPort: Int?
-    @OptionGroup var databaseOptions: DatabaseOptions
-    @Option(help: "Largest request body in bytes (env TIPSYNC_MAX_BODY_BYTES; default 4194304).") var maxBodyBytes: Int?
-    @Option(help: "Most changes per push (env TIPSYNC_MAX_BATCH; default 1000).") var maxBatch: Int?
-    @Option(
-        help: "Seconds a change may be stamped ahead of the server clock (env TIPSYNC_MAX_CLOCK_SKEW; default 300).")
-    var maxClockSkew: Int?
-    @Option(help: "Seconds between heartbeats on live streams (env TIPSYNC_HEARTBEAT; default 15).") var heartbeat:
-        Double?
-    @Option(
-        help:
-            "Seconds a connection has to deliver a complete request head, after opening or after its previous response (env TIPSYNC_REQUEST_HEAD_TIMEOUT; default 10)."
-    )
-    var requestHeadTimeout: Double?
-    @Option(
-        help: "Seconds a request's body has to arrive after its head (env TIPSYNC_REQUEST_BODY_TIMEOUT; default 30).")
-    var requestBodyTimeout: Double?
-    @Option(
-        help:
-            "Open connections beyond this wait in the kernel backlog (env TIPSYNC_MAX_CONNECTIONS; default: the open-file limit less 256)."
-    )
-    var maxConnections: Int?
-    @Option(help: "Longest 'wait' a long-poll pull may ask for, in seconds (env TIPSYNC_MAX_WAIT; default 60).")
-    var maxWait: Double?
-    @Option(
-        help:
-            "Milliseconds a long-poll with changes to send waits to gather more (env TIPSYNC_LONG_POLL_GATHER; default 10; 0: answer at once)."
-    )
-    var longPollGather: Int?
-    @Option(help: "Requests per second per device, on average (env TIPSYNC_RATE_REQUESTS; default 20; 0: no limit).")
-    var rateRequests: Double?
-    @Option(help: "Requests per device at once (env TIPSYNC_RATE_REQUESTS_BURST; default 200).")
-    var rateRequestsBurst: Double?
-    @Option(
-        help: "Pushed changes per second per device, on average (env TIPSYNC_RATE_CHANGES; default 1000; 0: no limit).")
-    var rateChanges: Double?
-    @Option(
-        help: "Pushed changes per device at once; at least --max-batch (env TIPSYNC_RATE_CHANGES_BURST; default 10000)."
-    )
-    var rateChangesBurst: Double?
-    @Option(
-        help:
-            "Refused sign-ins per second per client address, on average (env TIPSYNC_RATE_FAILED_SIGN_INS; default 0.2; 0: no limit)."
-    )
-    var rateFailedSignIns: Double?
-    @Option(help: "Refused sign-ins per client address at once (env TIPSYNC_RATE_FAILED_SIGN_INS_BURST; default 20).")
-    var rateFailedSignInsBurst: Double?
-    @Option(
-        help:
-            "Compact an account in the background once its log grew by this many entries (env TIPSYNC_AUTO_COMPACT_AFTER; default 10000; 0: never)."
-    )
-    var autoCompactAfter: Int?
-    @Option(
-        help:
-            "Seconds per interval of counted requests: when one falls to a tenth of the busiest, the server returns cached and freed memory to the system (env TIPSYNC_MEMORY_RELEASE_INTERVAL; default 30; 0: never)."
-    )
-    var memoryReleaseInterval: Double?
-    @Flag(help: "Serve the operator console at /console, logged in with an admin key (env TIPSYNC_CONSOLE=1).")
-    var console = false
-    @Option(
-        help:
-            "Comma-separated web origins whose pages may call /v1 (CORS), e.g. https://app.example.com, or * (env TIPSYNC_CORS_ORIGINS; default none)."
-    )
-    var corsOrigins: String?
-    @Option(help: "File holding the HS256 secret for JWT device sign-in (env TIPSYNC_JWT_SECRET_FILE).")
-    var jwtSecretFile: String?
-    @Option(
-        help:
-            "File holding a JWKS with the identity provider's public keys; re-read on SIGHUP or change (env TIPSYNC_JWT_JWKS_FILE)."
-    )
-    var jwtJwksFile: String?
-    @Option(help: "The 'iss' every JWT must carry (env TIPSYNC_JWT_ISSUER).") var jwtIssuer: String?
-    @Option(help: "A value every JWT's 'aud' must contain (env TIPSYNC_JWT_AUDIENCE).") var jwtAudience: String?
-    @Option(help: "Log level (env LOG_LEVEL; default info).") var logLevel: String?
+            \(ServerConfiguration.settings.map(\.helpText).joined(separator: "\n"))
+            """)
+
+    /// The settings' flags, read by ``ServerConfiguration/load(arguments:environment:)`` (which refuses
+    /// a flag that names no setting).
+    @Argument(parsing: .allUnrecognized, help: .hidden) var settings: [String] = []
 
     func run() async throws {
-        let level = try setting(logLevel, "LOG_LEVEL", "info")
+        let configuration: ServerConfiguration
+        do {
+            configuration = try await ServerConfiguration.load(
+                arguments: settings, environment: ProcessInfo.processInfo.environment)
+        } catch let error as SettingError {
+            throw ValidationError(error.description)
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = Logger.Level(rawValue: level) ?? .info
+            handler.logLevel = configuration.logLevel
             return handler
         }
         let registry = PrometheusCollectorRegistry()
@@ -155,81 +97,12 @@ struct Serve: AsyncParsableCommand {
                 "the open-file limit is low: raise the hard limit (systemd LimitNOFILE, docker ulimits nofile)",
                 metadata: ["soft": "\(files.after)"])
         }
-
-        var configuration = ServerConfiguration()
-        configuration.maxBodyBytes = try setting(maxBodyBytes, "TIPSYNC_MAX_BODY_BYTES", configuration.maxBodyBytes)
-        configuration.maxBatch = try setting(maxBatch, "TIPSYNC_MAX_BATCH", configuration.maxBatch)
-        configuration.maxClockSkewMilliseconds =
-            Int64(
-                try setting(maxClockSkew, "TIPSYNC_MAX_CLOCK_SKEW", Int(configuration.maxClockSkewMilliseconds / 1000)))
-            * 1000
-        configuration.heartbeatSeconds = try setting(heartbeat, "TIPSYNC_HEARTBEAT", configuration.heartbeatSeconds)
-        configuration.requestHeadTimeoutSeconds = try setting(
-            requestHeadTimeout, "TIPSYNC_REQUEST_HEAD_TIMEOUT", configuration.requestHeadTimeoutSeconds)
-        configuration.requestBodyTimeoutSeconds = try setting(
-            requestBodyTimeout, "TIPSYNC_REQUEST_BODY_TIMEOUT", configuration.requestBodyTimeoutSeconds)
-        if let maximum = try maxConnections
-            ?? ProcessInfo.processInfo.environment["TIPSYNC_MAX_CONNECTIONS"].map({
-                guard let value = Int($0) else {
-                    throw ValidationError("TIPSYNC_MAX_CONNECTIONS='\($0)' is not a valid value")
-                }
-                return value
-            })
-        {
-            configuration.maxConnections = maximum
-        }
-        configuration.maxWaitSeconds = try setting(maxWait, "TIPSYNC_MAX_WAIT", configuration.maxWaitSeconds)
-        configuration.longPollGatherMilliseconds = try setting(
-            longPollGather, "TIPSYNC_LONG_POLL_GATHER", configuration.longPollGatherMilliseconds)
-        configuration.requestRate = RateLimit(
-            perSecond: try setting(rateRequests, "TIPSYNC_RATE_REQUESTS", configuration.requestRate.perSecond),
-            burst: try setting(rateRequestsBurst, "TIPSYNC_RATE_REQUESTS_BURST", configuration.requestRate.burst))
-        configuration.changeRate = RateLimit(
-            perSecond: try setting(rateChanges, "TIPSYNC_RATE_CHANGES", configuration.changeRate.perSecond),
-            burst: try setting(rateChangesBurst, "TIPSYNC_RATE_CHANGES_BURST", configuration.changeRate.burst))
-        configuration.failedSignInRate = RateLimit(
-            perSecond: try setting(
-                rateFailedSignIns, "TIPSYNC_RATE_FAILED_SIGN_INS", configuration.failedSignInRate.perSecond),
-            burst: try setting(
-                rateFailedSignInsBurst, "TIPSYNC_RATE_FAILED_SIGN_INS_BURST", configuration.failedSignInRate.burst))
-        configuration.autoCompactAfter = try setting(
-            autoCompactAfter, "TIPSYNC_AUTO_COMPACT_AFTER", configuration.autoCompactAfter)
-        configuration.memoryReleaseIntervalSeconds = try setting(
-            memoryReleaseInterval, "TIPSYNC_MEMORY_RELEASE_INTERVAL", configuration.memoryReleaseIntervalSeconds)
-        guard configuration.memoryReleaseIntervalSeconds >= 0, configuration.memoryReleaseIntervalSeconds.isFinite
-        else {
-            throw ValidationError("--memory-release-interval must be a non-negative number of seconds")
-        }
-        configuration.console =
-            console || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["TIPSYNC_CONSOLE"] ?? "")
-        configuration.corsOrigins = Set(
-            (corsOrigins ?? ProcessInfo.processInfo.environment["TIPSYNC_CORS_ORIGINS"] ?? "").split(separator: ",")
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        for (name, rate) in [
-            ("requests", configuration.requestRate), ("changes", configuration.changeRate),
-            ("failed sign-ins", configuration.failedSignInRate),
-        ] {
-            guard rate.perSecond >= 0, rate.burst >= 0, rate.perSecond.isFinite, rate.burst.isFinite else {
-                throw ValidationError("the \(name) rate limit must be a non-negative number")
-            }
-        }
-        if configuration.changeRate.perSecond > 0, configuration.changeRate.burst < Double(configuration.maxBatch) {
-            throw ValidationError("--rate-changes-burst must be at least --max-batch (\(configuration.maxBatch))")
-        }
-        guard configuration.requestHeadTimeoutSeconds > 0, configuration.requestBodyTimeoutSeconds > 0 else {
-            throw ValidationError("request timeouts must be positive numbers of seconds")
-        }
-        let jwtConfiguration = JWTSignIn.Configuration(
-            secretFile: optionalSetting(jwtSecretFile, "TIPSYNC_JWT_SECRET_FILE"),
-            jwksFile: optionalSetting(jwtJwksFile, "TIPSYNC_JWT_JWKS_FILE"),
-            issuer: optionalSetting(jwtIssuer, "TIPSYNC_JWT_ISSUER"),
-            audience: optionalSetting(jwtAudience, "TIPSYNC_JWT_AUDIENCE"))
-        let jwt = jwtConfiguration.isEnabled ? try await JWTSignIn(configuration: jwtConfiguration) : nil
+        let jwt = configuration.jwt.isEnabled ? try await JWTSignIn(configuration: configuration.jwt) : nil
         if jwt != nil {
             logger.info(
                 "JWT sign-in enabled",
                 metadata: [
-                    "issuer": "\(jwtConfiguration.issuer ?? "-")", "audience": "\(jwtConfiguration.audience ?? "-")",
+                    "issuer": "\(configuration.jwt.issuer ?? "-")", "audience": "\(configuration.jwt.audience ?? "-")",
                 ])
         }
         if configuration.console {
@@ -237,15 +110,28 @@ struct Serve: AsyncParsableCommand {
         } else {
             logger.info("console off; start with --console (or TIPSYNC_CONSOLE=1) to serve it at /console")
         }
-        let host = try setting(httpHost, "HTTP_HOST", "127.0.0.1")
-        let port = try setting(httpPort, "HTTP_PORT", 8080)
-
-        try await databaseOptions.withStore(creating: true) { store in
+        try await configuration.database.withAnnouncedStore(creating: true) { store in
             let app = buildApplication(
-                address: .hostname(host, port: port), store: store, configuration: configuration, jwt: jwt,
-                registry: registry, logger: logger)
+                configuration: configuration,
+                dependencies: ServerDependencies(store: store, jwt: jwt, registry: registry, logger: logger))
             try await app.runService()
         }
+    }
+}
+
+struct Settings: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print every setting of 'serve' as a Markdown table: flag, environment variable, default, meaning.")
+
+    func run() {
+        print(ServerConfiguration.settingsTable)
+    }
+}
+
+extension Setting {
+    /// One line of `serve --help`: flag, variable, default (and unit), summary.
+    var helpText: String {
+        "  \(flag) (\(environmentVariable); default \(defaultValue)\(unit.map { " " + $0 } ?? "")): \(summary)"
     }
 }
 

@@ -98,8 +98,8 @@ import TipSyncServer
         let admin = try await Admin.make()
         let activity = DeviceActivity()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: admin.fixture.store, activity: activity, now: { 1_700_000 }
-        )
+            configuration: .test,
+            dependencies: ServerDependencies(store: admin.fixture.store, activity: activity, now: { 1_700_000 }))
         try await app.test(.router) { client in
             let token = try await client.execute(
                 uri: "/admin/v1/accounts/alice/devices/tablet/tokens", method: .post, headers: admin.headers
@@ -149,7 +149,7 @@ import TipSyncServer
         let admin = try await Admin.make()
         let notifier = ChangeNotifier()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: admin.fixture.store, notifier: notifier)
+            configuration: .test, dependencies: ServerDependencies(store: admin.fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             let stream = Task {
                 try await client.execute(uri: "/v1/live", method: .get, headers: admin.fixture.headers("phone")) {
@@ -183,7 +183,7 @@ import TipSyncServer
         let admin = try await Admin.make()
         let notifier = ChangeNotifier()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: admin.fixture.store, notifier: notifier)
+            configuration: .test, dependencies: ServerDependencies(store: admin.fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             try await client.execute(
                 uri: "/v1/push", method: .post, headers: admin.fixture.headers("phone"),

@@ -110,7 +110,8 @@ import TipSyncCore
         let fixture = try await ServerFixture.make(devices: ["phone"])
         let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
         let notifier = ChangeNotifier()
-        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
+        let app = buildApplication(
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             let poll = Task {
                 try await client.execute(uri: "/v1/pull?wait=60", method: .get, headers: fixture.headers("phone")) {
@@ -129,7 +130,8 @@ import TipSyncCore
         let fixture = try await ServerFixture.make(devices: ["phone"])
         let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
         let notifier = ChangeNotifier()
-        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
+        let app = buildApplication(
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             let stream = Task {
                 try await client.execute(uri: "/v1/live", method: .get, headers: fixture.headers("phone")) {

@@ -472,7 +472,7 @@ import TipSync
             var configuration = ServerConfiguration()
             configuration.console = true
             let app = buildApplication(
-                address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration)
+                configuration: configuration.onAnyPort, dependencies: ServerDependencies(store: store))
             try await app.test(.router) { client in
                 let (cookie, _) = try await Self.login(client, key: key)
                 let overview = try await Self.get(client, "/console", cookie: cookie)

@@ -40,7 +40,7 @@ import TipSyncServer
         var configuration = ServerConfiguration()
         configuration.console = true
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration, logger: logger)
+            configuration: configuration.onAnyPort, dependencies: ServerDependencies(store: store, logger: logger))
         @Sendable func headers(_ credential: String) -> HTTPFields {
             var headers = HTTPFields()
             headers[.authorization] = "Bearer \(credential)"

@@ -118,7 +118,7 @@ import TipSyncTestSupport
         let fixture = try await ServerFixture.make()
         let now: Int64 = 1_800_000_000_000
         var configuration = ServerConfiguration()
-        configuration.maxClockSkewMilliseconds = 300_000
+        configuration.maxClockSkew = .seconds(300)
         try await fixture.app(configuration: configuration, now: { now }).test(.router) { client in
             for (ahead, text) in [(Int64(301_000), "301 s ahead"), (300_500, "300.5 s ahead")] {
                 let ahead = change("phone", 1, .datastoreReset, ms: UInt64(now + ahead))
@@ -236,7 +236,7 @@ import TipSyncTestSupport
             #expect(page.cursor == Int64(bodies[device]!.count))
         }
         let fixtureStore = store
-        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixtureStore)
+        let app = buildApplication(configuration: .test, dependencies: ServerDependencies(store: fixtureStore))
         let token = try await fixtureStore.createToken(accountName: "a", device: "x")
         try await app.test(.router) { client in
             var headers = HTTPFields()

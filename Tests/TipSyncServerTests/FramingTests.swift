@@ -73,7 +73,7 @@ import TipSyncTestSupport
         var configuration = ServerConfiguration()
         configuration.maxConnections = 16
         // Without eviction the idle sockets would hold every slot for this long.
-        configuration.requestHeadTimeoutSeconds = 600
+        configuration.requestHeadTimeout = .seconds(600)
         let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
         var silent: [RawConnection] = []
         for _ in 0..<24 {

@@ -21,8 +21,10 @@ import TipSyncServer
         let notifier = ChangeNotifier()
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: store, notifier: notifier,
-            onServerRunning: { portContinuation.yield($0.localAddress?.port ?? 0) })
+            configuration: .test,
+            dependencies: ServerDependencies(
+                store: store, notifier: notifier,
+                onServerRunning: { portContinuation.yield($0.localAddress?.port ?? 0) }))
         let group = ServiceGroup(
             configuration: .init(services: [app], logger: Logger(label: "graceful-shutdown-test")))
         let server = Task { try await group.run() }

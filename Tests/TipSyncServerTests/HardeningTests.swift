@@ -141,7 +141,7 @@ import TipSyncTestSupport
         var logger = Logger(label: "redaction-test") { _ in lines }
         logger.logLevel = .trace
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: fixture.store, logger: logger)
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, logger: logger))
         let token = try #require(fixture.tokens["phone"])
         try await app.test(.router) { client in
             try await client.execute(

@@ -53,7 +53,7 @@ import TipSyncServer
                     secretFile: try Self.temporaryFile(Self.secret + "\n"), issuer: "https://id.example.com",
                     audience: "tips"))
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: fixture.store, jwt: jwt, now: now)
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, jwt: jwt, now: now))
         try await app.test(.router) { client in try await body(fixture, client) }
     }
 
@@ -229,7 +229,8 @@ import TipSyncServer
         let signIn = try await JWTSignIn(configuration: .init(jwksFile: path))
         let fixture = try await ServerFixture.make()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: fixture.store, jwt: signIn, now: { Self.now })
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, jwt: signIn, now: { Self.now })
+        )
         try await app.test(.router) { client in
             try await client.execute(
                 uri: "/v1/pull", method: .get, headers: Self.headers(try await sign(first, kid: "k1"))

@@ -9,7 +9,8 @@ import TipSyncServer
     @Test func serverSentEventsAnnounceNewChanges() async throws {
         let fixture = try await ServerFixture.make()
         let notifier = ChangeNotifier()
-        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
+        let app = buildApplication(
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             let stream = Task {
                 try await client.execute(uri: "/v1/live", method: .get, headers: fixture.headers("laptop")) {
@@ -36,7 +37,8 @@ import TipSyncServer
     @Test func aLongPollReturnsAsSoonAsAnotherDevicePushes() async throws {
         let fixture = try await ServerFixture.make()
         let notifier = ChangeNotifier()
-        let app = buildApplication(address: .hostname("127.0.0.1", port: 0), store: fixture.store, notifier: notifier)
+        let app = buildApplication(
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             let poll = Task {
                 try await client.execute(uri: "/v1/pull?wait=30", method: .get, headers: fixture.headers("laptop")) {

@@ -12,7 +12,8 @@ import TipSync
     @Test func everyTipSyncMetricHasHelp() async throws {
         let fixture = try await ServerFixture.make()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: fixture.store, registry: PrometheusCollectorRegistry())
+            configuration: .test,
+            dependencies: ServerDependencies(store: fixture.store, registry: PrometheusCollectorRegistry()))
         try await app.test(.live) { client in
             try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
                 #expect($0.status == .ok)

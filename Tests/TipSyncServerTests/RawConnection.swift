@@ -147,9 +147,10 @@ struct LiveServer {
         let notifier = ChangeNotifier()
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration,
-            notifier: notifier, registry: registry, logger: logger,
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
+            configuration: configuration.onAnyPort,
+            dependencies: ServerDependencies(
+                store: store, notifier: notifier, registry: registry, logger: logger,
+                onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }))
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()

@@ -29,7 +29,8 @@ struct ServerFixture {
     )
         -> some ApplicationProtocol
     {
-        buildApplication(address: .hostname("127.0.0.1", port: 0), store: store, configuration: configuration, now: now)
+        buildApplication(
+            configuration: configuration.onAnyPort, dependencies: ServerDependencies(store: store, now: now))
     }
 
     func headers(_ device: String) -> HTTPFields {
@@ -61,4 +62,16 @@ func change(
 func makeDevice(_ name: String, clock: TipsClock = .system) throws -> TipsReplica {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-device-\(UUID().uuidString)")
     return try TipsReplica(directory: directory, deviceID: name, clock: clock, environment: [:])
+}
+
+extension ServerConfiguration {
+    /// The defaults, listening on any free port (tests read it in `onServerRunning`).
+    static var test: ServerConfiguration { ServerConfiguration().onAnyPort }
+
+    /// This configuration, listening on any free port.
+    var onAnyPort: ServerConfiguration {
+        var configuration = self
+        configuration.httpPort = 0
+        return configuration
+    }
 }

@@ -35,8 +35,8 @@ import TipSync
         configuration.console = true
         configuration.failedSignInRate = RateLimit(perSecond: 0.2, burst: 20)
         let app = buildApplication(
-            address: .hostname("127.0.0.1", port: 0), store: fixture.store, configuration: configuration,
-            now: clock.now, logger: logger)
+            configuration: configuration.onAnyPort,
+            dependencies: ServerDependencies(store: fixture.store, now: clock.now, logger: logger))
         try await app.test(.router) { client in
             let wrong = "ts_" + String(repeating: "A", count: 43)
             for _ in 0..<20 {

@@ -16,7 +16,7 @@ import Synchronization
 /// tenth or less of the busiest interval since the previous release: after a burst, within one or
 /// two intervals of its end, also when a trickle of requests goes on. Steady traffic, or none at
 /// all, releases nothing. Live streams that stay open are not activity; their memory is in use and
-/// stays. ``ServerConfiguration/memoryReleaseIntervalSeconds``.
+/// stays. ``ServerConfiguration/memoryReleaseInterval``.
 ///
 /// A release also empties libdispatch's per-thread continuation caches
 /// (``DispatchContinuationCache``) and trims once the thread holding them has exited

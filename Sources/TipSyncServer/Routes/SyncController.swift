@@ -65,22 +65,22 @@ struct SyncController: Sendable {
                 throw SyncError.deviceMismatch(
                     "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
             }
-            guard Int64(change.hlc.milliseconds) <= serverTime + configuration.maxClockSkewMilliseconds else {
+            guard Int64(change.hlc.milliseconds) <= serverTime + configuration.maxClockSkew.wholeMilliseconds else {
                 // The device must not re-stamp what the server already holds (a push whose answer it lost).
                 let highest = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
                 throw SyncError.clockSkew(
-                    hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkewMilliseconds,
+                    hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkew.wholeMilliseconds,
                     highestSeq: highest, generation: try await store.cursorGeneration())
             }
             // A display time from the future would hold back every never-shown tip on every device
             // (display frequency) until then: bounded like a stamp (protocol.md, section 3).
             if case .display(_, _, _, _, let lastDisplayed) = change.operation,
-                lastDisplayed > serverTime + configuration.maxClockSkewMilliseconds
+                lastDisplayed > serverTime + configuration.maxClockSkew.wholeMilliseconds
             {
                 throw SyncError.invalidChange(
                     "changes[\(index)].lastDisplayed: \(lastDisplayed) is "
                         + "\(SyncError.seconds(lastDisplayed - serverTime)) s ahead of the server's clock (limit "
-                        + "\(SyncError.seconds(configuration.maxClockSkewMilliseconds)) s); a display time is not later "
+                        + "\(SyncError.seconds(configuration.maxClockSkew.wholeMilliseconds)) s); a display time is not later "
                         + "than the change's stamp")
             }
         }
@@ -121,8 +121,9 @@ struct SyncController: Sendable {
             throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
         }
         let wait = try Self.integer(request.uri.queryParameters["wait"].map(String.init), name: "wait", default: 0)
-        guard wait >= 0, Double(wait) <= configuration.maxWaitSeconds else {
-            throw SyncError.invalidParameter("wait must be between 0 and \(Int(configuration.maxWaitSeconds)) seconds")
+        guard wait >= 0, Double(wait) <= configuration.maxWait.inSeconds else {
+            throw SyncError.invalidParameter(
+                "wait must be between 0 and \(SettingReader.text(configuration.maxWait.inSeconds)) seconds")
         }
         var page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
         try Self.check(cursor, against: page)
@@ -139,12 +140,12 @@ struct SyncController: Sendable {
                 page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
             }
         }
-        if wait > 0, !waited, !page.bodies.isEmpty, !page.more, configuration.longPollGatherMilliseconds > 0 {
+        if wait > 0, !waited, !page.bodies.isEmpty, !page.more, configuration.longPollGather > .zero {
             // Changes were already waiting when the long-poll arrived: the account is busy, so gather
             // for a moment (its devices pull a few times a second, not once per change). A long-poll
             // that had to wait answers its first news at once: an idle account's dismissal is not delayed.
             await Self.firstOf(
-                nil, timeout: .milliseconds(configuration.longPollGatherMilliseconds),
+                nil, timeout: configuration.longPollGather,
                 orClose: context.connectionClosed)
             page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
         }
@@ -162,7 +163,7 @@ struct SyncController: Sendable {
 
     /// Server-sent events: `event: changes` whenever the account's log grows (then pull),
     /// `event: catalog` when a catalog is uploaded (protocol.md §16), and a
-    /// `: heartbeat` comment every `heartbeatSeconds` (``LiveHeartbeat``) so proxies keep the
+    /// `: heartbeat` comment every `heartbeat` (``LiveHeartbeat``) so proxies keep the
     /// connection open. The stream ends when the client leaves, its credential expires or is revoked,
     /// its account is erased, or the server shuts down — all without a task of its own.
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {

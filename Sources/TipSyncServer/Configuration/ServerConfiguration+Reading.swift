@@ -1,0 +1,131 @@
+import Configuration
+import Logging
+
+extension ServerConfiguration {
+    /// Reads every setting from `config` (`tipsync-server serve` passes flags, then the environment,
+    /// then `--config-file`; see ``load(arguments:environment:)``). This initializer is the one place
+    /// a setting's key, unit and default are written.
+    ///
+    /// - Configuration keys (flag / environment variable from the key, see ``Setting``):
+    ///   - `http.host` (string, default `127.0.0.1`), `http.port` (int, default 8080)
+    ///   - `tipsync.database` (string, default `sqlite:./tipsync-data/server.sqlite`)
+    ///   - `log.level` (string, default `info`)
+    ///   - `tipsync.maxBodyBytes`, `tipsync.maxBatch`, `tipsync.maxPullLimit` (int)
+    ///   - `tipsync.maxClockSkew`, `tipsync.heartbeat`, `tipsync.maxWait`, `tipsync.requestHeadTimeout`,
+    ///     `tipsync.requestBodyTimeout`, `tipsync.memoryReleaseInterval` (seconds)
+    ///   - `tipsync.longPollGather` (milliseconds), `tipsync.maxConnections` (int, optional)
+    ///   - `tipsync.rate.requests`, `tipsync.rate.changes`, `tipsync.rate.failedSignIns` and each
+    ///     `….burst` (numbers), `tipsync.autoCompactAfter` (int)
+    ///   - `tipsync.console` (bool), `tipsync.corsOrigins` (list)
+    ///   - `tipsync.jwt.secretFile`, `tipsync.jwt.jwksFile`, `tipsync.jwt.issuer`, `tipsync.jwt.audience`
+    ///   - `tipsync.configFile` (string, optional)
+    ///
+    /// - Throws: ``SettingError`` naming the flag and environment variable of a value that is not of
+    ///   its setting's type or range, or of two settings that contradict each other.
+    public init(reading config: ConfigReader) throws {
+        var settings = SettingReader(config)
+        try self.init(from: &settings)
+    }
+
+    /// Every setting the server reads, in the order ``init(reading:)`` reads them.
+    public static var settings: [Setting] {
+        var reader = SettingReader(ConfigReader(provider: InMemoryProvider(values: [:])))
+        _ = try? Self(from: &reader)
+        return reader.settings
+    }
+
+    private init(from settings: inout SettingReader) throws {
+        configFile = Self.readConfigFile(&settings)
+        httpHost = settings.string("http.host", default: "127.0.0.1", "Address to bind (0.0.0.0 in containers).")
+        httpPort = try settings.int("http.port", default: 8080, "Port to bind.")
+        database = try settings.parsed(
+            "tipsync.database", default: "sqlite:./tipsync-data/server.sqlite",
+            "sqlite:PATH (one machine) or postgres://user:password@host:port/db[?sslmode=disable|prefer|require]."
+        ) { try DatabaseLocation($0) }
+        logLevel = try settings.parsed(
+            "log.level", default: "info",
+            "trace, debug, info, notice, warning, error or critical (no level ever logs a token)."
+        ) { Logger.Level(rawValue: $0) }
+        maxBodyBytes = try settings.int(
+            "tipsync.maxBodyBytes", default: 4 * 1024 * 1024, unit: "bytes", minimum: 1024,
+            "Larger request bodies get 413 body_too_large.")
+        maxBatch = try settings.int(
+            "tipsync.maxBatch", default: 1000, minimum: 1, "More changes per push get 413 batch_too_large.")
+        maxPullLimit = try settings.int(
+            "tipsync.maxPullLimit", default: 5000, minimum: 1, "The largest limit a pull may ask for.")
+        maxClockSkew = try settings.seconds(
+            "tipsync.maxClockSkew", default: .seconds(300),
+            "How far ahead of the server clock a stamp may be (422 clock_skew), and a display's lastDisplayed (422 invalid_change)."
+        )
+        heartbeat = try settings.seconds(
+            "tipsync.heartbeat", default: .seconds(15), minimum: .milliseconds(10),
+            "Interval of heartbeats on /v1/live streams.")
+        maxWait = try settings.seconds(
+            "tipsync.maxWait", default: .seconds(60), "The longest wait a long-poll pull may ask for.")
+        longPollGather = try settings.milliseconds(
+            "tipsync.longPollGather", default: .milliseconds(10),
+            "How long a long-poll that finds changes already waiting holds its answer to gather more (0: answers at once)."
+        )
+        requestHeadTimeout = try settings.seconds(
+            "tipsync.requestHeadTimeout", default: .seconds(10), minimum: .milliseconds(1),
+            "Time a connection has to deliver a complete request head, after opening or after its previous response.")
+        requestBodyTimeout = try settings.seconds(
+            "tipsync.requestBodyTimeout", default: .seconds(30), minimum: .milliseconds(1),
+            "Time a request's body has to arrive after its head.")
+        maxConnections = try settings.optionalInt(
+            "tipsync.maxConnections", whenUnset: "open-file limit − 256 (at least 64)", minimum: 1,
+            "Open connections beyond this wait in the kernel backlog.")
+        requestRate = RateLimit(
+            perSecond: try settings.number(
+                "tipsync.rate.requests", default: 20, unit: "per second",
+                "Requests per second per device, on average (0: no limit)."),
+            burst: try settings.number(
+                "tipsync.rate.requests.burst", default: 200, "Requests per device at once."))
+        changeRate = RateLimit(
+            perSecond: try settings.number(
+                "tipsync.rate.changes", default: 1000, unit: "per second",
+                "Pushed changes per second per device, on average (0: no limit)."),
+            burst: try settings.number(
+                "tipsync.rate.changes.burst", default: 10_000,
+                "Pushed changes per device at once; at least --max-batch."))
+        if changeRate.perSecond > 0, changeRate.burst < Double(maxBatch) {
+            throw SettingError(
+                key: "tipsync.rate.changes.burst", "must be at least the largest batch, --max-batch (\(maxBatch))")
+        }
+        failedSignInRate = RateLimit(
+            perSecond: try settings.number(
+                "tipsync.rate.failedSignIns", default: 0.2, unit: "per second",
+                "Refused sign-ins per second per client address, on average (0: no limit)."),
+            burst: try settings.number(
+                "tipsync.rate.failedSignIns.burst", default: 20, "Refused sign-ins per client address at once."))
+        autoCompactAfter = try settings.int(
+            "tipsync.autoCompactAfter", default: 10_000,
+            "Compact an account in the background once its log grew by this many entries (0: never).")
+        memoryReleaseInterval = try settings.seconds(
+            "tipsync.memoryReleaseInterval", default: .seconds(30),
+            "Interval of counted requests: when one falls to a tenth of the busiest, cached and freed memory goes back to the system (0: never)."
+        )
+        console = try settings.bool(
+            "tipsync.console", default: false, "Serve the operator console at /console, logged in with an admin key.")
+        corsOrigins = Set(
+            settings.list(
+                "tipsync.corsOrigins", whenUnset: "none",
+                "Comma-separated web origins whose pages may call /v1 (CORS), e.g. https://app.example.com, or *."))
+        jwt = JWTSignIn.Configuration(
+            secretFile: settings.optionalString(
+                "tipsync.jwt.secretFile", whenUnset: "none", "File holding the HS256 secret for JWT device sign-in."),
+            jwksFile: settings.optionalString(
+                "tipsync.jwt.jwksFile", whenUnset: "none",
+                "File holding a JWKS with the identity provider's public keys; re-read on SIGHUP or change."),
+            issuer: settings.optionalString("tipsync.jwt.issuer", whenUnset: "any", "The iss every JWT must carry."),
+            audience: settings.optionalString(
+                "tipsync.jwt.audience", whenUnset: "any", "A value every JWT's aud must contain."))
+    }
+
+    /// The one setting read before the others, as it adds a source for them.
+    static func readConfigFile(_ settings: inout SettingReader) -> String? {
+        settings.optionalString(
+            "tipsync.configFile", whenUnset: "none",
+            "An environment file (KEY=VALUE lines, as deploy/tipsync-server.env) read after flags and the environment.")
+    }
+}

@@ -1,0 +1,78 @@
+import Configuration
+import Logging
+
+/// Everything `tipsync-server serve` can be told: where to listen and store, limits, timing, and
+/// features. Each value's key, flag, environment variable, unit and default are written once, where
+/// ``init(reading:)`` reads it; ``init()`` is those defaults, and tests change the fields they need.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind.
+    public var httpHost: String
+    /// The port to bind (0: any free port; tests read it in `onServerRunning`).
+    public var httpPort: Int
+    /// Where the server keeps its data.
+    public var database: DatabaseLocation
+    /// The level below which log records are dropped.
+    public var logLevel: Logger.Level
+    /// Larger request bodies get `413 body_too_large`.
+    public var maxBodyBytes: Int
+    /// More changes in one push get `413 batch_too_large`.
+    public var maxBatch: Int
+    /// The largest `limit` a pull may ask for.
+    public var maxPullLimit: Int
+    /// Changes stamped further ahead of the server's clock get `422 clock_skew`; a display's
+    /// `lastDisplayed` further ahead is `422 invalid_change`.
+    public var maxClockSkew: Duration
+    /// The interval of comment lines on idle live streams.
+    public var heartbeat: Duration
+    /// The longest `wait` a long-poll pull may ask for; a longer one is `400 invalid_parameter`.
+    public var maxWait: Duration
+    /// A long-poll (`wait` > 0) that finds changes already waiting holds its answer this long and
+    /// sends everything that arrived meanwhile: a device of a busy account pulls a few times a second
+    /// instead of once per change. A long-poll that waited for news answers at once; zero never holds.
+    public var longPollGather: Duration
+    /// A connection must deliver a complete request head this soon after it opens or after its
+    /// previous response ended (the keep-alive idle time), or it is closed: idle and slow-loris
+    /// connections cannot hold descriptors.
+    public var requestHeadTimeout: Duration
+    /// A request's whole body must arrive this soon after its head, or the connection is closed.
+    public var requestBodyTimeout: Duration
+    /// Open connections beyond this wait in the kernel's backlog. `nil`: the open-file limit less
+    /// 256 descriptors kept for the database and logs (at least 64).
+    public var maxConnections: Int?
+    /// `/v1` requests per second each device may make on average, and at once. Beyond it: `429
+    /// rate_limited` with `Retry-After`. A rate of 0 turns the limit off.
+    public var requestRate: RateLimit
+    /// Pushed changes per second each device may store on average, and at once.
+    public var changeRate: RateLimit
+    /// Refused sign-ins (bad device tokens or JWTs on `/v1`, bad admin keys on `/admin/v1`, failed
+    /// console logins) each client address may make per second on average, and at once. Past it,
+    /// that address's sign-ins are answered `429 rate_limited` with `Retry-After` before any
+    /// credential is looked at.
+    public var failedSignInRate: RateLimit
+    /// An account is compacted in the background once its log has grown by this many entries since
+    /// its last compaction. 0 turns it off.
+    public var autoCompactAfter: Int
+    /// The server counts requests per interval of this length; when an interval's count falls to a
+    /// tenth or less of the busiest since the last release (a burst is over), it frees SQLite's page
+    /// caches and idle reader connections, forgets rate-limit buckets of quiet devices, empties
+    /// libdispatch's per-thread continuation caches, and returns glibc's free heap pages to the system
+    /// (``MemoryRelease``, ``DispatchContinuationCache``). Zero turns it off.
+    public var memoryReleaseInterval: Duration
+    /// Serve the operator console at `/console` (admin-key login).
+    public var console: Bool
+    /// Web origins (`https://app.example.com`, or `*` for any) whose pages may call `/v1` (``CORSMiddleware``).
+    public var corsOrigins: Set<String>
+    /// Device sign-in with an identity provider's JWTs.
+    public var jwt: JWTSignIn.Configuration
+    /// The environment file the other settings were also read from, if any.
+    public var configFile: String?
+
+    /// The defaults: every setting as if nothing set it.
+    public init() {
+        do {
+            self = try Self(reading: ConfigReader(provider: InMemoryProvider(values: [:])))
+        } catch {
+            preconditionFailure("the server's defaults are valid settings: \(error)")
+        }
+    }
+}

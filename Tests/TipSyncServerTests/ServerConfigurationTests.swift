@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+@testable import TipSyncServer
+
+/// Settings are read once (`ServerConfiguration(reading:)`); flags, environment and an environment file
+/// are layered by swift-configuration; the documents name exactly the settings the server reads.
+@Suite struct ServerConfigurationTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func defaultsAreTheDocumentedOnes() throws {
+        let configuration = ServerConfiguration()
+        #expect(configuration.maxClockSkew == .seconds(300))
+        #expect(configuration.longPollGather == .milliseconds(10))
+        #expect(configuration.httpPort == 8080)
+        #expect(configuration.database == .sqlite(path: "./tipsync-data/server.sqlite"))
+        let skew = try #require(ServerConfiguration.settings.first { $0.key == "tipsync.maxClockSkew" })
+        #expect(skew.flag == "--max-clock-skew")
+        #expect(skew.environmentVariable == "TIPSYNC_MAX_CLOCK_SKEW")
+        #expect(skew.defaultValue == "300")
+        #expect(skew.unit == "seconds")
+        let keys = ServerConfiguration.settings.map(\.key)
+        #expect(Set(keys).count == keys.count, "a key read twice")
+    }
+
+    @Test func aFlagWinsOverTheEnvironmentWhichWinsOverTheFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString).env")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try """
+        # a comment
+        TIPSYNC_MAX_BATCH=10
+        TIPSYNC_HEARTBEAT=7.5
+        TIPSYNC_MAX_WAIT=5
+        TIPSYNC_CORS_ORIGINS=https://a.example, https://b.example
+        """.write(to: file, atomically: true, encoding: .utf8)
+        let configuration = try await ServerConfiguration.load(
+            arguments: ["--max-batch", "30", "--console", "--rate-changes-burst=40"],
+            environment: ["TIPSYNC_MAX_BATCH": "20", "TIPSYNC_HEARTBEAT": "2", "TIPSYNC_CONFIG_FILE": file.path])
+        #expect(configuration.maxBatch == 30)
+        #expect(configuration.heartbeat == .seconds(2))
+        #expect(configuration.maxWait == .seconds(5))
+        #expect(configuration.console)
+        #expect(configuration.changeRate.burst == 40)
+        #expect(configuration.corsOrigins == ["https://a.example", "https://b.example"])
+        #expect(configuration.configFile == file.path)
+        #expect(configuration.maxPullLimit == 5000)
+    }
+
+    @Test func badValuesAreRefusedNamingTheFlagAndTheVariable() async throws {
+        let cases: [([String], [String: String], String)] = [
+            (["--max-batch", "ten"], [:], "--max-batch / TIPSYNC_MAX_BATCH: 'ten' is not an integer"),
+            ([], ["TIPSYNC_HEARTBEAT": "soon"], "--heartbeat / TIPSYNC_HEARTBEAT: 'soon' is not a number of seconds"),
+            (
+                [], ["TIPSYNC_CONSOLE": "maybe"],
+                "--console / TIPSYNC_CONSOLE: 'maybe' is not 1, 0, true, false, yes or no"
+            ),
+            (["--max-batch", "-3"], [:], "--max-batch / TIPSYNC_MAX_BATCH: must be at least 1, found -3"),
+            ([], ["TIPSYNC_RATE_REQUESTS": "-1"], "--rate-requests / TIPSYNC_RATE_REQUESTS: must be a number ≥ 0"),
+            ([], ["LOG_LEVEL": "loud"], "--log-level / LOG_LEVEL: 'loud' is not a valid value"),
+            ([], ["TIPSYNC_DATABASE": "mysql://x"], "--database / TIPSYNC_DATABASE: unsupported database"),
+            (
+                ["--rate-changes-burst", "5"], [:],
+                "--rate-changes-burst / TIPSYNC_RATE_CHANGES_BURST: must be at least the largest batch"
+            ),
+            (["--max-bach", "5"], [:], "unknown option '--max-bach'"),
+            (
+                [], ["TIPSYNC_CONFIG_FILE": "/nonexistent/tipsync.env"],
+                "--config-file / TIPSYNC_CONFIG_FILE: cannot read"
+            ),
+        ]
+        for (arguments, environment, message) in cases {
+            await #expect(throws: SettingError.self, "\(arguments) \(environment)") {
+                try await ServerConfiguration.load(arguments: arguments, environment: environment)
+            }
+            do {
+                _ = try await ServerConfiguration.load(arguments: arguments, environment: environment)
+            } catch {
+                #expect("\(error)".hasPrefix(message), "\(error)")
+            }
+        }
+    }
+
+    /// deploy/README.md's settings table is the one `tipsync-server settings` prints.
+    @Test func deployReadmeShowsExactlyTheSettings() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("deploy/README.md"), encoding: .utf8)
+        #expect(readme.contains(ServerConfiguration.settingsTable + "\n"), "regenerate: tipsync-server settings")
+    }
+
+    /// deploy/tipsync-server.env names every setting (set or commented out) and nothing else, and as
+    /// a `--config-file` it is a valid configuration.
+    @Test func theEnvironmentFileNamesExactlyTheSettings() async throws {
+        let path = Self.root.appendingPathComponent("deploy/tipsync-server.env").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var named = Set<String>()
+        for line in text.split(separator: "\n") {
+            guard let match = line.wholeMatch(of: /#?([A-Z][A-Z0-9_]*)=.*/) else { continue }
+            named.insert(String(match.1))
+        }
+        // Not a server setting: glibc's allocator tuning, read by the C library.
+        named.remove("GLIBC_TUNABLES")
+        // A file cannot name itself as the file to read.
+        let expected = Set(ServerConfiguration.settings.map(\.environmentVariable)).subtracting(["TIPSYNC_CONFIG_FILE"])
+        #expect(named.subtracting(expected).isEmpty, "not settings: \(named.subtracting(expected))")
+        #expect(expected.subtracting(named).isEmpty, "missing: \(expected.subtracting(named))")
+        let configuration = try await ServerConfiguration.load(arguments: ["--config-file", path], environment: [:])
+        #expect(configuration.database == .sqlite(path: "/var/lib/tipsync/server.sqlite"))
+        #expect(configuration.maxBatch == ServerConfiguration().maxBatch)
+    }
+
+    /// The README points operators to the one table instead of keeping its own.
+    @Test func theReadmeKeepsNoSecondTable() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(!readme.contains("| `--max-batch` |"))
+        #expect(readme.contains("deploy/README.md#settings"))
+    }
+}
