@@ -276,7 +276,8 @@ public struct LiveSimulation: Sendable {
                     continue
                 }
                 let replica = fleet[id].replica
-                if let last = try? replica.lastLocalSeq, let pushed = try? replica.pushedSeq, pushed < last {
+                if let last = try? replica.lastLocalSeq, let pushed = try? replica.syncProgress.pushedSeq, pushed < last
+                {
                     busy.append(id)
                     stranded = "\(id) waits with changes \(pushed + 1)...\(last) unpushed"
                 }

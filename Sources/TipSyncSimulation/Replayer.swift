@@ -179,7 +179,8 @@ final class ReplayRun {
         } catch SyncClientError.unreachable {
             return nil
         } catch SyncClientError.rejected(_, let code, _)
-            where code == ErrorCode.clockSkew.rawValue && (try? devices[index].replica.uncertainPush) != nil
+            where code == ErrorCode.clockSkew.rawValue
+            && (try? devices[index].replica.syncProgress.uncertainPush) != nil
         {
             // Changes that may have reached other devices keep their far-future stamps and wait for
             // the server's clock (protocol.md, clock_skew): expected, and finalSync lets time pass.
@@ -233,8 +234,10 @@ final class ReplayRun {
     func replayEverythingAgain() async throws -> [String] {
         var problems: [String] = []
         for index in devices.indices {
-            try devices[index].replica.setPushedSeq(0)
-            try devices[index].replica.setPullCursor(nil)
+            try devices[index].replica.updateSyncProgress { progress in
+                progress.setPushed(through: 0)
+                progress.pullCursor = nil
+            }
             if let problem = await syncing(index, { try await $0.syncOnce() }) {
                 problems.append("idempotence: \(problem)")
             }

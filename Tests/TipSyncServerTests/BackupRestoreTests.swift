@@ -103,7 +103,7 @@ import TipSync
             try phone.setParameter("plan", to: .string("pro"))
             try await client(phone, server.port!).syncOnce()
         }
-        #expect(try phone.pushedSeq == 3)
+        #expect(try phone.syncProgress.pushedSeq == 3)
 
         // The backup is restored; the phone has nothing new, yet its next round sends what was lost.
         let restored = try SQLiteSyncStore(path: backupPath)
@@ -126,7 +126,8 @@ import TipSync
         _ = try await fixture.store.push(
             [change("phone", 1, .eligibility(tip: "favorite", state: .invalidated(.tipClosed)))], from: phone)
         let laptop = try makeDevice("laptop")
-        try laptop.setPullCursor("0123456789abcdef.99")  // a cursor from a log this server no longer has
+        // A cursor from a log this server no longer has.
+        try laptop.updateSyncProgress { $0.pullCursor = "0123456789abcdef.99" }
         try await fixture.app().test(.live) { client in
             let url = URL(string: "http://127.0.0.1:\(client.port!)")!
             let sync = SyncClient(
@@ -134,6 +135,6 @@ import TipSync
             try await sync.syncOnce()
         }
         #expect(laptop.status(of: TipDefinition(id: "favorite", title: "F")) == .invalidated(.tipClosed))
-        #expect(try laptop.pullCursor?.hasSuffix(".1") == true)
+        #expect(try laptop.syncProgress.pullCursor?.hasSuffix(".1") == true)
     }
 }

@@ -72,7 +72,7 @@ import TipSyncServer
             let futureClient = client(future, fixture, port: port)
             try await futureClient.syncOnce()  // rejected as clock_skew, corrected, re-stamped, pushed
             #expect(abs(future.clockOffset + 86_400_000) < 60_000)
-            #expect(try future.pushedSeq == 1)
+            #expect(try future.syncProgress.pushedSeq == 1)
             #expect(
                 try future.localChanges().allSatisfy {
                     $0.hlc.milliseconds < UInt64(Date().timeIntervalSince1970 * 1000) + 300_000

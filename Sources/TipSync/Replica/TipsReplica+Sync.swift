@@ -1,84 +1,35 @@
 import Foundation
 import TipSyncCore
 
-/// What the sync client needs from a replica: its outbox, cursor and clock correction, all kept in
-/// the replica's database so they survive restarts.
+/// What the sync client needs from a replica: its outbox, its bookkeeping (``SyncProgress``) and the
+/// clock correction, all kept in the replica's database so they survive restarts.
 extension TipsReplica {
-    /// The highest local sequence number the server has acknowledged.
-    public var pushedSeq: Int64 {
-        get throws { Int64(try database.meta(.pushedSeq) ?? "0") ?? 0 }
+    /// The sync client's bookkeeping as the database holds it now.
+    public var syncProgress: SyncProgress {
+        get throws { try database.writer.read { db in try ReplicaDatabase.syncProgress(db) } }
     }
 
-    /// Sets the acknowledged mark: raised by acknowledgements, lowered when the server reports it lost
-    /// changes (a restored backup), which are then pushed again with their stamps.
-    public func setPushedSeq(_ seq: Int64) throws {
-        try database.writer.write { db in
-            try ReplicaDatabase.setMeta(.pushedSeq, String(seq), db)
-            let high = try ReplicaDatabase.meta(.acknowledgedHighSeq, db).flatMap { Int64($0) } ?? 0
-            if seq > high { try ReplicaDatabase.setMeta(.acknowledgedHighSeq, String(seq), db) }
+    /// Changes the sync client's bookkeeping in one transaction (what one server answer settles),
+    /// and applies a changed clock correction to this replica's clock.
+    @discardableResult
+    public func updateSyncProgress<Result>(_ update: (inout SyncProgress) throws -> Result) throws -> Result {
+        let (result, offset) = try database.writer.write { db in
+            let old = try ReplicaDatabase.syncProgress(db)
+            var progress = old
+            let result = try update(&progress)
+            try ReplicaDatabase.save(progress, over: old, db)
+            return (result, progress.clockOffset)
         }
+        clockOffsetMilliseconds.store(offset, ordering: .relaxed)
+        return result
     }
 
-    /// The highest sequence number the server ever acknowledged (``setPushedSeq(_:)`` never lowers it).
-    public var acknowledgedHighSeq: Int64 {
-        get throws { max(Int64(try database.meta(.acknowledgedHighSeq) ?? "0") ?? 0, try pushedSeq) }
-    }
-
-    /// The server's cursor generation from its latest answer (`nil` before any).
-    public var serverGeneration: String? {
-        get throws { try database.meta(.serverGeneration) }
-    }
-
-    public func setServerGeneration(_ generation: String) throws {
-        try database.setMeta(.serverGeneration, generation)
-    }
-
-    /// A push that got no answer: the server may have stored changes up to `seq`.
-    public var uncertainPush: (seq: Int64, generation: String?)? {
-        get throws {
-            guard let seq = try database.meta(.uncertainSeq).flatMap({ Int64($0) }) else { return nil }
-            return (seq, try database.meta(.uncertainGeneration))
-        }
-    }
-
-    /// Remembers a push through `seq` that got no answer, with the server generation known now.
-    public func recordUncertainPush(through seq: Int64) throws {
-        try database.writer.write { db in
-            let known = try ReplicaDatabase.meta(.uncertainSeq, db).flatMap { Int64($0) } ?? 0
-            try ReplicaDatabase.setMeta(.uncertainSeq, String(max(known, seq)), db)
-            try ReplicaDatabase.setMeta(
-                .uncertainGeneration, try ReplicaDatabase.meta(.serverGeneration, db), db)
-        }
-    }
-
-    /// The server's answer settled what the unanswered push did.
-    public func clearUncertainPush() throws {
-        try database.writer.write { db in
-            try ReplicaDatabase.setMeta(.uncertainSeq, nil, db)
-            try ReplicaDatabase.setMeta(.uncertainGeneration, nil, db)
-        }
-    }
-
-    /// The server-minted cursor to pull after (`nil`: from the beginning).
-    public var pullCursor: String? {
-        get throws { try database.meta(.pullCursor) }
-    }
-
-    public func setPullCursor(_ cursor: String?) throws {
-        try database.setMeta(.pullCursor, cursor)
-    }
-
-    /// Milliseconds added to the device clock to match the server's.
+    /// Milliseconds added to the device clock to match the server's (``SyncProgress/clockOffset``).
     public var clockOffset: Int64 { clockOffsetMilliseconds.load(ordering: .relaxed) }
-
-    public func setClockOffset(_ milliseconds: Int64) throws {
-        try database.setMeta(.clockOffset, String(milliseconds))
-        clockOffsetMilliseconds.store(milliseconds, ordering: .relaxed)
-    }
 
     /// Local changes not yet acknowledged by the server, oldest first.
     public func outbox(limit: Int) throws -> [Change] {
-        try localChanges(after: try pushedSeq, limit: limit)
+        try localChanges(after: try syncProgress.pushedSeq, limit: limit)
     }
 
     /// Yields after every local change is committed (what triggers a push), until dropped.
@@ -105,7 +56,7 @@ extension TipsReplica {
     /// (`protocol.md` §11).
     public func restampUnacknowledgedChanges(keepingThrough keep: Int64 = 0) throws {
         try reloadIfChangedElsewhere()
-        let acknowledged = max(try acknowledgedHighSeq, keep)
+        let acknowledged = max(try syncProgress.acknowledgedHighSeq, keep)
         try core.withLock { core in
             let log = try database.localChanges(after: 0)
             let kept = log.filter { $0.seq <= acknowledged }

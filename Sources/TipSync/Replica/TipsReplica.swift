@@ -161,31 +161,49 @@ public final class TipsReplica: Sendable {
     /// Merges changes that came from other devices (sync, replay). Idempotent: changes already
     /// seen change nothing. One transaction for the whole batch.
     public func applyRemote(_ changes: [Change]) throws {
+        try applyRemote(changes) { _ in }
+    }
+
+    /// ``applyRemote(_:)`` and, in the same transaction and before merging (a clock correction
+    /// applies to the merge), `update` to the sync client's bookkeeping: a pull page's changes and
+    /// the cursor after them are stored together or not at all.
+    @discardableResult
+    public func applyRemote<Result: Sendable>(
+        _ changes: [Change], updatingSyncProgress update: (inout SyncProgress) throws -> Result
+    ) throws -> Result {
         try core.withLock { core in
             var applied: [(Change, Bool)] = []
             let clockBefore = core.hlc
             var adopted = false
+            let result: Result
             do {
-                try database.writer.write { db in
+                result = try database.writer.write { db in
                     adopted = try adoptWritesFromElsewhere(&core, db)
+                    let old = try ReplicaDatabase.syncProgress(db)
+                    var progress = old
+                    let result = try update(&progress)
+                    try ReplicaDatabase.save(progress, over: old, db)
+                    clockOffsetMilliseconds.store(progress.clockOffset, ordering: .relaxed)
                     for change in changes where change.device != deviceID {
                         core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                         if merge.apply(&core.state, change, core.donationLimits) {
                             applied.append((change, false))
                         }
                     }
-                    guard !applied.isEmpty || core.hlc != clockBefore else { return }
+                    guard !applied.isEmpty || core.hlc != clockBefore else { return result }
                     // Remember the latest *remote* stamp (not our own clock, which a skewed device
                     // may have pushed far ahead): re-stamping after `clock_skew` restarts from it.
                     let remoteLatest = changes.lazy.filter { $0.device != self.deviceID }.map(\.hlc).max()
                     try ReplicaDatabase.persist(
                         applied, state: core.state, limits: core.donationLimits, observed: remoteLatest, db)
+                    return result
                 }
             } catch {
                 reloadAfterFailure(&core)
                 throw error
             }
             if !applied.isEmpty || adopted { notifyObservers(&core) }
+            return result
         }
     }
 

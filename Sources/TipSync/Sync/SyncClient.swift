@@ -72,7 +72,7 @@ public actor SyncClient {
     public func pushPending() async throws {
         let target = try replica.lastLocalSeq
         do {
-            while try replica.pushedSeq < target {
+            while try replica.syncProgress.pushedSeq < target {
                 try await pushAll()
             }
         } catch let error as SyncClientError {
@@ -146,34 +146,39 @@ public actor SyncClient {
                 (response, sent) = try await send("POST", "/v1/push", body: body, compressible: true)
             } catch let error as SyncClientError where error.isTransient {
                 // No answer: the server may have stored the batch, and other devices pulled it.
-                try replica.recordUncertainPush(through: batch[batch.count - 1].seq)
+                try replica.updateSyncProgress { $0.recordUncertainPush(through: batch[batch.count - 1].seq) }
                 throw error
             }
             switch response.status {
             case 200:
                 let result = try decode(PushResponse.self, response.body)
-                try correctClock(serverTime: result.serverTime, sent: sent)
-                try replica.setPushedSeq(result.highestSeq)
-                try noteServer(holds: result.highestSeq, generation: result.generation)
+                let offset = clockCorrection(serverTime: result.serverTime, sent: sent)
+                try replica.updateSyncProgress { progress in
+                    if let offset { progress.clockOffset = offset }
+                    progress.setPushed(through: result.highestSeq)
+                    progress.noteServer(holds: result.highestSeq, generation: result.generation)
+                }
             case 409 where errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
                 // The server has less (or more) of our log than we thought: resume from what it expects.
                 guard let expected = errorCode(response.body)?.expectedSeq else { throw rejection(response) }
-                try replica.setPushedSeq(expected > 0 ? expected - 1 : 0)
+                try replica.updateSyncProgress { $0.setPushed(through: expected > 0 ? expected - 1 : 0) }
             case 422 where errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
                 // Our clock is ahead of the server's: correct it, re-stamp what is unsent, push again.
                 let detail = errorCode(response.body)
-                if let serverTime = detail?.serverTime {
-                    try correctClock(serverTime: serverTime, sent: sent, force: true)
-                }
+                let offset = detail?.serverTime.flatMap { clockCorrection(serverTime: $0, sent: sent, force: true) }
                 // What the server already holds keeps its stamps (a push whose answer was lost).
                 let held = detail?.highestSeq ?? 0
-                if held > (try replica.pushedSeq) { try replica.setPushedSeq(held) }
-                try replica.restampUnacknowledgedChanges(keepingThrough: try keptThroughUncertainPush(held, detail))
+                let kept = try replica.updateSyncProgress { progress in
+                    if let offset { progress.clockOffset = offset }
+                    if held > progress.pushedSeq { progress.setPushed(through: held) }
+                    return progress.keptThroughUncertainPush(held: held, serverGeneration: detail?.generation)
+                }
+                try replica.restampUnacknowledgedChanges(keepingThrough: kept)
                 restamped = true
             default:
                 if response.status >= 500 {
                     // The server failed; it may have done so after committing.
-                    try replica.recordUncertainPush(through: batch[batch.count - 1].seq)
+                    try replica.updateSyncProgress { $0.recordUncertainPush(through: batch[batch.count - 1].seq) }
                 }
                 throw rejection(response)
             }
@@ -196,11 +201,11 @@ public actor SyncClient {
                 prefetched = nil
                 pulled = try await next.value
             } else {
-                pulled = try await fetchPage(after: try replica.pullCursor, wait: waitNow)
+                pulled = try await fetchPage(after: try replica.syncProgress.pullCursor, wait: waitNow)
             }
             guard let page = pulled.page else {
                 if errorCode(pulled.response.body)?.code == ErrorCode.invalidCursor.rawValue {
-                    try replica.setPullCursor(nil)  // start over: merging is idempotent
+                    try replica.updateSyncProgress { $0.pullCursor = nil }  // start over: merging is idempotent
                     continue
                 }
                 throw rejection(pulled.response)
@@ -208,29 +213,34 @@ public actor SyncClient {
             if page.more, configuration.prefetchPages {
                 prefetched = Task { try await self.fetchPage(after: page.cursor, wait: 0) }
             }
-            try correctClock(serverTime: page.serverTime, sent: pulled.sent)
+            // The page's changes, the cursor after them and what the page says of our pushes: one
+            // transaction, so a crash or an error loses nothing and re-pulls at most the pages in flight.
+            let offset = clockCorrection(serverTime: page.serverTime, sent: pulled.sent)
+            let settle: @Sendable (inout SyncProgress) -> Bool = { progress in
+                if let offset { progress.clockOffset = offset }
+                progress.pullCursor = page.cursor
+                guard let held = page.highestSeq else { return false }
+                progress.noteServer(holds: held, generation: page.generation)
+                // Above what we knew: a push whose answer was lost did arrive. Below: the server lost
+                // changes it had acknowledged (a restored backup), which are sent again, stamps
+                // unchanged (a push racing this pull can make it look so too; pushing again is then
+                // a no-op).
+                let lost = held < progress.pushedSeq
+                if held != progress.pushedSeq { progress.setPushed(through: held) }
+                return lost
+            }
+            let lostPushes: Bool
             if prefetched == nil {
-                try replica.applyRemote(page.changes)
+                lostPushes = try replica.applyRemote(page.changes, updatingSyncProgress: settle)
             } else {
                 // Off the actor, so the prefetch can send its request meanwhile.
                 let replica = replica
-                try await Task.detached { try replica.applyRemote(page.changes) }.value
+                lostPushes = try await Task.detached {
+                    try replica.applyRemote(page.changes, updatingSyncProgress: settle)
+                }.value
             }
-            try replica.setPullCursor(page.cursor)
             if configuration.followsServerCatalog, let tag = page.catalog { try await followCatalog(tag) }
-            if let held = page.highestSeq {
-                try noteServer(holds: held, generation: page.generation)
-                let pushed = try replica.pushedSeq
-                if held > pushed {
-                    try replica.setPushedSeq(held)  // a push whose answer was lost did arrive
-                } else if held < pushed {
-                    // The server lost changes it had acknowledged (a restored backup): send them again,
-                    // stamps unchanged. A push racing this pull can make it look so too; pushing again
-                    // is then a no-op.
-                    try replica.setPushedSeq(held)
-                    try await pushAll()
-                }
-            }
+            if lostPushes { try await pushAll() }
             guard page.more else { return }
             waitNow = 0
         }
@@ -259,27 +269,6 @@ public actor SyncClient {
             ? try await Task.detached { try Self.decode(PullResponse.self, body) }.value
             : try Self.decode(PullResponse.self, body)
         return PulledPage(response: response, sent: sent, page: page)
-    }
-
-    /// What the server's answer says about an earlier push that got none.
-    func noteServer(holds held: Int64, generation: String?) throws {
-        if let generation { try replica.setServerGeneration(generation) }
-        if let uncertain = try replica.uncertainPush, held >= uncertain.seq { try replica.clearUncertainPush() }
-    }
-
-    /// Before re-stamping after `clock_skew`: the highest sequence number whose stamps must stay.
-    /// A push that got no answer and is not among what the server holds (`held`) never arrived — if
-    /// the server's generation is the one known when it was sent (the server has lost nothing since).
-    /// Otherwise the server may have stored it, other devices pulled it, and a restore lost it:
-    /// re-stamping it then would make replicas disagree, so it keeps its stamps and waits until the
-    /// server's clock reaches them.
-    func keptThroughUncertainPush(_ held: Int64, _ detail: ErrorBody.Detail?) throws -> Int64 {
-        guard let uncertain = try replica.uncertainPush, uncertain.seq > held else { return 0 }
-        if let known = uncertain.generation, known == detail?.generation {
-            try replica.clearUncertainPush()
-            return 0
-        }
-        return uncertain.seq
     }
 
     // MARK: Helpers
@@ -393,17 +382,16 @@ public actor SyncClient {
         }
     }
 
-    /// Aligns the replica's clock with the server's when they differ by more than a second
-    /// (the midpoint of the request's round trip is taken as the server's reading time).
-    func correctClock(serverTime: Int64, sent: Date, force: Bool = false) throws {
+    /// The clock correction a server answer calls for: the server's time less the midpoint of the
+    /// request's round trip (taken as the server's reading time), when it differs from the current
+    /// correction by more than a second (or `force`); `nil` when it does not, or the server's time is
+    /// outside what an HLC can carry (nonsense, never a reason to trap).
+    func clockCorrection(serverTime: Int64, sent: Date, force: Bool = false) -> Int64? {
         let received = physicalNow()
         let midpoint = Int64((sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2 * 1000)
-        // A server time outside what an HLC can carry is nonsense, never a reason to trap.
-        guard (0...Int64(HLC.maxMilliseconds)).contains(serverTime) else { return }
+        guard (0...Int64(HLC.maxMilliseconds)).contains(serverTime) else { return nil }
         let offset = serverTime - midpoint
-        if force || abs(offset - replica.clockOffset) > 1000 {
-            try replica.setClockOffset(offset)
-        }
+        return force || abs(offset - replica.clockOffset) > 1000 ? offset : nil
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {

@@ -1,0 +1,74 @@
+/// What the sync client knows of its exchange with the server: how much of the outbox the server
+/// acknowledged, where to pull from, what it may have stored without answering, and the clock
+/// correction. Kept in the replica's database so it survives restarts; the client changes it in one
+/// transaction per server answer (``TipsReplica/updateSyncProgress(_:)``, or together with the
+/// changes a pull page merges: ``TipsReplica/applyRemote(_:updatingSyncProgress:)``).
+public struct SyncProgress: Sendable, Equatable {
+    /// A push that got no answer: the server may have stored changes up to `seq`. `generation` is
+    /// the server's cursor generation known when it was sent.
+    public struct UncertainPush: Sendable, Equatable {
+        public var seq: Int64
+        public var generation: String?
+    }
+
+    /// The highest local sequence number the server has acknowledged.
+    public private(set) var pushedSeq: Int64
+    /// The highest sequence number the server ever acknowledged: ``pushedSeq`` drops when a restored
+    /// server lost changes, this never does. Nothing at or below it is re-stamped (other devices
+    /// may hold it).
+    public private(set) var acknowledgedHighSeq: Int64
+    /// The server's cursor generation from its latest answer (`nil` before any).
+    public var serverGeneration: String?
+    /// A push that got no answer, until an answer settles what it did.
+    public var uncertainPush: UncertainPush?
+    /// The server-minted cursor to pull after (`nil`: from the beginning).
+    public var pullCursor: String?
+    /// Milliseconds added to the device clock to match the server's.
+    public var clockOffset: Int64
+
+    init(
+        pushedSeq: Int64 = 0, acknowledgedHighSeq: Int64 = 0, serverGeneration: String? = nil,
+        uncertainPush: UncertainPush? = nil, pullCursor: String? = nil, clockOffset: Int64 = 0
+    ) {
+        self.pushedSeq = pushedSeq
+        self.acknowledgedHighSeq = max(acknowledgedHighSeq, pushedSeq)
+        self.serverGeneration = serverGeneration
+        self.uncertainPush = uncertainPush
+        self.pullCursor = pullCursor
+        self.clockOffset = clockOffset
+    }
+
+    /// Sets the acknowledged mark: raised by acknowledgements, lowered when the server reports it
+    /// lost changes (a restored backup), which are then pushed again with their stamps.
+    public mutating func setPushed(through seq: Int64) {
+        pushedSeq = seq
+        acknowledgedHighSeq = max(acknowledgedHighSeq, seq)
+    }
+
+    /// Remembers a push through `seq` that got no answer, with the server generation known now.
+    public mutating func recordUncertainPush(through seq: Int64) {
+        uncertainPush = UncertainPush(seq: max(uncertainPush?.seq ?? 0, seq), generation: serverGeneration)
+    }
+
+    /// What an answer saying the server holds this device's log through `held` settles: its
+    /// generation, and an earlier unanswered push that it covers.
+    public mutating func noteServer(holds held: Int64, generation: String?) {
+        if let generation { serverGeneration = generation }
+        if let uncertain = uncertainPush, held >= uncertain.seq { uncertainPush = nil }
+    }
+
+    /// Before re-stamping after `clock_skew`: the highest sequence number whose stamps must stay.
+    /// A push that got no answer and is not among what the server holds (`held`) never arrived — if
+    /// the server's generation is the one known when it was sent (the server has lost nothing
+    /// since), and it is forgotten. Otherwise the server may have stored it, other devices pulled
+    /// it, and a restore lost it: re-stamping it then would make replicas disagree, so it keeps its
+    /// stamps and waits until the server's clock reaches them.
+    public mutating func keptThroughUncertainPush(held: Int64, serverGeneration generation: String?) -> Int64 {
+        guard let uncertain = uncertainPush, uncertain.seq > held else { return 0 }
+        if let known = uncertain.generation, known == generation {
+            uncertainPush = nil
+            return 0
+        }
+        return uncertain.seq
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TipSyncCore
+
+@testable import TipSync
+
+/// The sync client's bookkeeping: its rules (``SyncProgress``), its storage, and that one server
+/// answer is one transaction — a pull page's changes and the cursor after them land together.
+@Suite struct SyncProgressTests {
+    struct Refused: Error {}
+
+    @Test func theAcknowledgedHighMarkIsNeverLowered() {
+        var progress = SyncProgress()
+        progress.setPushed(through: 7)
+        progress.setPushed(through: 3)  // a restored server lost 4...7
+        #expect(progress.pushedSeq == 3)
+        #expect(progress.acknowledgedHighSeq == 7)
+    }
+
+    @Test func anUnansweredPushIsSettledByAnAnswerThatCoversIt() {
+        var progress = SyncProgress()
+        progress.noteServer(holds: 0, generation: "g1")
+        progress.recordUncertainPush(through: 5)
+        progress.recordUncertainPush(through: 3)
+        #expect(progress.uncertainPush == .init(seq: 5, generation: "g1"))
+        progress.noteServer(holds: 4, generation: "g1")
+        #expect(progress.uncertainPush != nil)
+        progress.noteServer(holds: 5, generation: "g2")
+        #expect(progress.uncertainPush == nil)
+        #expect(progress.serverGeneration == "g2")
+    }
+
+    @Test func aRestampKeepsAnUnansweredPushUnlessTheServerProvablyNeverStoredIt() {
+        var sameGeneration = SyncProgress(serverGeneration: "g1")
+        sameGeneration.recordUncertainPush(through: 9)
+        #expect(sameGeneration.keptThroughUncertainPush(held: 4, serverGeneration: "g1") == 0)
+        #expect(sameGeneration.uncertainPush == nil)
+        var restored = SyncProgress(serverGeneration: "g1")
+        restored.recordUncertainPush(through: 9)
+        #expect(restored.keptThroughUncertainPush(held: 4, serverGeneration: "g2") == 9)
+        #expect(restored.keptThroughUncertainPush(held: 9, serverGeneration: "g2") == 0)
+    }
+
+    @Test func progressSurvivesARestartAndMovesTheClock() throws {
+        let directory = temporaryDirectory()
+        let replica = try makeReplica(directory: directory)
+        try replica.updateSyncProgress { progress in
+            progress.setPushed(through: 2)
+            progress.pullCursor = "abc.3"
+            progress.clockOffset = -5_000
+            progress.recordUncertainPush(through: 4)
+        }
+        #expect(replica.clockOffset == -5_000)
+        let reopened = try makeReplica(directory: directory)
+        let progress = try reopened.syncProgress
+        #expect(progress.pushedSeq == 2 && progress.acknowledgedHighSeq == 2)
+        #expect(progress.pullCursor == "abc.3")
+        #expect(progress.uncertainPush?.seq == 4)
+        #expect(reopened.clockOffset == -5_000)
+    }
+
+    /// A page whose bookkeeping cannot be stored is not merged either (and the other way round): a
+    /// device never holds a page's changes without the cursor after them, nor the cursor without them.
+    @Test func aPageAndItsCursorAreStoredTogetherOrNotAtAll() throws {
+        let other = try makeReplica("device-b")
+        try other.setParameter("theme", to: .string("dark"))
+        let page = try other.localChanges()
+        let directory = temporaryDirectory()
+        let replica = try makeReplica(directory: directory)
+        #expect(throws: Refused.self) {
+            try replica.applyRemote(page) { progress in
+                progress.pullCursor = "c.1"
+                throw Refused()
+            }
+        }
+        #expect(try replica.syncProgress.pullCursor == nil)
+        #expect(try makeReplica(directory: directory).parameterValue("theme") == .null)
+        try replica.applyRemote(page) { $0.pullCursor = "c.1" }
+        let reopened = try makeReplica(directory: directory)
+        #expect(try reopened.syncProgress.pullCursor == "c.1")
+        #expect(reopened.parameterValue("theme") == .string("dark"))
+    }
+}
