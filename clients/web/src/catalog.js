@@ -1,0 +1,208 @@
+// The catalog: the tips, their rules and options, the parameters and events rules read, groups, and
+// the display frequency (protocol.md §13). A catalog that does not validate is refused whole; the
+// error names the field.
+
+import { isNFC, isObject, MAX_INTEGER, numberOf, parse } from './json.js';
+import { parseRule, idsRead, RuleFormatError } from './rules.js';
+
+/**
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {import('./rules.js').Rule} Rule
+ * @typedef {import('./state.js').DonationLimit} DonationLimit
+ * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
+ * @typedef {{id: string, title: string}} Action
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions}} TipDefinition
+ * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
+ * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
+ * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
+ * @typedef {{displayFrequency?: number, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ */
+
+/** A catalog that does not decode or validate; the message starts with the field. */
+export class CatalogError extends Error {}
+
+/** The named display frequencies, in seconds. */
+export const DISPLAY_FREQUENCIES = { immediate: 0, hourly: 3600, daily: 86_400, weekly: 604_800, monthly: 2_592_000 };
+
+function kindName(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value === 'bigint' ? 'number' : typeof value}`;
+}
+
+/**
+ * Reads and validates a catalog from its JSON text or parsed JSON.
+ * @param {string | JSONValue} input
+ * @returns {Catalog}
+ */
+export function parseCatalog(input) {
+  let json;
+  try {
+    json = typeof input === 'string' ? parse(input) : input;
+  } catch (error) {
+    throw new CatalogError(error.message);
+  }
+  const fail = (path, message) => {
+    throw new CatalogError(path ? `${path}: ${message}` : message);
+  };
+  const read = (container, path, name, check, optional = true) => {
+    const full = path ? `${path}.${name}` : name;
+    if (!Object.prototype.hasOwnProperty.call(container, name) || (optional && container[name] === null)) {
+      if (optional) return undefined;
+      fail(full, `no value for key '${name}'`);
+    }
+    return check(container[name], full);
+  };
+  const object = (value, path) => (isObject(value) ? value : fail(path, `expected an object, found ${kindName(value)}`));
+  const string = (value, path) => (typeof value === 'string' ? value : fail(path, `expected a string, found ${kindName(value)}`));
+  const bool = (value, path) => (typeof value === 'boolean' ? value : fail(path, `expected a boolean, found ${kindName(value)}`));
+  const integer = (value, path) => {
+    if (typeof value === 'number' && Number.isInteger(value)) return value;
+    return fail(path, `expected an integer within ±${MAX_INTEGER}, found ${typeof value === 'number' || typeof value === 'bigint' ? value : kindName(value)}`);
+  };
+  const number = (value, path) => {
+    const result = numberOf(value);
+    return result === undefined || typeof value === 'bigint' ? fail(path, `expected a number, found ${kindName(value)}`) : result;
+  };
+  const array = (item) => (value, path) =>
+    Array.isArray(value) ? value.map((element, index) => item(element, `${path}[${index}]`)) : fail(path, `expected an array, found ${kindName(value)}`);
+  const seconds = (value, path) => {
+    const result = number(value, path);
+    if (!Number.isFinite(result) || result < 0) fail(path, `must be a number of seconds, 0 or more, got ${result}`);
+    return result;
+  };
+  const count = (value, path) => {
+    const result = integer(value, path);
+    if (result < 0) fail(path, `must be 0 or more, got ${result}`);
+    return result;
+  };
+  const root = object(json, '');
+  /** @type {Catalog} */
+  const catalog = { parameters: [], events: [], tips: [], groups: [] };
+  const frequency = read(root, '', 'displayFrequency', (value, path) => {
+    if (typeof value === 'string') {
+      if (!(value in DISPLAY_FREQUENCIES)) fail(path, `unknown display frequency '${value}'; use immediate, hourly, daily, weekly, monthly or seconds`);
+      return DISPLAY_FREQUENCIES[value];
+    }
+    return seconds(value, path);
+  });
+  if (frequency !== undefined) catalog.displayFrequency = frequency;
+  catalog.parameters =
+    read(root, '', 'parameters', array((value, path) => {
+      const member = object(value, path);
+      return {
+        id: read(member, path, 'id', string, false),
+        defaultValue: Object.prototype.hasOwnProperty.call(member, 'default') ? member.default : null,
+        transient: read(member, path, 'transient', bool) ?? false,
+      };
+    })) ?? [];
+  catalog.events =
+    read(root, '', 'events', array((value, path) => {
+      const member = object(value, path);
+      /** @type {EventDefinition} */
+      const event = { id: read(member, path, 'id', string, false) };
+      const limit = read(member, path, 'donationLimit', (limitValue, limitPath) => {
+        const limitObject = object(limitValue, limitPath);
+        /** @type {DonationLimit} */
+        const result = {};
+        const maximumCount = read(limitObject, limitPath, 'maximumCount', count);
+        if (maximumCount !== undefined) result.maximumCount = maximumCount;
+        const maximumAge = read(limitObject, limitPath, 'maximumAge', seconds);
+        if (maximumAge !== undefined) result.maximumAge = maximumAge;
+        return result;
+      });
+      if (limit) event.donationLimit = limit;
+      return event;
+    })) ?? [];
+  catalog.tips =
+    read(root, '', 'tips', array((value, path) => {
+      const member = object(value, path);
+      /** @type {TipDefinition} */
+      const tip = {
+        id: read(member, path, 'id', string, false),
+        title: read(member, path, 'title', string, false),
+        actions: read(member, path, 'actions', array((action, actionPath) => {
+          const actionObject = object(action, actionPath);
+          return { id: read(actionObject, actionPath, 'id', string, false), title: read(actionObject, actionPath, 'title', string, false) };
+        })) ?? [],
+        rules: read(member, path, 'rules', array((rule, rulePath) => {
+          try {
+            return parseRule(rule);
+          } catch (error) {
+            if (error instanceof RuleFormatError) fail(rulePath, error.message);
+            throw error;
+          }
+        })) ?? [],
+        options: { ignoresDisplayFrequency: false },
+      };
+      const message = read(member, path, 'message', string);
+      if (message !== undefined) tip.message = message;
+      const image = read(member, path, 'image', string);
+      if (image !== undefined) tip.image = image;
+      read(member, path, 'options', (options, optionsPath) => {
+        const optionsObject = object(options, optionsPath);
+        const maxDisplayCount = read(optionsObject, optionsPath, 'maxDisplayCount', count);
+        if (maxDisplayCount !== undefined) tip.options.maxDisplayCount = maxDisplayCount;
+        const maxDisplayDuration = read(optionsObject, optionsPath, 'maxDisplayDuration', seconds);
+        if (maxDisplayDuration !== undefined) tip.options.maxDisplayDuration = maxDisplayDuration;
+        tip.options.ignoresDisplayFrequency = read(optionsObject, optionsPath, 'ignoresDisplayFrequency', bool) ?? false;
+      });
+      return tip;
+    })) ?? [];
+  catalog.groups =
+    read(root, '', 'groups', array((value, path) => {
+      const member = object(value, path);
+      const priority = read(member, path, 'priority', (text, priorityPath) => {
+        const name = string(text, priorityPath);
+        if (name !== 'ordered' && name !== 'firstAvailable') fail(priorityPath, `unknown group priority '${name}'; expected ordered or firstAvailable`);
+        return name;
+      }) ?? 'ordered';
+      return { id: read(member, path, 'id', string, false), priority, tips: read(member, path, 'tips', array(string), false) };
+    })) ?? [];
+  validate(catalog);
+  return catalog;
+}
+
+/** The catalog's rules between its parts: unique, NFC, non-empty ids; rules and groups name what exists. */
+function validate(catalog) {
+  for (const member of ['tips', 'parameters', 'events', 'groups']) {
+    /** @type {Map<string, number>} */
+    const seen = new Map();
+    catalog[member].forEach(({ id }, index) => {
+      const field = `${member}[${index}].id`;
+      if (id === '') throw new CatalogError(`${field}: ids are not empty`);
+      if (!isNFC(id)) throw new CatalogError(`${field}: '${id}' is not in Unicode normalization form C (NFC)`);
+      if (seen.has(id)) throw new CatalogError(`${field}: '${id}' is already the id of ${member}[${seen.get(id)}]; ids must be unique`);
+      seen.set(id, index);
+    });
+  }
+  const parameters = new Set(catalog.parameters.map((parameter) => parameter.id));
+  const events = new Set(catalog.events.map((event) => event.id));
+  catalog.tips.forEach((tip, tipIndex) => {
+    tip.rules.forEach((rule, ruleIndex) => {
+      const field = `tips[${tipIndex}].rules[${ruleIndex}]`;
+      const read = idsRead(rule);
+      const missingParameter = [...read.parameters].filter((id) => !parameters.has(id)).sort()[0];
+      if (missingParameter !== undefined) {
+        throw new CatalogError(`${field}: reads parameter '${missingParameter}', which the catalog's parameters do not declare`);
+      }
+      const missingEvent = [...read.events].filter((id) => !events.has(id)).sort()[0];
+      if (missingEvent !== undefined) throw new CatalogError(`${field}: reads event '${missingEvent}', which the catalog's events do not declare`);
+    });
+  });
+  const tips = new Set(catalog.tips.map((tip) => tip.id));
+  catalog.groups.forEach((group, groupIndex) => {
+    const index = group.tips.findIndex((id) => !tips.has(id));
+    if (index >= 0) {
+      throw new CatalogError(`groups[${groupIndex}].tips[${index}]: names tip '${group.tips[index]}', which the catalog's tips do not declare`);
+    }
+  });
+}
+
+/** Each event's donation limit, by event id. @returns {{[event: string]: DonationLimit}} */
+export function donationLimits(catalog) {
+  const limits = Object.create(null);
+  for (const event of catalog.events) if (event.donationLimit && !(event.id in limits)) limits[event.id] = event.donationLimit;
+  return limits;
+}

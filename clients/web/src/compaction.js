@@ -1,0 +1,107 @@
+// Log compaction (protocol.md §8): which entries of a log no replica needs any more. Merging what is
+// kept gives the same state as merging everything.
+
+import { compareStamps, epochPrecedes, stampKey } from './hlc.js';
+import { stampOf } from './change.js';
+
+/** @typedef {import('./change.js').Change} Change */
+/** @typedef {{position: number, change: Change}} LogEntry */
+
+/**
+ * The positions of the entries compaction drops.
+ * @param {LogEntry[]} entries
+ * @returns {Set<number>}
+ */
+export function superseded(entries) {
+  const dropped = new Set();
+  let reset = null;
+  for (const { change } of entries) {
+    if (change.kind === 'datastoreReset' && (!reset || compareStamps(stampOf(change), reset) > 0)) reset = stampOf(change);
+  }
+  const latestParameter = new Map();
+  const latestEligibility = new Map();
+  const latestEligible = new Map();
+  const latestDeletion = new Map();
+  /** @type {Map<string, LogEntry[]>} */
+  const displays = new Map();
+  /** @type {Map<string, LogEntry[]>} */
+  const donations = new Map();
+  const keepLatest = (entry, table, key) => {
+    const current = table.get(key);
+    if (!current) table.set(key, entry);
+    else if (compareStamps(stampOf(current.change), stampOf(entry.change)) < 0) {
+      dropped.add(current.position);
+      table.set(key, entry);
+    } else {
+      dropped.add(entry.position);
+    }
+  };
+  const later = (table, key, entry) => {
+    const current = table.get(key);
+    if (!current || compareStamps(stampOf(current.change), stampOf(entry.change)) <= 0) table.set(key, entry);
+  };
+  for (const entry of entries) {
+    const { change } = entry;
+    const stamp = stampOf(change);
+    if (change.kind === 'datastoreReset') {
+      if (compareStamps(stamp, reset) !== 0) dropped.add(entry.position);
+      continue;
+    }
+    if (change.kind === 'display') {
+      if (reset && epochPrecedes(change.epoch ?? null, reset)) dropped.add(entry.position);
+      else {
+        const key = `${change.tip}\u0000${change.device}\u0000${stampKey(change.epoch ?? null)}`;
+        const list = displays.get(key);
+        if (list) list.push(entry);
+        else displays.set(key, [entry]);
+      }
+      continue;
+    }
+    if (reset && compareStamps(stamp, reset) <= 0) {
+      dropped.add(entry.position);
+      continue;
+    }
+    switch (change.kind) {
+      case 'parameter':
+        keepLatest(entry, latestParameter, change.id);
+        break;
+      case 'eligibility':
+        // Kept if it is the latest write or the latest `eligible` (its stamp starts the display epoch).
+        if (change.state === 'eligible') later(latestEligible, change.tip, entry);
+        later(latestEligibility, change.tip, entry);
+        break;
+      case 'donation': {
+        const list = donations.get(change.event);
+        if (list) list.push(entry);
+        else donations.set(change.event, [entry]);
+        break;
+      }
+      case 'donationsDeleted':
+        keepLatest(entry, latestDeletion, change.event);
+        break;
+    }
+  }
+  const keptEligibility = new Set([...latestEligibility.values(), ...latestEligible.values()].map((entry) => entry.position));
+  for (const entry of entries) {
+    if (entry.change.kind === 'eligibility' && !keptEligibility.has(entry.position)) dropped.add(entry.position);
+  }
+  for (const list of displays.values()) {
+    const keep = new Set();
+    for (const measure of [(c) => c.count, (c) => c.duration, (c) => c.lastDisplayed]) {
+      // The first of the largest by position: every replica compacting the same log agrees.
+      let best = null;
+      for (const entry of list) {
+        const candidate = measure(entry.change);
+        if (best === null || candidate > best.value) best = { value: candidate, position: entry.position };
+      }
+      if (best) keep.add(best.position);
+    }
+    for (const entry of list) if (!keep.has(entry.position)) dropped.add(entry.position);
+  }
+  for (const [event, list] of donations) {
+    const deletion = latestDeletion.get(event);
+    if (!deletion) continue;
+    for (const entry of list) if (compareStamps(stampOf(entry.change), stampOf(deletion.change)) <= 0) dropped.add(entry.position);
+  }
+  return dropped;
+}

@@ -1,0 +1,29 @@
+// TipSync for the web: the protocol's core (JSON number model, HLC, changes, merge, compaction, rules,
+// status) with no dependencies. See clients/web/README.md.
+
+/**
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {import('./hlc.js').Stamp} Stamp
+ * @typedef {import('./change.js').Change} Change
+ * @typedef {import('./state.js').Donation} Donation
+ * @typedef {import('./state.js').DonationLimit} DonationLimit
+ * @typedef {import('./rules.js').Rule} Rule
+ * @typedef {import('./catalog.js').Catalog} Catalog
+ * @typedef {import('./catalog.js').TipDefinition} TipDefinition
+ * @typedef {import('./status.js').TipStatus} TipStatus
+ */
+
+export {
+  JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObject, jsonEquals, numberOf, numberText,
+  numberViolation, object, parse,
+} from './json.js';
+export {
+  HybridLogicalClock, MAX_HLC_MILLISECONDS, compareStamps, epochPrecedes, formatHLC, isHLC, laterEpoch, parseHLC,
+  stampKey,
+} from './hlc.js';
+export { ChangeError, INVALIDATION_REASONS, KINDS, changeText, decodeChange, encodeChange, stampOf, violation } from './change.js';
+export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPrecedes } from './state.js';
+export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, idsRead, parseRule } from './rules.js';
+export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from './catalog.js';
+export { QUERY_LIMIT, StatusEvaluator } from './status.js';
+export { superseded } from './compaction.js';

@@ -1,0 +1,292 @@
+// The rule language (protocol.md §13): JSON expressions over parameters, donations and the current
+// instant. One evaluator, the reference's semantics: a rule that fails to evaluate does not hold.
+
+import { canonicalText, compareCodePoints, isObject, jsonEquals, MAX_INTEGER, numberOf } from './json.js';
+
+/** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./state.js').Donation} Donation */
+/**
+ * A parsed rule expression.
+ * @typedef {{op: string, value?: JSONValue, name?: string, operands?: Rule[], seconds?: number, field?: string}} Rule
+ */
+
+/** A rule that is not one of the language's expressions; the message says why. */
+export class RuleFormatError extends Error {}
+
+/** A rule that could not be evaluated (a type error, for example): it does not hold. */
+export class RuleEvaluationError extends Error {}
+
+const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='];
+const ARITHMETIC = ['+', '-', '*', '/'];
+const UNITS = { minute: 60, hour: 3600, day: 86_400, week: 604_800 };
+
+/**
+ * Reads a rule expression from its JSON.
+ * @param {JSONValue} json
+ * @returns {Rule}
+ */
+export function parseRule(json) {
+  if (!isObject(json)) {
+    if (Array.isArray(json)) throw new RuleFormatError('a bare array is not a rule expression; wrap it in {"literal": […]}');
+    return { op: 'literal', value: json };
+  }
+  const keys = Object.keys(json);
+  if (keys.length !== 1) {
+    throw new RuleFormatError(`a rule expression object must have exactly one key (the operator), got [${keys.sort().map((k) => JSON.stringify(k)).join(', ')}]`);
+  }
+  const op = keys[0];
+  const argument = json[op];
+  const operands = (count) => {
+    if (!Array.isArray(argument) || argument.length !== count) throw new RuleFormatError(`'${op}' takes an array of ${count} operands`);
+    return argument;
+  };
+  const string = (value) => {
+    if (typeof value !== 'string') throw new RuleFormatError(`'${op}' needs a string`);
+    return value;
+  };
+  if (COMPARISONS.includes(op) || ARITHMETIC.includes(op)) {
+    const items = operands(2);
+    return { op, operands: [parseRule(items[0]), parseRule(items[1])] };
+  }
+  switch (op) {
+    case 'literal':
+      return { op, value: argument };
+    case 'param':
+    case 'donations':
+    case 'field':
+      return { op, name: string(argument) };
+    case 'now':
+      if (argument !== true) throw new RuleFormatError("'now' takes true: {\"now\": true}");
+      return { op };
+    case 'not':
+    case 'count':
+      return { op, operands: [parseRule(argument)] };
+    case 'and':
+    case 'or':
+      if (!Array.isArray(argument)) throw new RuleFormatError(`'${op}' takes an array`);
+      return { op, operands: argument.map(parseRule) };
+    case 'filter':
+    case 'contains': {
+      const items = operands(2);
+      return { op, operands: [parseRule(items[0]), parseRule(items[1])] };
+    }
+    case 'donatedWithin': {
+      const items = operands(2);
+      return { op, operands: [parseRule(items[0])], seconds: windowSeconds(items[1]) };
+    }
+    case 'largestSubset':
+    case 'smallestSubset': {
+      const items = operands(2);
+      return { op, operands: [parseRule(items[0])], field: string(items[1]) };
+    }
+    default:
+      throw new RuleFormatError(`unknown rule operator '${op}'`);
+  }
+}
+
+function windowSeconds(json) {
+  let seconds;
+  const number = numberOf(json);
+  if (number !== undefined) seconds = number;
+  else if (typeof json === 'string') seconds = UNITS[json];
+  else if (isObject(json) && Object.keys(json).length === 1) {
+    const [key] = Object.keys(json);
+    const unit = key.endsWith('s') ? UNITS[key.slice(0, -1)] : undefined;
+    const count = numberOf(json[key]);
+    if (unit !== undefined && count !== undefined) seconds = unit * count;
+  }
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) {
+    throw new RuleFormatError(
+      `donatedWithin's window is a number of seconds (0 or more), "minute", "hour", "day", "week", or one of {"minutes": n}, {"hours": n}, {"days": n}, {"weeks": n}; got ${canonicalText(json)}`);
+  }
+  return seconds;
+}
+
+/** The parameter and event ids a rule reads. */
+export function idsRead(rule, found = { parameters: new Set(), events: new Set() }) {
+  if (rule.op === 'param') found.parameters.add(rule.name);
+  if (rule.op === 'donations') found.events.add(rule.name);
+  for (const operand of rule.operands ?? []) idsRead(operand, found);
+  return found;
+}
+
+/** A list of donations, as a value distinct from JSON arrays. */
+class DonationList {
+  /** @param {Donation[]} donations */
+  constructor(donations) {
+    this.donations = donations;
+  }
+}
+
+/** A donation's field: `date` in seconds, else its payload's member (or null). */
+function field(name, donation) {
+  if (name === 'date') return donation.date / 1000;
+  const info = donation.info;
+  if (isObject(info) && Object.prototype.hasOwnProperty.call(info, name)) return info[name];
+  return null;
+}
+
+function compareNumbers(op, a, b) {
+  switch (op) {
+    case '==': return a === b;
+    case '!=': return a !== b;
+    case '<': return a < b;
+    case '<=': return a <= b;
+    case '>': return a > b;
+    default: return a >= b;
+  }
+}
+
+/** Compares JSON values: numbers by value, strings by code points, others only for equality. */
+export function compareValues(op, lhs, rhs) {
+  const a = numberOf(lhs);
+  const b = numberOf(rhs);
+  if (a !== undefined && b !== undefined) return compareNumbers(op, a, b);
+  let order;
+  if (typeof lhs === 'string' && typeof rhs === 'string') order = compareCodePoints(lhs, rhs);
+  else order = jsonEquals(lhs, rhs) ? 0 : null;
+  switch (op) {
+    case '==': return order === 0;
+    case '!=': return order !== 0;
+    case '<': return order !== null && order < 0;
+    case '<=': return order !== null && order <= 0;
+    case '>': return order !== null && order > 0;
+    default: return order !== null && order >= 0;
+  }
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+function isInteger(value) {
+  return typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value));
+}
+
+/** Arithmetic: integers exactly (64-bit, as the reference), else finite floating point. */
+export function arithmetic(op, lhs, rhs) {
+  if (isInteger(lhs) && isInteger(rhs) && op !== '/') {
+    const a = BigInt(lhs);
+    const b = BigInt(rhs);
+    const result = op === '+' ? a + b : op === '-' ? a - b : a * b;
+    if (result >= INT64_MIN && result <= INT64_MAX) {
+      return result >= -BigInt(MAX_INTEGER) && result <= BigInt(MAX_INTEGER) ? Number(result) : result;
+    }
+  }
+  const a = numberOf(lhs);
+  const b = numberOf(rhs);
+  if (a === undefined || b === undefined) {
+    throw new RuleEvaluationError(`'${op}' needs numbers, got ${canonicalText(lhs)} and ${canonicalText(rhs)}`);
+  }
+  const result = op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : a / b;
+  if (!Number.isFinite(result)) {
+    throw new RuleEvaluationError(`'${op}' of ${canonicalText(lhs)} and ${canonicalText(rhs)} is not a finite number`);
+  }
+  return result === 0 ? 0 : result;
+}
+
+/**
+ * What rules read: parameter values, visible donations, the instant (seconds since 1970).
+ * @typedef {{parameterValue(id: string): JSONValue, donations(event: string): Donation[], now: number}} RuleContext
+ */
+
+/** Evaluates rules against a context. */
+export class RuleEvaluator {
+  /** @param {RuleContext} context */
+  constructor(context) {
+    this.context = context;
+  }
+
+  /** Whether the rule holds; throws {@link RuleEvaluationError} when it cannot be evaluated. */
+  holds(rule) {
+    return this.#truth(rule, null);
+  }
+
+  #truth(rule, element) {
+    const value = this.#evaluate(rule, element);
+    if (typeof value !== 'boolean') throw new RuleEvaluationError(`expected a true/false result from ${rule.op}`);
+    return value;
+  }
+
+  /** @returns {Donation[]} */
+  #list(rule, element) {
+    const value = this.#evaluate(rule, element);
+    if (!(value instanceof DonationList)) throw new RuleEvaluationError(`expected a donation list from ${rule.op}`);
+    return value.donations;
+  }
+
+  #json(rule, element) {
+    const value = this.#evaluate(rule, element);
+    if (value instanceof DonationList) throw new RuleEvaluationError(`expected a value, got a donation list from ${rule.op}`);
+    return value;
+  }
+
+  #evaluate(rule, element) {
+    const [a, b] = rule.operands ?? [];
+    switch (rule.op) {
+      case 'literal':
+        return rule.value;
+      case 'param':
+        return this.context.parameterValue(rule.name);
+      case 'donations':
+        return new DonationList(this.context.donations(rule.name));
+      case 'field':
+        if (!element) throw new RuleEvaluationError(`field '${rule.name}' used outside filter/contains`);
+        return field(rule.name, element);
+      case 'now':
+        return this.context.now;
+      case 'not':
+        return !this.#truth(a, element);
+      case 'and':
+        for (const part of rule.operands) if (!this.#truth(part, element)) return false;
+        return true;
+      case 'or':
+        for (const part of rule.operands) if (this.#truth(part, element)) return true;
+        return false;
+      case 'count':
+        return this.#list(a, element).length;
+      case 'filter':
+        return new DonationList(this.#list(a, element).filter((donation) => this.#truth(b, donation)));
+      case 'contains':
+        for (const donation of this.#list(a, element)) if (this.#truth(b, donation)) return true;
+        return false;
+      case 'donatedWithin': {
+        const threshold = Math.ceil((this.context.now - rule.seconds) * 1000);
+        return new DonationList(this.#list(a, element).filter((donation) => donation.date >= threshold));
+      }
+      case 'largestSubset':
+      case 'smallestSubset':
+        return new DonationList(subset(this.#list(a, element), rule.field, rule.op === 'largestSubset'));
+      default:
+        if (COMPARISONS.includes(rule.op)) return compareValues(rule.op, this.#json(a, element), this.#json(b, element));
+        return arithmetic(rule.op, this.#json(a, element), this.#json(b, element));
+    }
+  }
+}
+
+/**
+ * Groups donations by a field's value and picks the largest (or smallest) group; ties go to the
+ * value whose canonical JSON text sorts first by UTF-8 bytes, so every replica picks the same one.
+ */
+function subset(donations, name, largest) {
+  /** @type {Map<string, Donation[]>} */
+  const groups = new Map();
+  for (const donation of donations) {
+    const key = canonicalText(field(name, donation));
+    const group = groups.get(key);
+    if (group) group.push(donation);
+    else groups.set(key, [donation]);
+  }
+  /** @type {[string, Donation[]] | null} */
+  let best = null;
+  for (const [key, group] of groups) {
+    if (
+      best === null ||
+      (group.length !== best[1].length
+        ? largest ? group.length > best[1].length : group.length < best[1].length
+        : compareCodePoints(key, best[0]) < 0)
+    ) {
+      best = [key, group];
+    }
+  }
+  return best ? best[1] : [];
+}

@@ -1,0 +1,135 @@
+// The conformance corpus's merge vectors (conformance/merge/, protocol.md §14), run by the JavaScript
+// client: every vector in its listed order, reversed, and in 16 seeded orders with duplicates,
+// batches and compaction between batches — the deliveries the Swift runner checks.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import {
+  canonicalText, decodeChange, donationLimits, jsonEquals, parse, parseCatalog, ReplicaState, StatusEvaluator,
+  superseded, violation,
+} from '../src/index.js';
+import { SplitMix64 } from './random.js';
+
+const directory = join(fileURLToPath(new URL('.', import.meta.url)), '../../../conformance/merge');
+const names = readdirSync(directory).filter((name) => name.endsWith('.json')).sort();
+
+function load(name) {
+  const json = parse(readFileSync(join(directory, name), 'utf8'));
+  const catalog = parseCatalog(json.catalog ?? {});
+  const changes = json.changes.map((value, index) => {
+    const change = decodeChange(value);
+    const problem = violation(change);
+    if (problem) throw new Error(`${name}: changes[${index}].${problem.message}`);
+    return change;
+  });
+  return { catalog, changes, checks: json.expect };
+}
+
+function deliveries(changes) {
+  const result = [
+    ['in listed order', changes.map((change) => ({ batch: [change] }))],
+    ['reversed', [...changes].reverse().map((change) => ({ batch: [change] }))],
+  ];
+  for (let seed = 1; seed <= 16; seed++) {
+    const random = new SplitMix64(seed);
+    const order = random.shuffled(changes);
+    // Duplicates: a retried push or an overlapping pull delivers some changes twice.
+    for (const change of changes) {
+      if (random.below(4) === 0) order.splice(random.below(order.length + 1), 0, change);
+    }
+    const steps = [];
+    let rest = order;
+    while (rest.length > 0) {
+      const size = 1 + random.below(Math.max(1, Math.min(rest.length, 4)));
+      steps.push({ batch: rest.slice(0, size) });
+      rest = rest.slice(size);
+      if (random.below(3) === 0) steps.push({ compact: true });
+    }
+    result.push([`in seeded order ${seed}`, steps]);
+  }
+  return result;
+}
+
+function replay(steps, limits) {
+  let state = new ReplicaState();
+  let log = [];
+  const seen = new Set();
+  let nextPosition = 1;
+  for (const step of steps) {
+    if (step.batch) {
+      for (const change of step.batch) {
+        state.apply(change, limits);
+        const key = `${change.device}\u0000${change.seq}`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          log.push({ position: nextPosition++, change });
+        }
+      }
+    } else {
+      const dropped = superseded(log);
+      log = log.filter((entry) => !dropped.has(entry.position));
+      state = new ReplicaState();
+      for (const entry of log) state.apply(entry.change, limits);
+    }
+  }
+  return state;
+}
+
+function mismatches(state, catalog, check) {
+  const found = [];
+  const evaluator = new StatusEvaluator(state, catalog, check.now);
+  const compare = (what, actual, wanted) => {
+    if (!jsonEquals(actual, wanted)) found.push(`${what}: got ${canonicalText(actual)}, expected ${canonicalText(wanted)}`);
+  };
+  for (const [tip, wanted] of Object.entries(check.status ?? {})) {
+    const definition = catalog.tips.find((candidate) => candidate.id === tip);
+    if (!definition) found.push(`status of '${tip}': not in the catalog`);
+    else compare(`status of '${tip}'`, evaluator.status(definition), wanted);
+  }
+  for (const [group, wanted] of Object.entries(check.groups ?? {})) {
+    const definition = catalog.groups.find((candidate) => candidate.id === group);
+    if (!definition) {
+      found.push(`group '${group}': not in the catalog`);
+      continue;
+    }
+    const tips = definition.tips.map((id) => catalog.tips.find((tip) => tip.id === id)).filter(Boolean);
+    compare(`current tip of group '${group}'`, evaluator.currentTip(tips, definition.priority)?.id ?? null, wanted);
+  }
+  for (const [id, wanted] of Object.entries(check.parameters ?? {})) compare(`parameter '${id}'`, evaluator.parameterValue(id), wanted);
+  for (const [event, wanted] of Object.entries(check.donations ?? {})) {
+    compare(`donations of '${event}'`, evaluator.donations(event).map((donation) => donation.id), wanted);
+  }
+  for (const [tip, wanted] of Object.entries(check.displays ?? {})) {
+    const totals = state.displayTotals(tip);
+    const actual = Object.assign(Object.create(null), { count: totals.count, duration: totals.duration, appeared: state.hasDisplayed(tip) });
+    compare(`displays of '${tip}'`, actual, wanted);
+  }
+  for (const [tip, wanted] of Object.entries(check.eligibility ?? {})) {
+    const eligibility = state.eligibility(tip);
+    const actual = !eligibility ? null : eligibility.state === 'eligible' ? 'eligible' : `invalidated:${eligibility.reason}`;
+    compare(`eligibility of '${tip}'`, actual, wanted);
+  }
+  return found;
+}
+
+test('the corpus is there', () => {
+  assert.ok(names.length >= 20, `conformance/merge/ holds ${names.length} vectors`);
+});
+
+for (const name of names) {
+  test(`${name} holds in every delivery order`, () => {
+    const vector = load(name);
+    const limits = donationLimits(vector.catalog);
+    const problems = [];
+    for (const [label, steps] of deliveries(vector.changes)) {
+      const state = replay(steps, limits);
+      vector.checks.forEach((check, index) => {
+        for (const mismatch of mismatches(state, vector.catalog, check)) problems.push(`expect[${index}], delivered ${label}: ${mismatch}`);
+      });
+    }
+    assert.deepEqual(problems.slice(0, 10), []);
+  });
+}

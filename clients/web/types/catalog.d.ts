@@ -1,0 +1,72 @@
+/**
+ * Reads and validates a catalog from its JSON text or parsed JSON.
+ * @param {string | JSONValue} input
+ * @returns {Catalog}
+ */
+export function parseCatalog(input: string | JSONValue): Catalog;
+/** Each event's donation limit, by event id. @returns {{[event: string]: DonationLimit}} */
+export function donationLimits(catalog: any): any;
+/**
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {import('./rules.js').Rule} Rule
+ * @typedef {import('./state.js').DonationLimit} DonationLimit
+ * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
+ * @typedef {{id: string, title: string}} Action
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions}} TipDefinition
+ * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
+ * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
+ * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
+ * @typedef {{displayFrequency?: number, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ */
+/** A catalog that does not decode or validate; the message starts with the field. */
+export class CatalogError extends Error {
+}
+export namespace DISPLAY_FREQUENCIES {
+    const immediate: number;
+    const hourly: number;
+    const daily: number;
+    const weekly: number;
+    const monthly: number;
+}
+export type JSONValue = import('./json.js').JSONValue;
+export type Rule = import('./rules.js').Rule;
+export type DonationLimit = import('./state.js').DonationLimit;
+export type TipOptions = {
+    maxDisplayCount?: number;
+    maxDisplayDuration?: number;
+    ignoresDisplayFrequency: boolean;
+};
+export type Action = {
+    id: string;
+    title: string;
+};
+export type TipDefinition = {
+    id: string;
+    title: string;
+    message?: string;
+    image?: string;
+    actions: Action[];
+    rules: Rule[];
+    options: TipOptions;
+};
+export type ParameterDefinition = {
+    id: string;
+    defaultValue: JSONValue;
+    transient: boolean;
+};
+export type EventDefinition = {
+    id: string;
+    donationLimit?: DonationLimit;
+};
+export type TipGroupDefinition = {
+    id: string;
+    priority: 'ordered' | 'firstAvailable';
+    tips: string[];
+};
+export type Catalog = {
+    displayFrequency?: number;
+    parameters: ParameterDefinition[];
+    events: EventDefinition[];
+    tips: TipDefinition[];
+    groups: TipGroupDefinition[];
+};

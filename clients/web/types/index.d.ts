@@ -1,0 +1,17 @@
+export { superseded } from "./compaction.js";
+export type JSONValue = import('./json.js').JSONValue;
+export type Stamp = import('./hlc.js').Stamp;
+export type Change = import('./change.js').Change;
+export type Donation = import('./state.js').Donation;
+export type DonationLimit = import('./state.js').DonationLimit;
+export type Rule = import('./rules.js').Rule;
+export type Catalog = import('./catalog.js').Catalog;
+export type TipDefinition = import('./catalog.js').TipDefinition;
+export type TipStatus = import('./status.js').TipStatus;
+export { JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObject, jsonEquals, numberOf, numberText, numberViolation, object, parse } from "./json.js";
+export { HybridLogicalClock, MAX_HLC_MILLISECONDS, compareStamps, epochPrecedes, formatHLC, isHLC, laterEpoch, parseHLC, stampKey } from "./hlc.js";
+export { ChangeError, INVALIDATION_REASONS, KINDS, changeText, decodeChange, encodeChange, stampOf, violation } from "./change.js";
+export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPrecedes } from "./state.js";
+export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, idsRead, parseRule } from "./rules.js";
+export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from "./catalog.js";
+export { QUERY_LIMIT, StatusEvaluator } from "./status.js";

@@ -1,0 +1,70 @@
+/** @returns {{[name: string]: JSONValue}} */
+export function object(): {
+    [name: string]: JSONValue;
+};
+/** Whether a value is a JSON object (not an array, not null). */
+export function isObject(value: any): boolean;
+/** The value as a JavaScript number, when it is a number (a BigInt is converted, rounding). */
+export function numberOf(value: any): number;
+/**
+ * Parses JSON text strictly (RFC 8259). Integers outside ±(2^53 − 1) become BigInts; `-0` is 0.
+ * @param {string} text
+ * @returns {JSONValue}
+ */
+export function parse(text: string): JSONValue;
+/** Compares two strings by Unicode code points (the order of their UTF-8 bytes): -1, 0 or 1. */
+export function compareCodePoints(a: any, b: any): 0 | 1 | -1;
+/** Whether a string is in Unicode normalization form C. */
+export function isNFC(text: any): boolean;
+/** Equality of JSON values: numbers by value, strings by code points, objects by members. */
+export function jsonEquals(a: any, b: any): any;
+/**
+ * A finite number as canonical JSON writes it: integral values within the number model as integers
+ * (`-0` as `0`), others as ECMAScript's shortest form (`1e-7`, `0.1`, `1.5e+300`).
+ */
+export function numberText(number: any): string;
+/** Canonical JSON text (protocol.md §1): keys sorted by UTF-8 bytes, no white space. */
+export function canonicalText(value: any): any;
+/**
+ * The first number in `value` outside the number model, as a violation naming its path; else null.
+ * @returns {{field: string, message: string} | null}
+ */
+export function numberViolation(value: any, path: any): {
+    field: string;
+    message: string;
+} | null;
+/**
+ * A JSON value: null, a boolean, a number (a BigInt for an integer outside the number model), a
+ * string, an array of JSON values, or an object of JSON values (without a prototype).
+ * @typedef {null | boolean | number | bigint | string | JSONArray | JSONObject} JSONValue
+ */
+/** @typedef {Array<any>} JSONArray JSON values. */
+/** @typedef {{[name: string]: any}} JSONObject members that are JSON values. */
+/** The largest integer the number model admits: 2^53 − 1. */
+export const MAX_INTEGER: 9007199254740991;
+/** A JSON text that is malformed, or holds an object with two equal (or canonically equivalent) member names. */
+export class JSONError extends Error {
+    /**
+     * @param {string} message
+     * @param {string} path where the problem is, in protocol terms (`changes[0].value`)
+     * @param {boolean} duplicateMemberName
+     */
+    constructor(message: string, path?: string, duplicateMemberName?: boolean);
+    path: string;
+    duplicateMemberName: boolean;
+}
+/**
+ * A JSON value: null, a boolean, a number (a BigInt for an integer outside the number model), a
+ * string, an array of JSON values, or an object of JSON values (without a prototype).
+ */
+export type JSONValue = null | boolean | number | bigint | string | any[] | JSONObject;
+/**
+ * JSON values.
+ */
+export type JSONArray = Array<any>;
+/**
+ * members that are JSON values.
+ */
+export type JSONObject = {
+    [name: string]: any;
+};

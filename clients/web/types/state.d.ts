@@ -1,0 +1,111 @@
+/**
+ * @typedef {import('./hlc.js').Stamp} Stamp
+ * @typedef {import('./change.js').Change} Change
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {{state: 'eligible' | 'invalidated', reason?: string}} Eligibility
+ * @typedef {{id: string, date: number, info?: JSONValue, hasInfo: boolean, stamp: Stamp}} Donation
+ * @typedef {{maximumCount?: number, maximumAge?: number}} DonationLimit
+ * @typedef {{device: string, epoch: Stamp | null, count: number, duration: number, lastDisplayed: number}} DisplayCounter
+ */
+/** Donations are ordered by date, then id by code points. */
+export function donationPrecedes(a: any, b: any): boolean;
+/** How long past `maximumAge` a donation is still stored (a day), so clocks that differ agree. */
+export const DONATION_AGE_GRACE_MILLISECONDS: 86400000;
+/** An event's donations, sorted by (date, id), and its latest `deleteDonations()`. */
+export class EventRecord {
+    /** @type {Donation[]} */
+    donations: Donation[];
+    /** @type {Set<string>} */
+    ids: Set<string>;
+    /** @type {Stamp | null} */
+    deletedAt: Stamp | null;
+    /** Inserts keeping (date, id) order; `false` when the id is already present. */
+    insert(donation: any): boolean;
+    removeWhere(predicate: any): void;
+    /**
+     * Drops every donation no future change can make visible under a `maximumCount` limit: one
+     * outranked, by (date, id), by at least `maximum` donations stamped no earlier than it. Which
+     * donations this drops depends only on the set present, never on the order they came in.
+     */
+    pruneDominated(maximum: any): void;
+}
+/** Everything a replica knows, as the merge of the changes it has seen. */
+export class ReplicaState {
+    /** The latest `resetDatastore()`. @type {Stamp | null} */
+    datastoreReset: any;
+    /** @type {Map<string, {value: JSONValue, stamp: Stamp}>} */
+    parameters: Map<string, {
+        value: JSONValue;
+        stamp: Stamp;
+    }>;
+    /** @type {Map<string, {eligibility: {value: Eligibility, stamp: Stamp} | null, resetStamp: Stamp | null}>} */
+    tips: Map<string, {
+        eligibility: {
+            value: Eligibility;
+            stamp: Stamp;
+        };
+        resetStamp: Stamp | null;
+    }>;
+    /** Per tip, per (device, epoch): cumulative display counters. @type {Map<string, Map<string, DisplayCounter>>} */
+    displays: Map<any, any>;
+    /** @type {Map<string, EventRecord>} */
+    events: Map<string, EventRecord>;
+    /** Milliseconds since 1970 of the latest display of any tip on any device. @type {number | null} */
+    lastDisplayAnywhere: any;
+    /**
+     * Merges one change; whether the state changed. Idempotent and order-independent.
+     * @param {Change} change
+     * @param {{[event: string]: DonationLimit}} donationLimits
+     */
+    apply(change: Change, donationLimits?: {
+        [event: string]: DonationLimit;
+    }): boolean;
+    /** The stamp that began `tip`'s current display epoch. @returns {Stamp | null} */
+    displayEpoch(tip: any): any;
+    /** Displays of `tip` summed over every device, in its current epoch (summed in device order). */
+    displayTotals(tip: any): {
+        count: number;
+        duration: number;
+    };
+    /** Whether `tip` has ever been displayed on any device (since the last datastore reset). */
+    hasDisplayed(tip: any): boolean;
+    /** This device's counter for `tip` in its current epoch. */
+    counter(tip: any, device: any): {
+        epoch: any;
+        counter: any;
+    };
+    /** The invalidation register's value, if a write survives. @returns {Eligibility | null} */
+    eligibility(tip: any): Eligibility;
+    /** A parameter's synced value, or `undefined` when none survives. */
+    parameterValue(id: any): import("./json.js").JSONValue;
+    /** The donations of `event`, oldest first. */
+    donations(event: any): Donation[];
+    /** Drops what an event's limit makes invisible for good at `nowMilliseconds`. */
+    trimDonations(event: any, limit: any, nowMilliseconds: any): void;
+    #private;
+}
+export type Stamp = import('./hlc.js').Stamp;
+export type Change = import('./change.js').Change;
+export type JSONValue = import('./json.js').JSONValue;
+export type Eligibility = {
+    state: 'eligible' | 'invalidated';
+    reason?: string;
+};
+export type Donation = {
+    id: string;
+    date: number;
+    info?: JSONValue;
+    hasInfo: boolean;
+    stamp: Stamp;
+};
+export type DonationLimit = {
+    maximumCount?: number;
+    maximumAge?: number;
+};
+export type DisplayCounter = {
+    device: string;
+    epoch: Stamp | null;
+    count: number;
+    duration: number;
+    lastDisplayed: number;
+};
