@@ -19,7 +19,8 @@ struct WebClientTests {
         let result = try await ChildProcess.run(node, ["--test", "test/"], directory: Self.client.path)
         #expect(result.status == 0, "node --test failed:\n\(result.stdout.suffix(6000))\n\(result.stderr.suffix(2000))")
         let passed = result.stdout.split(separator: "\n").first { $0.hasPrefix("# pass ") }
-        #expect(passed.flatMap { Int($0.dropFirst("# pass ".count)) }.map { $0 >= 35 } == true, "\(passed ?? "no count")")
+        #expect(
+            passed.flatMap { Int($0.dropFirst("# pass ".count)) }.map { $0 >= 35 } == true, "\(passed ?? "no count")")
     }
 
     /// `tsc` checks the JSDoc types of every source file and writes the declarations; they must equal
