@@ -27,3 +27,7 @@ export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compar
 export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from './catalog.js';
 export { QUERY_LIMIT, StatusEvaluator } from './status.js';
 export { superseded } from './compaction.js';
+export { MemoryStore, IndexedDBStore } from './store.js';
+export { Replica } from './replica.js';
+export { SyncClient, SyncError } from './sync.js';
+export { emptyProgress } from './progress.js';

@@ -1,4 +1,6 @@
 export { superseded } from "./compaction.js";
+export { Replica } from "./replica.js";
+export { emptyProgress } from "./progress.js";
 export type JSONValue = import('./json.js').JSONValue;
 export type Stamp = import('./hlc.js').Stamp;
 export type Change = import('./change.js').Change;
@@ -15,3 +17,5 @@ export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPre
 export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, idsRead, parseRule } from "./rules.js";
 export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from "./catalog.js";
 export { QUERY_LIMIT, StatusEvaluator } from "./status.js";
+export { MemoryStore, IndexedDBStore } from "./store.js";
+export { SyncClient, SyncError } from "./sync.js";

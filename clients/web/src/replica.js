@@ -1,0 +1,434 @@
+// A device's tips engine: the merged state, its log in a store, its clock and device id, the
+// catalog, and the TipKit-shaped operations (donate, parameters, invalidate, displays). What the
+// sync client and the <tipsync-tip> element build on.
+
+import { HybridLogicalClock, MAX_HLC_MILLISECONDS, formatHLC, parseHLC, stampKey } from './hlc.js';
+import { ReplicaState } from './state.js';
+import { StatusEvaluator } from './status.js';
+import { donationLimits, parseCatalog } from './catalog.js';
+import { MAX_INTEGER, canonicalText, object } from './json.js';
+import { ChangeError, INVALIDATION_REASONS, violation } from './change.js';
+import { MemoryStore } from './store.js';
+import { emptyProgress } from './progress.js';
+import { superseded } from './compaction.js';
+
+/**
+ * @typedef {import('./change.js').Change} Change
+ * @typedef {import('./catalog.js').Catalog} Catalog
+ * @typedef {import('./catalog.js').TipDefinition} TipDefinition
+ * @typedef {import('./status.js').TipStatus} TipStatus
+ * @typedef {import('./status.js').TestingOverrides} TestingOverrides
+ * @typedef {import('./store.js').ReplicaStore} ReplicaStore
+ * @typedef {import('./progress.js').SyncProgress} SyncProgress
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ */
+
+const keyOf = (change) => `${change.device}\u0000${change.seq}`;
+
+/** One replica: a device's state, log, clock and catalog. Open with {@link Replica.open}. */
+export class Replica {
+  /**
+   * Opens a replica over a store (in memory unless given), loading what it holds.
+   * @param {{
+   *   store?: ReplicaStore, device?: string, catalog?: Catalog | string, now?: () => number,
+   *   overrides?: TestingOverrides
+   * }} options `device`: the device id on first open (else a random UUID; later opens keep the stored
+   *   one); `catalog`: the catalog bundled with the app; `now`: the physical clock, milliseconds.
+   */
+  static async open({ store = new MemoryStore(), device, catalog = { parameters: [], events: [], tips: [], groups: [] }, now = () => Date.now(), overrides = {} } = {}) {
+    const replica = new Replica(store, typeof catalog === 'string' ? parseCatalog(catalog) : catalog, now, overrides);
+    await replica.#load(device);
+    return replica;
+  }
+
+  /** @private */
+  constructor(store, catalog, now, overrides) {
+    /** @type {ReplicaStore} */
+    this.store = store;
+    /** The catalog bundled with the app. @type {Catalog} */
+    this.bundledCatalog = catalog;
+    /** The catalog in force: the server's when one was applied, else the bundled one. @type {Catalog} */
+    this.catalog = catalog;
+    this.physicalNow = now;
+    /** @type {TestingOverrides} */
+    this.overrides = overrides;
+    /** @type {{[id: string]: JSONValue}} */
+    this.transientValues = object();
+    /** @type {Set<() => void>} */
+    this.listeners = new Set();
+    /** @type {Set<() => void>} */
+    this.localListeners = new Set();
+    /** @type {Set<() => void>} */
+    this.progressListeners = new Set();
+    /** @type {Promise<void>} */
+    this.commits = Promise.resolve();
+  }
+
+  async #load(preferredDevice) {
+    const { changes, meta } = await this.store.load();
+    this.deviceID = meta.device ?? preferredDevice ?? globalThis.crypto.randomUUID();
+    /** @type {SyncProgress} */
+    this.progress = { ...emptyProgress(), ...(meta.progress ?? {}) };
+    this.observedHLC = meta.observedHLC ?? formatHLC(0, 0);
+    /** @type {{text: string, tag: string} | null} */
+    this.serverCatalog = meta.serverCatalog ?? null;
+    if (this.serverCatalog) {
+      try {
+        this.catalog = parseCatalog(this.serverCatalog.text);
+      } catch {
+        this.serverCatalog = null;
+      }
+    }
+    /** Every change held, by (device, seq). @type {Map<string, Change>} */
+    this.log = new Map();
+    /** This device's changes, by seq. @type {Change[]} */
+    this.local = [];
+    this.#rebuild(changes);
+    if (!meta.device) await this.#commit({ meta: { device: this.deviceID } });
+  }
+
+  /** Rebuilds the state, the clock and the local log from a set of changes. */
+  #rebuild(changes) {
+    this.state = new ReplicaState();
+    this.log = new Map();
+    this.local = [];
+    let latest = this.observedHLC;
+    const limits = donationLimits(this.catalog);
+    for (const change of changes) {
+      if (this.log.has(keyOf(change))) continue;
+      this.log.set(keyOf(change), change);
+      this.state.apply(change, limits);
+      if (change.device === this.deviceID) this.local.push(change);
+      if (change.hlc > latest) latest = change.hlc;
+    }
+    this.local.sort((a, b) => a.seq - b.seq);
+    this.hlc = new HybridLogicalClock(latest);
+  }
+
+  /** Stores an update after the ones before it; memory already holds it. */
+  #commit(update) {
+    const next = this.commits.then(() => this.store.commit(update));
+    this.commits = next.catch(() => {});
+    return next;
+  }
+
+  /** Milliseconds since 1970 on the corrected clock (the server's idea of time). */
+  nowMilliseconds() {
+    return Math.min(Math.max(0, Math.floor(this.physicalNow() + this.progress.clockOffset)), MAX_HLC_MILLISECONDS);
+  }
+
+  /** The sequence number of this device's latest change (0 before any). */
+  get lastLocalSeq() {
+    return this.local.length ? this.local[this.local.length - 1].seq : 0;
+  }
+
+  /** Calls `listener` after every change of state (local, merged, catalog). @returns {() => void} unsubscribe */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Calls `listener` after every local change is stored (what wakes a push). @returns {() => void} */
+  onLocalChange(listener) {
+    this.localListeners.add(listener);
+    return () => this.localListeners.delete(listener);
+  }
+
+  /** Calls `listener` after every change of the sync bookkeeping (an answer settled). @returns {() => void} */
+  onProgress(listener) {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
+  }
+
+  #notifyProgress() {
+    for (const listener of [...this.progressListeners]) listener();
+  }
+
+  #notify() {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  /**
+   * Makes local changes from `operations` (each the kind-specific members), merges and stores them.
+   * @param {(nextSeq: number, now: number) => Array<{[member: string]: any}>} make
+   */
+  async #local(make) {
+    const now = this.nowMilliseconds();
+    const operations = make(this.lastLocalSeq + 1, now);
+    const limits = donationLimits(this.catalog);
+    const changes = operations.map((operation, offset) => {
+      const change = /** @type {Change} */ ({
+        device: this.deviceID, seq: this.lastLocalSeq + 1 + offset, hlc: this.hlc.tick(now), unknown: object(), ...operation,
+      });
+      const problem = violation(change);
+      if (problem) throw problem;
+      return change;
+    });
+    for (const change of changes) {
+      this.log.set(keyOf(change), change);
+      this.local.push(change);
+      this.state.apply(change, limits);
+    }
+    await this.#commit({ changes });
+    this.#notify();
+    for (const listener of [...this.localListeners]) listener();
+    return changes;
+  }
+
+  /** Donates to an event now, with an optional JSON payload. */
+  donate(event, info) {
+    return this.#local((seq, now) => [
+      info === undefined
+        ? { kind: 'donation', event, id: `${this.deviceID}:${seq}`, date: now, hasInfo: false }
+        : { kind: 'donation', event, id: `${this.deviceID}:${seq}`, date: now, hasInfo: true, info },
+    ]);
+  }
+
+  /** Sets a parameter: synced, or kept in memory when the catalog declares it transient. */
+  async setParameter(id, value) {
+    if (this.catalog.parameters.find((parameter) => parameter.id === id)?.transient) {
+      this.transientValues[id] = value;
+      this.#notify();
+      return [];
+    }
+    return this.#local(() => [{ kind: 'parameter', id, value }]);
+  }
+
+  /** A parameter's value: transient, synced, or its default (null when unknown). */
+  parameterValue(id) {
+    return this.evaluator().parameterValue(id);
+  }
+
+  /** Invalidates a tip everywhere (`tipClosed` by default: the person closed it). */
+  invalidate(tip, reason = 'tipClosed') {
+    if (!INVALIDATION_REASONS.includes(reason)) throw new ChangeError('reason', `unknown invalidation reason '${reason}'`);
+    return this.#local(() => [{ kind: 'eligibility', tip, state: 'invalidated', reason }]);
+  }
+
+  /** Makes an invalidated tip eligible again and starts a new display epoch. */
+  resetEligibility(tip) {
+    return this.#local(() => [{ kind: 'eligibility', tip, state: 'eligible' }]);
+  }
+
+  /** Records that a tip was on screen once, for `duration` seconds. */
+  recordDisplay(tip, duration = 0) {
+    return this.#local((_, now) => {
+      const { epoch, counter } = this.state.counter(tip, this.deviceID);
+      const added = Number.isFinite(duration) ? Math.max(0, duration) : 0;
+      /** @type {{[member: string]: any}} */
+      const operation = {
+        kind: 'display', tip, epoch, count: Math.min(counter?.count ?? 0, MAX_INTEGER - 1) + 1,
+        duration: Math.min((counter?.duration ?? 0) + added, MAX_INTEGER), lastDisplayed: Math.max(counter?.lastDisplayed ?? 0, now),
+      };
+      return [operation];
+    });
+  }
+
+  /** Deletes every donation of an event, on every device. */
+  deleteDonations(event) {
+    return this.#local(() => [{ kind: 'donationsDeleted', event }]);
+  }
+
+  /** Removes every tip, event and parameter record, on every device. */
+  resetDatastore() {
+    this.transientValues = object();
+    return this.#local(() => [{ kind: 'datastoreReset' }]);
+  }
+
+  /**
+   * Merges changes from other devices, and `update` to the sync bookkeeping, stored together.
+   * @template T
+   * @param {Change[]} changes
+   * @param {(progress: SyncProgress) => T} [update]
+   * @returns {Promise<T>}
+   */
+  async applyRemote(changes, update) {
+    const progress = structuredClone(this.progress);
+    const result = update ? update(progress) : undefined;
+    this.progress = progress;
+    const limits = donationLimits(this.catalog);
+    const now = this.nowMilliseconds();
+    const added = [];
+    let changed = false;
+    let latest = this.observedHLC;
+    for (const change of changes) {
+      if (change.device === this.deviceID || this.log.has(keyOf(change))) continue;
+      this.hlc.observe(change.hlc, now);
+      if (change.hlc > latest) latest = change.hlc;
+      this.log.set(keyOf(change), change);
+      added.push(change);
+      if (this.state.apply(change, limits)) changed = true;
+    }
+    this.observedHLC = latest;
+    await this.#commit({ changes: added, meta: { progress, observedHLC: latest } });
+    if (changed) this.#notify();
+    this.#notifyProgress();
+    return result;
+  }
+
+  /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
+  async updateProgress(update) {
+    const progress = structuredClone(this.progress);
+    const result = update(progress);
+    this.progress = progress;
+    await this.#commit({ meta: { progress } });
+    this.#notifyProgress();
+    return result;
+  }
+
+  /** This device's changes not yet acknowledged, oldest first. */
+  outbox(limit = 1000) {
+    return this.local.filter((change) => change.seq > this.progress.pushedSeq).slice(0, limit);
+  }
+
+  /**
+   * After `clock_skew` (protocol.md §10, §11): re-stamps every local change another device cannot
+   * hold (above the acknowledged high mark and `keep`) from the corrected clock, moving payload times
+   * back with the stamps, rebuilds the state and forgets the pull cursor.
+   */
+  async restampUnacknowledged(keep = 0) {
+    const acknowledged = Math.max(this.progress.acknowledgedHighSeq, keep);
+    const kept = this.local.filter((change) => change.seq <= acknowledged);
+    const clock = new HybridLogicalClock(kept.reduce((latest, change) => (change.hlc > latest ? change.hlc : latest), formatHLC(0, 0)));
+    clock.observe(this.observedHLC, 0);
+    /** @type {Map<string, import('./hlc.js').Stamp>} */
+    const renamed = new Map();
+    const restamped = this.local
+      .filter((change) => change.seq > acknowledged)
+      .map((change) => {
+        const old = { hlc: change.hlc, device: change.device };
+        const hlc = clock.tick(this.nowMilliseconds());
+        renamed.set(stampKey(old), { hlc, device: change.device });
+        const back = Math.min(0, parseHLC(hlc).milliseconds - parseHLC(old.hlc).milliseconds);
+        const moved = (time) => Math.max(0, time + back);
+        const copy = { ...change, hlc };
+        if (copy.kind === 'display') {
+          copy.lastDisplayed = moved(copy.lastDisplayed);
+          if (copy.epoch) copy.epoch = renamed.get(stampKey(copy.epoch)) ?? copy.epoch;
+        }
+        if (copy.kind === 'donation') copy.date = moved(copy.date);
+        return copy;
+      });
+    const remote = [...this.log.values()].filter((change) => change.device !== this.deviceID);
+    this.#rebuild([...remote, ...kept, ...restamped]);
+    this.hlc = clock;
+    this.progress = { ...this.progress, pullCursor: null };
+    await this.#commit({ replace: restamped, meta: { progress: this.progress } });
+    this.#notify();
+  }
+
+  /** Drops log entries compaction makes unneeded (protocol.md §8), keeping this device's unsent ones. */
+  compact() {
+    const entries = [...this.log.values()].map((change, position) => ({ position, change }));
+    const dropped = superseded(entries);
+    for (const { position, change } of entries) {
+      if (dropped.has(position) && !(change.device === this.deviceID && change.seq > this.progress.pushedSeq)) {
+        this.log.delete(keyOf(change));
+      }
+    }
+  }
+
+  /**
+   * Applies the server's catalog (protocol.md §16): validated first, refused whole if invalid (the
+   * replica keeps its catalog); stored for offline starts.
+   */
+  async applyServerCatalog(text, tag) {
+    const catalog = parseCatalog(text);
+    this.catalog = catalog;
+    this.serverCatalog = { text, tag };
+    await this.#commit({ meta: { serverCatalog: this.serverCatalog } });
+    this.#rebuild([...this.log.values()]);
+    this.#notify();
+  }
+
+  /** Reads what another tab (or process) stored and adopts it. */
+  async reload() {
+    const { changes, meta } = await this.store.load();
+    this.progress = { ...emptyProgress(), ...(meta.progress ?? {}) };
+    this.observedHLC = meta.observedHLC ?? this.observedHLC;
+    if (meta.serverCatalog && meta.serverCatalog.tag !== this.serverCatalog?.tag) {
+      try {
+        this.catalog = parseCatalog(meta.serverCatalog.text);
+        this.serverCatalog = meta.serverCatalog;
+      } catch {
+        // keep the catalog in force
+      }
+    }
+    const before = canonicalText(this.#summary());
+    this.#rebuild(changes);
+    if (canonicalText(this.#summary()) !== before) this.#notify();
+  }
+
+  #summary() {
+    return [this.log.size, this.lastLocalSeq, this.catalog.tips.map((tip) => tip.id)];
+  }
+
+  /** A status evaluator at `now` (milliseconds on the corrected clock). */
+  evaluator(now = this.nowMilliseconds()) {
+    return new StatusEvaluator(this.state, this.catalog, now / 1000, { transientValues: this.transientValues, overrides: this.overrides });
+  }
+
+  /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */
+  tip(id) {
+    return this.catalog.tips.find((tip) => tip.id === id);
+  }
+
+  /** A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip. @returns {TipStatus} */
+  status(id) {
+    const tip = this.tip(id);
+    return tip ? this.evaluator().status(tip) : 'pending';
+  }
+
+  /** A group's current tip (its first available one; `ordered` stops at the first pending). */
+  currentTip(groupID) {
+    const group = this.catalog.groups.find((candidate) => candidate.id === groupID);
+    if (!group) return null;
+    const tips = group.tips.map((id) => this.tip(id)).filter(Boolean);
+    return this.evaluator().currentTip(tips, group.priority);
+  }
+
+  /**
+   * A tip's status as it changes: calls `listener` with the current status, then with every new one
+   * (changes, and time passing — a display frequency ending, a window sliding — checked every
+   * `interval` milliseconds). @returns {() => void} stop
+   */
+  watch(id, listener, interval = 1000) {
+    let last = this.status(id);
+    listener(last);
+    const check = () => {
+      const status = this.status(id);
+      if (status !== last) {
+        last = status;
+        listener(status);
+      }
+    };
+    const unsubscribe = this.subscribe(check);
+    const timer = setInterval(check, interval);
+    return () => {
+      unsubscribe();
+      clearInterval(timer);
+    };
+  }
+
+  /** A tip's statuses as an async iterator (the current one first). */
+  async *statusUpdates(id) {
+    /** @type {TipStatus[]} */
+    const queue = [];
+    /** @type {((value: void) => void) | null} */
+    let wake = null;
+    const stop = this.watch(id, (status) => {
+      queue.push(status);
+      wake?.();
+    });
+    try {
+      for (;;) {
+        while (queue.length) yield queue.shift();
+        await new Promise((resolve) => (wake = resolve));
+        wake = null;
+      }
+    } finally {
+      stop();
+    }
+  }
+}
+

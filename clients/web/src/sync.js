@@ -1,0 +1,415 @@
+// Sync as protocol.md defines it: idempotent pushes with retries (409 resumes, 422 clock_skew
+// re-stamps, 429 waits Retry-After, 401 token_expired asks for a new token), pulls with cursors,
+// live updates over a fetch-read event stream (the bearer token is a header, never in a URL), gzip
+// both ways where CompressionStream exists, and the catalog from the server.
+//
+// Liveness: no local change waits for another to be pushed. The push loop subscribes to local
+// changes before it reads the outbox, so a change stored at any moment — during a round, a pull, a
+// live stream, a backoff, a re-stamp — is either in the outbox it reads or wakes it after.
+
+import { decodeChange, encodeChange, violation } from './change.js';
+import { canonicalText, parse } from './json.js';
+import { keptThroughUncertainPush, noteServer, recordUncertainPush, setPushed } from './progress.js';
+
+/** @typedef {import('./replica.js').Replica} Replica */
+
+/** A failure of sync; `transient` ones are retried with backoff, others stop {@link SyncClient.run}. */
+export class SyncError extends Error {
+  /**
+   * @param {string} message
+   * @param {{status?: number, code?: string, transient?: boolean}} details
+   */
+  constructor(message, { status = 0, code = 'unreachable', transient = false } = {}) {
+    super(message);
+    this.name = 'SyncError';
+    this.status = status;
+    this.code = code;
+    this.transient = transient;
+  }
+}
+
+/**
+ * @typedef {{
+ *   server: string | URL,
+ *   token?: string,
+ *   tokenProvider?: () => Promise<string>,
+ *   fetch?: typeof globalThis.fetch,
+ *   sleep?: (milliseconds: number) => Promise<void>,
+ *   random?: () => number,
+ *   pushBatchSize?: number,
+ *   pullLimit?: number,
+ *   longPollSeconds?: number,
+ *   live?: boolean,
+ *   followsServerCatalog?: boolean,
+ *   compressPushes?: boolean,
+ *   initialBackoff?: number,
+ *   maximumBackoff?: number,
+ * }} SyncOptions
+ * `live`: use the `/v1/live` event stream (else long-polls); `followsServerCatalog`: apply the
+ * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
+ */
+
+/** Keeps a replica in sync with a TipSync server. */
+export class SyncClient {
+  /** @param {Replica} replica @param {SyncOptions} options */
+  constructor(replica, options) {
+    this.replica = replica;
+    this.server = new URL(options.server);
+    this.token = options.token ?? null;
+    this.tokenProvider = options.tokenProvider ?? null;
+    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.sleep = options.sleep ?? ((milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds)));
+    this.random = options.random ?? Math.random;
+    this.pushBatchSize = options.pushBatchSize ?? 500;
+    this.pullLimit = options.pullLimit ?? 1000;
+    this.longPollSeconds = options.longPollSeconds ?? 25;
+    this.live = options.live ?? true;
+    this.followsServerCatalog = options.followsServerCatalog ?? false;
+    this.compressPushes = (options.compressPushes ?? true) && typeof globalThis.CompressionStream === 'function';
+    this.initialBackoff = options.initialBackoff ?? 1000;
+    this.maximumBackoff = options.maximumBackoff ?? 60_000;
+    /** The latest failure, if the latest round failed. @type {SyncError | null} */
+    this.lastError = null;
+    /** A server catalog version refused as invalid (not fetched again). @type {string | null} */
+    this.refusedCatalogTag = null;
+    /** @type {AbortController | null} */
+    this.controller = null;
+  }
+
+  /** One round: push everything unsent, then pull until the server has nothing more. */
+  async syncOnce() {
+    try {
+      await this.pushAll();
+      await this.pullAll(0);
+      this.lastError = null;
+    } catch (error) {
+      this.lastError = asSyncError(error);
+      throw this.lastError;
+    }
+  }
+
+  /** Returns once every local change made before the call is on the server. */
+  async pushPending() {
+    const target = this.replica.lastLocalSeq;
+    while (this.replica.progress.pushedSeq < target) await this.pushAll();
+  }
+
+  /**
+   * Syncs until {@link stop}: a full round, then live updates (or long-polls) alongside a push after
+   * every local change. Transient failures back off (doubling, with jitter) and retry; others end it.
+   */
+  async run() {
+    this.controller = new AbortController();
+    const { signal } = this.controller;
+    let backoff = this.initialBackoff;
+    while (!signal.aborted) {
+      try {
+        await this.syncOnce();
+        backoff = this.initialBackoff;
+        const round = new AbortController();
+        const stopRound = () => round.abort();
+        signal.addEventListener('abort', stopRound);
+        try {
+          await Promise.race([this.#pullLive(round.signal), this.#pushOnLocalChanges(round.signal)]);
+        } finally {
+          round.abort();
+          signal.removeEventListener('abort', stopRound);
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        const failure = asSyncError(error);
+        this.lastError = failure;
+        if (!failure.transient) throw failure;
+        await this.sleep(backoff * Math.min(Math.max(this.random(), 0.5), 1));
+        backoff = Math.min(backoff * 2, this.maximumBackoff);
+      }
+    }
+  }
+
+  /** Ends {@link run} (and any request it has open). */
+  stop() {
+    this.controller?.abort();
+  }
+
+  /** Pushes the outbox, then again after every local change: level-triggered. */
+  async #pushOnLocalChanges(signal) {
+    while (!signal.aborted) {
+      let wake;
+      const woken = new Promise((resolve) => (wake = resolve));
+      const unsubscribe = this.replica.onLocalChange(() => wake());
+      const aborted = () => wake();
+      signal.addEventListener('abort', aborted);
+      try {
+        await this.pushAll(signal);
+        await woken;
+      } finally {
+        unsubscribe();
+        signal.removeEventListener('abort', aborted);
+      }
+    }
+  }
+
+  /** Pulls whenever the server says there is news: the live stream, or long-polls. */
+  async #pullLive(signal) {
+    if (!this.live) {
+      while (!signal.aborted) await this.pullAll(this.longPollSeconds, signal);
+      return;
+    }
+    const response = await this.#send('GET', '/v1/live', { signal, headers: { Accept: 'text/event-stream' }, stream: true });
+    if (response.status !== 200) throw await rejection(response);
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new SyncError('the live stream ended', { transient: true });
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const event = /^event: *(.*)$/m.exec(block)?.[1];
+        if (event === 'changes' || event === 'ready') await this.pullAll(0, signal);
+        else if (event === 'catalog' && this.followsServerCatalog) await this.pullAll(0, signal);
+      }
+    }
+  }
+
+  /** Pushes everything unsent, batch by batch (protocol.md §7). */
+  async pushAll(signal) {
+    let restamped = false;
+    for (;;) {
+      const batch = this.replica.outbox(this.pushBatchSize);
+      if (batch.length === 0) return;
+      const body = '{"changes":[' + batch.map((change) => canonicalText(encodeChange(change))).join(',') + ']}';
+      let response;
+      let sent;
+      try {
+        ({ response, sent } = await this.#timed('POST', '/v1/push', { body, signal }));
+      } catch (error) {
+        // No answer: the server may have stored the batch, and other devices pulled it.
+        await this.replica.updateProgress((progress) => recordUncertainPush(progress, batch[batch.length - 1].seq));
+        throw error;
+      }
+      const text = await response.text();
+      if (response.status === 200) {
+        const result = parseBody(text);
+        const offset = this.#clockCorrection(result.serverTime, sent);
+        await this.replica.updateProgress((progress) => {
+          if (offset !== null) progress.clockOffset = offset;
+          setPushed(progress, result.highestSeq);
+          noteServer(progress, result.highestSeq, result.generation);
+        });
+        continue;
+      }
+      const detail = errorDetail(text);
+      if (response.status === 409 && detail?.code === 'sequence_gap' && Number.isInteger(detail.expectedSeq)) {
+        await this.replica.updateProgress((progress) => setPushed(progress, Math.max(0, detail.expectedSeq - 1)));
+        continue;
+      }
+      if (response.status === 422 && detail?.code === 'clock_skew' && !restamped) {
+        const offset = Number.isInteger(detail.serverTime) ? this.#clockCorrection(detail.serverTime, sent, true) : null;
+        const held = Number.isInteger(detail.highestSeq) ? detail.highestSeq : 0;
+        const kept = await this.replica.updateProgress((progress) => {
+          if (offset !== null) progress.clockOffset = offset;
+          if (held > progress.pushedSeq) setPushed(progress, held);
+          return keptThroughUncertainPush(progress, held, detail.generation ?? null);
+        });
+        await this.replica.restampUnacknowledged(kept);
+        restamped = true;
+        continue;
+      }
+      if (response.status >= 500) {
+        await this.replica.updateProgress((progress) => recordUncertainPush(progress, batch[batch.length - 1].seq));
+      }
+      throw rejectionOf(response.status, text);
+    }
+  }
+
+  /** Pulls page after page until the server has nothing more (protocol.md §8). */
+  async pullAll(wait = 0, signal) {
+    let waitNow = wait;
+    for (;;) {
+      let path = `/v1/pull?limit=${this.pullLimit}`;
+      const cursor = this.replica.progress.pullCursor;
+      if (cursor) path += `&cursor=${encodeURIComponent(cursor)}`;
+      if (waitNow > 0) path += `&wait=${waitNow}`;
+      const { response, sent } = await this.#timed('GET', path, { signal });
+      const text = await response.text();
+      if (response.status !== 200) {
+        if (response.status === 400 && errorDetail(text)?.code === 'invalid_cursor') {
+          await this.replica.updateProgress((progress) => (progress.pullCursor = null));
+          continue;
+        }
+        throw rejectionOf(response.status, text);
+      }
+      const page = parseBody(text);
+      const changes = page.changes.map((json, index) => {
+        const change = decodeChange(json);
+        const problem = violation(change);
+        if (problem) throw new SyncError(`the server sent an invalid change: changes[${index}].${problem.message}`, { code: 'invalid_page' });
+        return change;
+      });
+      const offset = this.#clockCorrection(page.serverTime, sent);
+      const lost = await this.replica.applyRemote(changes, (progress) => {
+        if (offset !== null) progress.clockOffset = offset;
+        progress.pullCursor = page.cursor;
+        if (!Number.isInteger(page.highestSeq)) return false;
+        noteServer(progress, page.highestSeq, page.generation);
+        // Above what we knew: a push whose answer was lost did arrive. Below: a restored server lost
+        // acknowledged changes, which are pushed again with their stamps.
+        const wasLost = page.highestSeq < progress.pushedSeq;
+        if (page.highestSeq !== progress.pushedSeq) setPushed(progress, page.highestSeq);
+        return wasLost;
+      });
+      if (this.followsServerCatalog && typeof page.catalog === 'string') await this.#followCatalog(page.catalog, signal);
+      if (lost) await this.pushAll(signal);
+      if (!page.more) return;
+      waitNow = 0;
+    }
+  }
+
+  /** Fetches and applies the server's catalog when `tag` is neither the applied one nor a refused one. */
+  async #followCatalog(tag, signal) {
+    const applied = this.replica.serverCatalog?.tag ?? null;
+    if (tag === applied || tag === this.refusedCatalogTag) return;
+    const headers = applied ? { 'If-None-Match': applied } : {};
+    const { response } = await this.#timed('GET', '/v1/catalog', { signal, headers });
+    if (response.status === 304 || response.status === 404) return;
+    const text = await response.text();
+    if (response.status !== 200) throw rejectionOf(response.status, text);
+    const version = response.headers.get('ETag') ?? tag;
+    try {
+      await this.replica.applyServerCatalog(text, version);
+    } catch (error) {
+      this.refusedCatalogTag = version;
+      this.lastError = new SyncError(`the server's catalog was refused: ${error.message}`, { code: 'invalid_catalog' });
+    }
+  }
+
+  /**
+   * The clock correction an answer calls for, or null (protocol.md §11): the server's time less the
+   * midpoint of the request's round trip on the device's physical clock.
+   */
+  #clockCorrection(serverTime, sent, force = false) {
+    if (!Number.isInteger(serverTime) || serverTime < 0 || serverTime > 2 ** 48 - 1) return null;
+    const midpoint = Math.floor((sent + this.replica.physicalNow()) / 2);
+    const offset = serverTime - midpoint;
+    return force || Math.abs(offset - this.replica.progress.clockOffset) > 1000 ? offset : null;
+  }
+
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {{body?: string, signal?: AbortSignal, headers?: {[name: string]: string}}} options
+   */
+  async #timed(method, path, options) {
+    const sent = this.replica.physicalNow();
+    const response = await this.#send(method, path, options);
+    return { response, sent };
+  }
+
+  /**
+   * Sends a request with the bearer token, retrying after `429` (Retry-After) and `token_expired`.
+   * @param {string} method
+   * @param {string} path
+   * @param {{body?: string, signal?: AbortSignal, headers?: {[name: string]: string}, stream?: boolean}} options
+   * @returns {Promise<Response>}
+   */
+  async #send(method, path, { body = undefined, signal = undefined, headers = {}, stream = false } = {}) {
+    let refreshed = false;
+    for (;;) {
+      /** @type {{[name: string]: string}} */
+      const requestHeaders = { Authorization: `Bearer ${await this.#currentToken()}`, ...headers };
+      /** @type {BodyInit | undefined} */
+      let payload = body;
+      if (body !== undefined) {
+        requestHeaders['Content-Type'] = 'application/json';
+        if (this.compressPushes && body.length >= 1024) {
+          payload = await gzip(body);
+          requestHeaders['Content-Encoding'] = 'gzip';
+        }
+      }
+      let response;
+      try {
+        response = await this.fetch(new URL(path, this.server), { method, headers: requestHeaders, body: payload, signal });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        throw new SyncError(`the server could not be reached: ${error.message}`, { transient: true });
+      }
+      if (stream) return response;
+      if (response.status === 429) {
+        const seconds = Number(response.headers.get('Retry-After') ?? '1');
+        await response.arrayBuffer();
+        await this.sleep(Math.max(0, Number.isFinite(seconds) ? seconds : 1) * 1000);
+        continue;
+      }
+      if (payload !== body && (response.status === 415 || response.status === 400)) {
+        // A server that predates compression, or a proxy that dropped Content-Encoding: plain from now on.
+        const text = await response.clone().text();
+        const code = errorDetail(text)?.code;
+        if (code === 'unsupported_media_type' || code === 'malformed_json') {
+          this.compressPushes = false;
+          continue;
+        }
+      }
+      if (response.status === 401 && !refreshed && this.tokenProvider) {
+        const text = await response.clone().text();
+        if (errorDetail(text)?.code === 'token_expired') {
+          this.token = null;
+          refreshed = true;
+          continue;
+        }
+      }
+      return response;
+    }
+  }
+
+  async #currentToken() {
+    if (this.token) return this.token;
+    if (!this.tokenProvider) throw new SyncError('no token: give `token` or `tokenProvider`', { code: 'unauthorized' });
+    try {
+      this.token = await this.tokenProvider();
+      return this.token;
+    } catch (error) {
+      throw new SyncError(`could not get a token from the token provider: ${error.message}`, { transient: true });
+    }
+  }
+}
+
+async function gzip(text) {
+  const stream = new Blob([text]).stream().pipeThrough(new globalThis.CompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** A server answer's JSON, read with the number model (no integer silently rounded). */
+function parseBody(text) {
+  try {
+    return /** @type {any} */ (parse(text));
+  } catch (error) {
+    throw new SyncError(`unexpected response from the server: ${error.message}`, { code: 'invalid_response', transient: true });
+  }
+}
+
+function errorDetail(text) {
+  try {
+    const body = /** @type {any} */ (parse(text));
+    return body?.error ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function rejectionOf(status, text) {
+  const detail = errorDetail(text);
+  const transient = status >= 500 || status === 429 || (status === 401 && detail?.code === 'token_expired');
+  return new SyncError(detail?.message ?? `HTTP ${status}`, { status, code: detail?.code ?? 'unknown', transient });
+}
+
+async function rejection(response) {
+  return rejectionOf(response.status, await response.text());
+}
+
+function asSyncError(error) {
+  if (error instanceof SyncError) return error;
+  return new SyncError(String(error?.message ?? error), { transient: false, code: 'client_error' });
+}

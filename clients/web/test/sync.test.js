@@ -1,0 +1,166 @@
+// The JavaScript client against a real tipsync-server: a dismissal on one device reaches the other
+// through the loops apps run, a change made at any moment is pushed, and the protocol's answers
+// (429, clock_skew, token_expired, a catalog upload) are handled as protocol.md says.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Replica, SyncClient, MemoryStore, parseCatalog } from '../src/index.js';
+import { serverBinary, startServer } from './server.js';
+
+const catalog = parseCatalog({
+  parameters: [{ id: 'isLoggedIn', default: false }],
+  events: [{ id: 'opened' }],
+  tips: [
+    { id: 'favorite', title: 'Save as a Favorite', rules: [{ '==': [{ param: 'isLoggedIn' }, true] }] },
+    { id: 'search', title: 'Search your yard' },
+  ],
+});
+
+const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
+let server;
+before(async () => {
+  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7']);
+});
+after(async () => {
+  await server?.stop();
+});
+
+/** Resolves when `predicate` holds, checked after every change of the replica's state or bookkeeping. */
+function until(replica, predicate) {
+  return new Promise((resolve) => {
+    if (predicate()) return resolve(undefined);
+    const check = () => {
+      if (!predicate()) return;
+      unsubscribe();
+      stopProgress();
+      resolve(undefined);
+    };
+    const unsubscribe = replica.subscribe(check);
+    const stopProgress = replica.onProgress(check);
+  });
+}
+
+async function device(name, options = {}) {
+  const replica = await Replica.open({ device: name, catalog, store: new MemoryStore(), ...(options.replica ?? {}) });
+  const client = new SyncClient(replica, { server: server.url, token: server.tokens[name], ...(options.client ?? {}) });
+  return { replica, client };
+}
+
+test('a dismissal on one device reaches the other in one round each', { skip }, async () => {
+  const phone = await device('phone');
+  const laptop = await device('laptop');
+  await phone.replica.setParameter('isLoggedIn', true);
+  await phone.replica.invalidate('favorite', 'tipClosed');
+  await phone.client.syncOnce();
+  await laptop.client.syncOnce();
+  assert.equal(laptop.replica.status('favorite'), 'invalidated:tipClosed');
+  assert.equal(laptop.replica.parameterValue('isLoggedIn'), true);
+});
+
+test('running loops: a change made while both devices run reaches the other without a new round', { skip }, async () => {
+  const tablet = await device('tablet', { client: { live: true } });
+  const laptop = await device('laptop', { client: { live: true } });
+  const runs = [tablet.client.run(), laptop.client.run()];
+  try {
+    await until(laptop.replica, () => laptop.replica.progress.pullCursor !== null);
+    await tablet.replica.donate('opened', { yard: 7 });
+    await until(laptop.replica, () => laptop.replica.state.donations('opened').some((d) => d.id.startsWith('tablet:')));
+    // And back, over the other stream.
+    await laptop.replica.invalidate('search', 'actionPerformed');
+    await until(tablet.replica, () => tablet.replica.status('search') === 'invalidated:actionPerformed');
+  } finally {
+    tablet.client.stop();
+    laptop.client.stop();
+    await Promise.allSettled(runs);
+  }
+});
+
+test('a change made while a push is in flight is pushed too (liveness)', { skip }, async () => {
+  let made = false;
+  let phone;
+  const fetch = async (url, init) => {
+    const response = await globalThis.fetch(url, init);
+    if (!made && String(url).endsWith('/v1/push')) {
+      made = true;
+      await phone.replica.setParameter('isLoggedIn', false); // committed while the first push is answered
+    }
+    return response;
+  };
+  phone = await device('d3', { client: { fetch, live: false, longPollSeconds: 1 } });
+  const laptop = await device('laptop');
+  const run = phone.client.run();
+  try {
+    await phone.replica.donate('opened');
+    await until(phone.replica, () => phone.replica.progress.pushedSeq >= phone.replica.lastLocalSeq && made);
+    assert.ok(made);
+  } finally {
+    phone.client.stop();
+    await run.catch(() => {});
+  }
+  await laptop.client.syncOnce();
+  assert.equal(laptop.replica.parameterValue('isLoggedIn'), false);
+});
+
+test('429 waits Retry-After, then the same push goes through', { skip }, async () => {
+  const waits = [];
+  let limited = false;
+  const fetch = async (url, init) => {
+    if (!limited && String(url).endsWith('/v1/push')) {
+      limited = true;
+      return new Response('{"error":{"code":"rate_limited","message":"slow down","serverTime":1}}', { status: 429, headers: { 'Retry-After': '3' } });
+    }
+    return globalThis.fetch(url, init);
+  };
+  const phone = await device('d4', { client: { fetch, sleep: async (ms) => void waits.push(ms) } });
+  await phone.replica.donate('opened');
+  await phone.client.syncOnce();
+  assert.deepEqual(waits, [3000]);
+  assert.equal(phone.replica.progress.pushedSeq, phone.replica.lastLocalSeq);
+});
+
+test('a clock a day fast is corrected: clock_skew re-stamps what no device holds, and it is pushed', { skip }, async () => {
+  const day = 86_400_000;
+  const fast = await device('d5', { replica: { now: () => Date.now() + day } });
+  await fast.client.syncOnce(); // learns its offset from the server's answers
+  await fast.replica.updateProgress((progress) => (progress.clockOffset = 0)); // forget it: the next stamp is a day ahead
+  await fast.replica.setParameter('isLoggedIn', true);
+  await fast.client.syncOnce();
+  assert.ok(Math.abs(fast.replica.progress.clockOffset + day) < 60_000, `offset ${fast.replica.progress.clockOffset}`);
+  assert.equal(fast.replica.progress.pushedSeq, fast.replica.lastLocalSeq);
+  const laptop = await device('laptop');
+  await laptop.client.syncOnce();
+  const stamp = laptop.replica.state.parameters.get('isLoggedIn').stamp;
+  assert.ok(parseInt(stamp.hlc.slice(0, 12), 16) < Date.now() + 60_000, 'the stored stamp is not a day ahead');
+});
+
+test('token_expired asks the token provider again and retries', { skip }, async () => {
+  let expired = false;
+  let asked = 0;
+  const fetch = async (url, init) => {
+    if (!expired) {
+      expired = true;
+      return new Response('{"error":{"code":"token_expired","message":"expired","serverTime":1}}', { status: 401 });
+    }
+    return globalThis.fetch(url, init);
+  };
+  const laptop = await device('laptop', { client: { fetch, token: undefined, tokenProvider: async () => (asked++, server.tokens.laptop) } });
+  await laptop.client.syncOnce();
+  assert.equal(asked, 2);
+});
+
+test('integers up to 2^53 − 1 arrive exact; the server catalog is followed', { skip }, async () => {
+  const phone = await device('d6');
+  await phone.replica.setParameter('isLoggedIn', 9007199254740991);
+  await phone.client.syncOnce();
+  const upload = await fetch(`${server.url}/admin/v1/catalog`, {
+    method: 'PUT',
+    headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tips: [{ id: 'served', title: 'From the server' }] }),
+  });
+  assert.equal(upload.status, 200, await upload.text());
+  const laptop = await device('laptop', { client: { followsServerCatalog: true } });
+  await laptop.client.syncOnce();
+  assert.equal(laptop.replica.parameterValue('isLoggedIn'), 9007199254740991);
+  assert.deepEqual(laptop.replica.catalog.tips.map((tip) => tip.id), ['served']);
+  assert.match(laptop.replica.serverCatalog.tag, /^"[0-9a-f]{32}"$/);
+});

@@ -1,0 +1,137 @@
+/** One replica: a device's state, log, clock and catalog. Open with {@link Replica.open}. */
+export class Replica {
+    /**
+     * Opens a replica over a store (in memory unless given), loading what it holds.
+     * @param {{
+     *   store?: ReplicaStore, device?: string, catalog?: Catalog | string, now?: () => number,
+     *   overrides?: TestingOverrides
+     * }} options `device`: the device id on first open (else a random UUID; later opens keep the stored
+     *   one); `catalog`: the catalog bundled with the app; `now`: the physical clock, milliseconds.
+     */
+    static open({ store, device, catalog, now, overrides }?: {
+        store?: ReplicaStore;
+        device?: string;
+        catalog?: Catalog | string;
+        now?: () => number;
+        overrides?: TestingOverrides;
+    }): Promise<Replica>;
+    /** @private */
+    private constructor();
+    /** @type {ReplicaStore} */
+    store: ReplicaStore;
+    /** The catalog bundled with the app. @type {Catalog} */
+    bundledCatalog: any;
+    /** The catalog in force: the server's when one was applied, else the bundled one. @type {Catalog} */
+    catalog: any;
+    physicalNow: any;
+    /** @type {TestingOverrides} */
+    overrides: TestingOverrides;
+    /** @type {{[id: string]: JSONValue}} */
+    transientValues: {
+        [id: string]: import("./json.js").JSONValue;
+    };
+    /** @type {Set<() => void>} */
+    listeners: Set<() => void>;
+    /** @type {Set<() => void>} */
+    localListeners: Set<() => void>;
+    /** @type {Set<() => void>} */
+    progressListeners: Set<() => void>;
+    /** @type {Promise<void>} */
+    commits: Promise<void>;
+    deviceID: any;
+    /** @type {SyncProgress} */
+    progress: SyncProgress;
+    observedHLC: any;
+    /** @type {{text: string, tag: string} | null} */
+    serverCatalog: {
+        text: string;
+        tag: string;
+    };
+    /** Every change held, by (device, seq). @type {Map<string, Change>} */
+    log: Map<any, any>;
+    /** This device's changes, by seq. @type {Change[]} */
+    local: any[];
+    state: ReplicaState;
+    hlc: HybridLogicalClock;
+    /** Milliseconds since 1970 on the corrected clock (the server's idea of time). */
+    nowMilliseconds(): number;
+    /** The sequence number of this device's latest change (0 before any). */
+    get lastLocalSeq(): any;
+    /** Calls `listener` after every change of state (local, merged, catalog). @returns {() => void} unsubscribe */
+    subscribe(listener: any): () => boolean;
+    /** Calls `listener` after every local change is stored (what wakes a push). @returns {() => void} */
+    onLocalChange(listener: any): () => boolean;
+    /** Calls `listener` after every change of the sync bookkeeping (an answer settled). @returns {() => void} */
+    onProgress(listener: any): () => boolean;
+    /** Donates to an event now, with an optional JSON payload. */
+    donate(event: any, info: any): Promise<import("./change.js").Change[]>;
+    /** Sets a parameter: synced, or kept in memory when the catalog declares it transient. */
+    setParameter(id: any, value: any): Promise<import("./change.js").Change[]>;
+    /** A parameter's value: transient, synced, or its default (null when unknown). */
+    parameterValue(id: any): import("./json.js").JSONValue;
+    /** Invalidates a tip everywhere (`tipClosed` by default: the person closed it). */
+    invalidate(tip: any, reason?: string): Promise<import("./change.js").Change[]>;
+    /** Makes an invalidated tip eligible again and starts a new display epoch. */
+    resetEligibility(tip: any): Promise<import("./change.js").Change[]>;
+    /** Records that a tip was on screen once, for `duration` seconds. */
+    recordDisplay(tip: any, duration?: number): Promise<import("./change.js").Change[]>;
+    /** Deletes every donation of an event, on every device. */
+    deleteDonations(event: any): Promise<import("./change.js").Change[]>;
+    /** Removes every tip, event and parameter record, on every device. */
+    resetDatastore(): Promise<import("./change.js").Change[]>;
+    /**
+     * Merges changes from other devices, and `update` to the sync bookkeeping, stored together.
+     * @template T
+     * @param {Change[]} changes
+     * @param {(progress: SyncProgress) => T} [update]
+     * @returns {Promise<T>}
+     */
+    applyRemote<T>(changes: Change[], update?: (progress: SyncProgress) => T): Promise<T>;
+    /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
+    updateProgress(update: any): Promise<any>;
+    /** This device's changes not yet acknowledged, oldest first. */
+    outbox(limit?: number): any[];
+    /**
+     * After `clock_skew` (protocol.md §10, §11): re-stamps every local change another device cannot
+     * hold (above the acknowledged high mark and `keep`) from the corrected clock, moving payload times
+     * back with the stamps, rebuilds the state and forgets the pull cursor.
+     */
+    restampUnacknowledged(keep?: number): Promise<void>;
+    /** Drops log entries compaction makes unneeded (protocol.md §8), keeping this device's unsent ones. */
+    compact(): void;
+    /**
+     * Applies the server's catalog (protocol.md §16): validated first, refused whole if invalid (the
+     * replica keeps its catalog); stored for offline starts.
+     */
+    applyServerCatalog(text: any, tag: any): Promise<void>;
+    /** Reads what another tab (or process) stored and adopts it. */
+    reload(): Promise<void>;
+    /** A status evaluator at `now` (milliseconds on the corrected clock). */
+    evaluator(now?: number): StatusEvaluator;
+    /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */
+    tip(id: any): any;
+    /** A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip. @returns {TipStatus} */
+    status(id: any): import("./status.js").TipStatus;
+    /** A group's current tip (its first available one; `ordered` stops at the first pending). */
+    currentTip(groupID: any): any;
+    /**
+     * A tip's status as it changes: calls `listener` with the current status, then with every new one
+     * (changes, and time passing — a display frequency ending, a window sliding — checked every
+     * `interval` milliseconds). @returns {() => void} stop
+     */
+    watch(id: any, listener: any, interval?: number): () => void;
+    /** A tip's statuses as an async iterator (the current one first). */
+    statusUpdates(id: any): AsyncGenerator<import("./status.js").TipStatus, void, unknown>;
+    #private;
+}
+export type Change = import('./change.js').Change;
+export type Catalog = import('./catalog.js').Catalog;
+export type TipDefinition = import('./catalog.js').TipDefinition;
+export type TipStatus = import('./status.js').TipStatus;
+export type TestingOverrides = import('./status.js').TestingOverrides;
+export type ReplicaStore = import('./store.js').ReplicaStore;
+export type SyncProgress = import('./progress.js').SyncProgress;
+export type JSONValue = import('./json.js').JSONValue;
+import { ReplicaState } from "./state.js";
+import { HybridLogicalClock } from "./hlc.js";
+import { StatusEvaluator } from "./status.js";

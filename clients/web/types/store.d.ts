@@ -1,0 +1,68 @@
+/** A store in memory: for tests, Node, and pages that keep nothing between visits. */
+export class MemoryStore {
+    /** @type {Map<string, string>} */
+    changes: Map<string, string>;
+    /** @type {Map<string, string>} */
+    meta: Map<string, string>;
+    load(): Promise<{
+        changes: import("./change.js").Change[];
+        meta: {
+            [k: string]: any;
+        };
+    }>;
+    /** @param {{changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update */
+    commit({ changes, replace, meta }: {
+        changes?: Change[];
+        replace?: Change[];
+        meta?: {
+            [key: string]: any;
+        };
+    }): Promise<void>;
+}
+/**
+ * A durable store in the browser's IndexedDB: database `tipsync-<name>`, object stores `changes`
+ * (keyed by device and seq, the change's canonical JSON text) and `meta`. Survives reloads; shared
+ * by every tab of the origin.
+ */
+export class IndexedDBStore {
+    /** Opens (creating on first use) the store named `name`. */
+    static open(name?: string, indexedDB?: IDBFactory): Promise<IndexedDBStore>;
+    /** @param {IDBDatabase} database */
+    constructor(database: IDBDatabase);
+    database: IDBDatabase;
+    load(): Promise<{
+        changes: import("./change.js").Change[];
+        meta: {
+            [k: string]: any;
+        };
+    }>;
+    /** @param {{changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update */
+    commit({ changes, replace, meta }: {
+        changes?: Change[];
+        replace?: Change[];
+        meta?: {
+            [key: string]: any;
+        };
+    }): Promise<void>;
+    close(): void;
+}
+export type Change = import('./change.js').Change;
+/**
+ * A replica's storage.
+ */
+export type ReplicaStore = {
+    load(): Promise<{
+        changes: Change[];
+        meta: {
+            [key: string]: any;
+        };
+    }>;
+    commit(update: {
+        changes?: Change[];
+        replace?: Change[];
+        meta?: {
+            [key: string]: any;
+        };
+    }): Promise<void>;
+    close?(): void;
+};
