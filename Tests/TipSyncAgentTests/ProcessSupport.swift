@@ -53,6 +53,11 @@ final class Background: Sendable {
             productsDirectory.appendingPathComponent(tool).path, arguments, environment: environment)
     }
 
+    /// Any program, by path (`node`).
+    init(executable: String, _ arguments: [String]) throws {
+        process = try ChildProcess(executable, arguments)
+    }
+
     /// Everything the process wrote to stderr so far.
     var log: String { process.stderr.text }
 
@@ -129,10 +134,10 @@ final class TestServer: Sendable {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    /// Starts serving and waits for the "listening" log line.
-    func start() async throws {
+    /// Starts serving (with more `serve` flags, if given) and waits for the "listening" log line.
+    func start(_ flags: [String] = []) async throws {
         let server = try Background(
-            "tipsync-server", ["serve", "--http-port", String(port), "--database", database])
+            "tipsync-server", ["serve", "--http-port", String(port), "--database", database] + flags)
         process.withLock { $0 = server }
         guard await server.waitForLog("listening") else {
             throw TestFailure("server did not start: \(server.log)")

@@ -31,3 +31,4 @@ export { MemoryStore, IndexedDBStore } from './store.js';
 export { Replica } from './replica.js';
 export { SyncClient, SyncError } from './sync.js';
 export { emptyProgress } from './progress.js';
+export { TipSync, configure, defaultTipSync } from './tipsync.js';

@@ -341,6 +341,31 @@ export class Replica {
     this.#notify();
   }
 
+  /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
+  setOverrides(overrides) {
+    this.overrides = overrides;
+    this.#notify();
+  }
+
+  /**
+   * Takes the state another tab of this device holds (it writes the log and syncs; this one follows):
+   * its changes, bookkeeping and server catalog, in memory only.
+   */
+  adopt(changes, progress, serverCatalog) {
+    this.progress = { ...emptyProgress(), ...progress };
+    this.#notifyProgress();
+    if (serverCatalog && serverCatalog.tag !== this.serverCatalog?.tag) {
+      try {
+        this.catalog = parseCatalog(serverCatalog.text);
+        this.serverCatalog = serverCatalog;
+      } catch {
+        // keep the catalog in force
+      }
+    }
+    this.#rebuild(changes);
+    this.#notify();
+  }
+
   /** Reads what another tab (or process) stored and adopts it. */
   async reload() {
     const { changes, meta } = await this.store.load();

@@ -19,3 +19,4 @@ export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from 
 export { QUERY_LIMIT, StatusEvaluator } from "./status.js";
 export { MemoryStore, IndexedDBStore } from "./store.js";
 export { SyncClient, SyncError } from "./sync.js";
+export { TipSync, configure, defaultTipSync } from "./tipsync.js";

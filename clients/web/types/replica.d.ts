@@ -104,6 +104,13 @@ export class Replica {
      * replica keeps its catalog); stored for offline starts.
      */
     applyServerCatalog(text: any, tag: any): Promise<void>;
+    /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
+    setOverrides(overrides: any): void;
+    /**
+     * Takes the state another tab of this device holds (it writes the log and syncs; this one follows):
+     * its changes, bookkeeping and server catalog, in memory only.
+     */
+    adopt(changes: any, progress: any, serverCatalog: any): void;
     /** Reads what another tab (or process) stored and adopts it. */
     reload(): Promise<void>;
     /** A status evaluator at `now` (milliseconds on the corrected clock). */

@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import TipSyncTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -11,8 +10,8 @@ import TipSyncTestSupport
 /// Headless Chromium driven through the DevTools protocol over `--remote-debugging-pipe` (JSON
 /// messages separated by NUL bytes on descriptors 3 and 4): no WebSocket client, no driver binary.
 /// One page; navigation waits for the page's load event, not for time to pass.
-final class HeadlessChromium: Sendable {
-    let process: ChildProcess
+public final class HeadlessChromium: Sendable {
+    public let process: ChildProcess
     private let toBrowser: Int32
     private let state = Mutex(State())
     private let session = Mutex<String?>(nil)
@@ -21,17 +20,22 @@ final class HeadlessChromium: Sendable {
     private struct State {
         var nextID = 1
         var replies: [Int: CheckedContinuation<[String: Any], any Error>] = [:]
-        var eventWaiters: [(String, CheckedContinuation<Void, any Error>)] = []
+        var eventWaiters: [(method: String, session: String?, continuation: CheckedContinuation<Void, any Error>)] = []
         var ended = false
     }
 
-    static var executable: String? {
+    public static var executable: String? {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
             FileManager.default.isExecutableFile(atPath: $0)
         }
     }
 
-    init(width: Int = 1280, height: Int = 900) async throws {
+    /// A second page of the same browser (the same profile: another tab of one device).
+    public struct Tab: Sendable {
+        let session: String
+    }
+
+    public init(width: Int = 1280, height: Int = 900) async throws {
         guard let executable = Self.executable else {
             throw ChildProcessError(description: "chromium is not installed (apt-get install -y chromium)")
         }
@@ -69,39 +73,81 @@ final class HeadlessChromium: Sendable {
     }
 
     /// Ends the browser and waits for it.
-    func quit() async {
+    public func quit() async {
         _ = try? await send("Browser.close", session: nil)
         process.terminate()
         await process.exitStatus()
     }
 
-    /// Loads `url` and waits for its load event.
-    func open(_ url: String) async throws {
-        try await whileWaitingForLoad { _ = try await self.send("Page.navigate", ["url": url]) }
+    /// Loads `url` (in the first page, or `tab`) and waits for its load event.
+    public func open(_ url: String, in tab: Tab? = nil) async throws {
+        let session = tab?.session ?? self.session.withLock { $0 }
+        try await whileWaitingForLoad(session: session) {
+            _ = try await self.send("Page.navigate", ["url": url], session: session)
+        }
+    }
+
+    /// Reloads the page (or `tab`) and waits for its load event.
+    public func reload(_ tab: Tab? = nil) async throws {
+        let session = tab?.session ?? self.session.withLock { $0 }
+        try await whileWaitingForLoad(session: session) {
+            _ = try await self.send("Page.reload", [:], session: session)
+        }
+    }
+
+    /// Opens another page of this browser (same profile) at `url` and waits for its load event.
+    public func openTab(_ url: String) async throws -> Tab {
+        let created = try await send("Target.createTarget", ["url": "about:blank"], session: nil)
+        guard let target = created["targetId"] as? String else {
+            throw ChildProcessError(description: "chromium opened no tab")
+        }
+        let attached = try await send("Target.attachToTarget", ["targetId": target, "flatten": true], session: nil)
+        guard let session = attached["sessionId"] as? String else {
+            throw ChildProcessError(description: "could not attach to the new tab")
+        }
+        _ = try await send("Page.enable", [:], session: session)
+        _ = try await send("Runtime.enable", [:], session: session)
+        let tab = Tab(session: session)
+        try await open(url, in: tab)
+        return tab
+    }
+
+    /// Takes the browser off the network (requests fail at once) or back on, as a device going offline.
+    public func setOffline(_ offline: Bool, tab: Tab? = nil) async throws {
+        let session = tab?.session ?? self.session.withLock { $0 }
+        _ = try await send("Network.enable", [:], session: session)
+        _ = try await send(
+            "Network.emulateNetworkConditions",
+            ["offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1], session: session)
     }
 
     /// Runs `script` (which submits a form or follows a link) and waits for the next page's load event.
-    func runAndWaitForLoad(_ script: String) async throws {
-        try await whileWaitingForLoad { _ = try await self.evaluate(script) }
+    public func runAndWaitForLoad(_ script: String) async throws {
+        let session = self.session.withLock { $0 }
+        try await whileWaitingForLoad(session: session) { _ = try await self.evaluate(script) }
     }
 
-    /// The value of a JavaScript expression (strings, numbers, booleans; `nil` otherwise).
-    func evaluate(_ expression: String) async throws -> Any? {
-        let result = try await send("Runtime.evaluate", ["expression": expression, "returnByValue": true])
+    /// The value of a JavaScript expression (strings, numbers, booleans; `nil` otherwise), in the first
+    /// page or `tab`; with `awaitPromise`, the value the promise it gives resolves to.
+    public func evaluate(_ expression: String, awaitPromise: Bool = false, in tab: Tab? = nil) async throws -> Any? {
+        let session = tab?.session ?? self.session.withLock { $0 }
+        let result = try await send(
+            "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": awaitPromise],
+            session: session)
         if let exception = result["exceptionDetails"] {
             throw ChildProcessError(description: "script failed: \(exception)")
         }
         return (result["result"] as? [String: Any])?["value"]
     }
 
-    func text(_ selector: String) async throws -> String {
+    public func text(_ selector: String) async throws -> String {
         let quoted = String(decoding: try JSONSerialization.data(withJSONObject: [selector]), as: UTF8.self)
         return try await evaluate("(document.querySelector(\(quoted)[0]) || {innerText: ''}).innerText") as? String
             ?? ""
     }
 
     /// A PNG of the viewport, `width` CSS pixels wide (mobile emulation below 600).
-    func screenshot(width: Int, height: Int, to path: String) async throws {
+    public func screenshot(width: Int, height: Int, to path: String) async throws {
         _ = try await send(
             "Emulation.setDeviceMetricsOverride",
             ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600])
@@ -113,18 +159,20 @@ final class HeadlessChromium: Sendable {
     }
 
     /// The page's width as laid out against the viewport's: more means a horizontal scrollbar.
-    func overflowsHorizontally() async throws -> Bool {
+    public func overflowsHorizontally() async throws -> Bool {
         try await evaluate("document.documentElement.scrollWidth > window.innerWidth + 1") as? Bool ?? true
     }
 
-    private func whileWaitingForLoad(_ action: @escaping @Sendable () async throws -> Void) async throws {
+    private func whileWaitingForLoad(session: String?, _ action: @escaping @Sendable () async throws -> Void)
+        async throws
+    {
         try await withThrowingTaskGroup(of: Void.self) { group in
             let registered = AsyncStream<Void>.makeStream()
             group.addTask {
                 try await withCheckedThrowingContinuation { continuation in
                     let ended = self.state.withLock { state in
                         if state.ended { return true }
-                        state.eventWaiters.append(("Page.loadEventFired", continuation))
+                        state.eventWaiters.append((method: "Page.loadEventFired", session: session, continuation))
                         return false
                     }
                     registered.continuation.yield()
@@ -192,7 +240,9 @@ final class HeadlessChromium: Sendable {
             return (state.replies, state.eventWaiters)
         }
         for (_, reply) in replies { reply.resume(throwing: ChildProcessError(description: "chromium exited")) }
-        for (_, waiter) in waiters { waiter.resume(throwing: ChildProcessError(description: "chromium exited")) }
+        for waiter in waiters {
+            waiter.continuation.resume(throwing: ChildProcessError(description: "chromium exited"))
+        }
     }
 
     private func dispatch(_ bytes: [UInt8]) {
@@ -205,12 +255,17 @@ final class HeadlessChromium: Sendable {
                 reply.resume(returning: object["result"] as? [String: Any] ?? [:])
             }
         } else if let method = object["method"] as? String {
+            let session = object["sessionId"] as? String
             let waiters = state.withLock { state in
-                let matching = state.eventWaiters.filter { $0.0 == method }
-                state.eventWaiters.removeAll { $0.0 == method }
+                let matches = {
+                    (waiter: (method: String, session: String?, continuation: CheckedContinuation<Void, any Error>)) in
+                    waiter.method == method && (waiter.session == nil || waiter.session == session)
+                }
+                let matching = state.eventWaiters.filter(matches)
+                state.eventWaiters.removeAll(where: matches)
                 return matching
             }
-            for (_, waiter) in waiters { waiter.resume() }
+            for waiter in waiters { waiter.continuation.resume() }
         }
     }
 }

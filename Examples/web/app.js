@@ -1,0 +1,40 @@
+// The web demo: a tip closed here stays closed on every other device of the account (another
+// browser, a phone with the Swift library, a tipsync-agent). Query parameters configure it:
+//   ?server=http://127.0.0.1:8080&device=browser&token=ts_…   (a device token for `device`)
+// Without `server` it runs on this browser's storage alone. See README, "From a web app".
+import { configure } from '../../clients/web/src/browser.js';
+
+const query = new URLSearchParams(location.search);
+const catalog = await (await fetch('catalog.json')).text();
+const tipsync = await configure({
+  device: query.get('device') ?? 'browser',
+  catalog,
+  server: query.get('server') ?? undefined,
+  token: query.get('token') ?? undefined,
+});
+
+// The app's own events and parameters, as it would record them.
+document.querySelector('#search-button').addEventListener('click', () => tipsync.donate('searched'));
+document.addEventListener('tipsync-action', (event) => {
+  console.log(`action ${event.detail.action} on tip ${event.detail.tip}`);
+});
+
+// A list of every tip's status, kept current.
+const list = document.querySelector('#statuses');
+const render = () => {
+  list.replaceChildren(
+    ...tipsync.replica.catalog.tips.map((tip) => {
+      const item = document.createElement('li');
+      item.textContent = `${tip.id}: ${tipsync.status(tip.id)}`;
+      return item;
+    }));
+  document.querySelector('#sync-state').textContent = tipsync.isSyncing
+    ? `This tab syncs as device “${tipsync.replica.deviceID}”.`
+    : 'Another tab of this device syncs; this one follows it.';
+};
+tipsync.addEventListener('change', render);
+tipsync.addEventListener('leader', render);
+render();
+
+// For tests and the console: the configured instance.
+globalThis.tipsync = tipsync;

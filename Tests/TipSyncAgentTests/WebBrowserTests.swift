@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+import TipSyncTestSupport
+
+/// The web client in headless Chromium against a real `tipsync-server`: two browser profiles are two
+/// devices, a `tipsync-agent` is a third, all of one account; the page is `Examples/web/`, served as
+/// the README says. Dismissals travel both ways without a reload, a device that was offline catches
+/// up, two tabs of one device share one log, and a reload keeps the state (IndexedDB).
+///
+/// Runs where Chromium and Node are installed; `.ci/run` installs them and sets
+/// `TIPSYNC_REQUIRE_BROWSER=1`, so CI never skips it.
+@Suite(
+    .serialized,
+    .enabled(
+        if: HeadlessChromium.executable != nil || ProcessInfo.processInfo.environment["TIPSYNC_REQUIRE_BROWSER"] != nil,
+        "needs chromium and node"))
+struct WebBrowserTests {
+    /// Where the screenshots go (looked at by people; not compared by the test).
+    static let screenshots = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tipsync-web-shots")
+
+    /// `node clients/web/tools/serve.js ROOT 0`, and the URL it serves on.
+    static func servePackage() async throws -> (Background, String) {
+        let node = try #require(
+            ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "node is not installed")
+        let server = try Background(
+            executable: node,
+            [packageRoot.appendingPathComponent("clients/web/tools/serve.js").path, packageRoot.path, "0"])
+        guard await server.waitForLog("on http://"), let match = server.log.firstMatch(of: /on (http:\/\/[0-9.:]+)/)
+        else {
+            throw TestFailure("the page server did not start: \(server.log)")
+        }
+        return (server, String(match.1))
+    }
+
+    /// Waits (in the page) until `condition` holds, re-checking after each change of the replica's
+    /// state or sync bookkeeping (no polling, no sleeping).
+    static func until(_ condition: String) -> String {
+        """
+        new Promise((resolve) => {
+          const events = ['change', 'progress', 'leader'];
+          const check = () => {
+            if (!(\(condition))) return;
+            for (const name of events) tipsync.removeEventListener(name, check);
+            resolve(true);
+          };
+          for (const name of events) tipsync.addEventListener(name, check);
+          check();
+        })
+        """
+    }
+
+    /// The page's `tipsync` once `configure` has run (the module's top-level await).
+    static let ready = """
+        new Promise((resolve) => {
+          const check = () => (globalThis.tipsync ? resolve(true) : setTimeout(check, 10));
+          check();
+        })
+        """
+
+    static func shown(_ tip: String) -> String {
+        "!!document.querySelector('tipsync-tip[tip=\"\(tip)\"]').shadowRoot.querySelector('[part~=\"tip\"]')"
+    }
+
+    static func click(_ tip: String, _ part: String) -> String {
+        "document.querySelector('tipsync-tip[tip=\"\(tip)\"]').shadowRoot.querySelector('[part~=\"\(part)\"]').click()"
+    }
+
+    @Test func tipsFollowThePersonBetweenBrowsersAndAnAgent() async throws {
+        let directory = scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (pages, base) = try await Self.servePackage()
+        defer { pages.process.terminate() }
+        let server = try await TestServer(directory: directory)
+        try await server.start(["--cors-origins", base])
+        defer { server.terminate() }
+        let agent = try await TestAgent("cli", in: directory, server: server)
+        try await agent.check(["catalog", "load", packageRoot.appendingPathComponent("Examples/web/catalog.json").path])
+
+        func page(_ device: String) async throws -> String {
+            let token = try await server.token(device: device)
+            return "\(base)/Examples/web/?server=\(server.url)&device=\(device)&token=\(token)"
+        }
+        let first = try await HeadlessChromium()
+        let second = try await HeadlessChromium()
+        defer {
+            Task { await first.quit() }
+            Task { await second.quit() }
+        }
+        let firstURL = try await page("browser-a")
+        try await first.open(firstURL)
+        try await second.open(try await page("browser-b"))
+        for browser in [first, second] {
+            #expect(try await browser.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
+            #expect(
+                try await browser.evaluate(
+                    Self.until("tipsync.isSyncing && tipsync.replica.progress.pullCursor"), awaitPromise: true) as? Bool
+                    == true)
+            #expect(try await browser.evaluate(Self.shown("welcome")) as? Bool == true)
+            #expect(try await browser.evaluate(Self.shown("search")) as? Bool == true)
+        }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        try await second.screenshot(
+            width: 1280, height: 800, to: Self.screenshots.appendingPathComponent("tips-1280.png").path)
+        try await second.screenshot(
+            width: 390, height: 844, to: Self.screenshots.appendingPathComponent("tips-390.png").path)
+        #expect(try await second.overflowsHorizontally() == false)
+        let popover =
+            try await second.evaluate(
+                """
+                (() => { const box = document.querySelector('tipsync-tip[tip="search"]').shadowRoot
+                    .querySelector('[part~="tip"]').getBoundingClientRect();
+                  return box.left >= 0 && box.right <= innerWidth && box.top >= 0; })()
+                """) as? Bool
+        #expect(popover == true, "the popover stays inside a 390 px viewport")
+
+        // Dismissed in the first browser → the agent (another device) reports it.
+        _ = try await first.evaluate(Self.click("welcome", "close"))
+        #expect(try await first.evaluate(Self.shown("welcome")) as? Bool == false)
+        _ = try await first.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
+        try await agent.check(["sync"])
+        #expect(try await agent.status("welcome").status == "invalidated")
+        #expect(try await agent.status("welcome").reason == "tipClosed")
+        // …and the second browser's open page drops it without a reload.
+        #expect(
+            try await second.evaluate(
+                Self.until("tipsync.status('welcome') === 'invalidated:tipClosed'"), awaitPromise: true)
+                as? Bool == true)
+        #expect(try await second.evaluate(Self.shown("welcome")) as? Bool == false)
+
+        // The agent dismisses → the tip leaves both open pages.
+        try await agent.check(["invalidate", "search", "--reason", "actionPerformed"])
+        try await agent.check(["sync"])
+        for browser in [first, second] {
+            #expect(
+                try await browser.evaluate(
+                    Self.until("tipsync.status('search') === 'invalidated:actionPerformed'"), awaitPromise: true)
+                    as? Bool
+                    == true)
+            #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
+        }
+
+        // Offline: the second browser records searches; back online, they reach the server.
+        try await second.setOffline(true)
+        _ = try await second.evaluate(
+            "Promise.all([1, 2, 3].map(() => tipsync.donate('searched'))).then(() => true)", awaitPromise: true)
+        #expect(try await second.evaluate(Self.shown("favorites")) as? Bool == true, "rules run offline")
+        try await second.setOffline(false)
+        _ = try await second.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
+        try await agent.check(["sync"])
+        #expect(try await agent.status("favorites").status == "available")
+
+        // Two tabs of the first device: one syncs, the other follows it and writes through it.
+        let tab = try await first.openTab(firstURL)
+        #expect(try await first.evaluate(Self.ready, awaitPromise: true, in: tab) as? Bool == true)
+        #expect(try await first.evaluate("tipsync.isSyncing", in: tab) as? Bool == false)
+        #expect(try await first.evaluate("tipsync.isSyncing") as? Bool == true)
+        #expect(
+            try await first.evaluate(
+                Self.until("tipsync.status('favorites') === 'available'"), awaitPromise: true, in: tab)
+                as? Bool == true)
+        _ = try await first.evaluate(Self.click("favorites", "close"), in: tab)
+        #expect(
+            try await first.evaluate(
+                Self.until("tipsync.status('favorites') === 'invalidated:tipClosed'"), awaitPromise: true)
+                as? Bool == true, "the syncing tab took the other tab's dismissal")
+        _ = try await first.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
+        try await agent.check(["sync"])
+        #expect(try await agent.status("favorites").reason == "tipClosed")
+
+        // A reload keeps the state: the page opened without a server reads it from IndexedDB alone.
+        try await second.open("\(base)/Examples/web/?device=browser-b")
+        #expect(try await second.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
+        #expect(try await second.evaluate("tipsync.status('welcome')") as? String == "invalidated:tipClosed")
+        #expect(try await second.evaluate("tipsync.status('search')") as? String == "invalidated:actionPerformed")
+        #expect(try await second.evaluate(Self.shown("welcome")) as? Bool == false)
+    }
+}

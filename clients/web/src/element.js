@@ -1,0 +1,269 @@
+// <tipsync-tip>: shows a tip from the catalog while its status is `available`, inline or as a
+// popover anchored to another element. Closing it invalidates the tip (`tipClosed`) on every device;
+// an action invalidates it as `actionPerformed` (unless `keep-on-action`) and fires `tipsync-action`;
+// the time it is visible is recorded as a display. Themable with CSS custom properties and ::part().
+//
+//   <tipsync-tip tip="favorite"></tipsync-tip>
+//   <tipsync-tip tip="search" anchor="#search-button" placement="bottom"></tipsync-tip>
+
+import { defaultTipSync } from './tipsync.js';
+
+const STYLE = `
+:host { display: contents; }
+[part~="tip"] {
+  box-sizing: border-box; display: flex; gap: 12px; align-items: flex-start;
+  max-width: var(--tipsync-max-width, 360px); padding: var(--tipsync-padding, 14px 16px);
+  background: var(--tipsync-background, #ffffff); color: var(--tipsync-color, #1c1c1e);
+  border: var(--tipsync-border, 1px solid rgba(0, 0, 0, 0.08)); border-radius: var(--tipsync-radius, 14px);
+  box-shadow: var(--tipsync-shadow, 0 6px 24px rgba(0, 0, 0, 0.14));
+  font: var(--tipsync-font, 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
+}
+[part~="tip"][data-popover] {
+  position: fixed; z-index: var(--tipsync-z-index, 2147483000); margin: 0;
+  width: min(var(--tipsync-max-width, 360px), calc(100vw - 16px));
+}
+[part~="tip"][hidden] { display: none; }
+[part~="image"] { flex: none; width: 32px; height: 32px; font-size: 26px; line-height: 32px; text-align: center; color: var(--tipsync-accent, #0a84ff); }
+[part~="image"] img { width: 32px; height: 32px; object-fit: contain; }
+[part~="body"] { flex: 1; min-width: 0; }
+[part~="title"] { margin: 0 0 2px; font-weight: 600; font-size: 1em; }
+[part~="message"] { margin: 0; color: var(--tipsync-secondary-color, #5a5a5f); }
+[part~="actions"] { display: flex; flex-wrap: wrap; gap: 8px; margin-top: 10px; }
+[part~="action"] {
+  font: inherit; font-weight: 600; color: var(--tipsync-accent, #0a84ff); background: none; border: 0;
+  padding: 4px 0; cursor: pointer;
+}
+[part~="close"] {
+  flex: none; font: inherit; font-size: 20px; line-height: 1; width: 28px; height: 28px; border-radius: 50%;
+  border: 0; background: var(--tipsync-close-background, rgba(0, 0, 0, 0.06)); color: inherit; cursor: pointer;
+}
+[part~="action"]:focus-visible, [part~="close"]:focus-visible { outline: 2px solid var(--tipsync-accent, #0a84ff); outline-offset: 2px; }
+@media (prefers-color-scheme: dark) {
+  [part~="tip"] { background: var(--tipsync-background, #2c2c2e); color: var(--tipsync-color, #f2f2f7); border-color: rgba(255, 255, 255, 0.12); }
+  [part~="message"] { color: var(--tipsync-secondary-color, #c7c7cc); }
+  [part~="close"] { background: var(--tipsync-close-background, rgba(255, 255, 255, 0.12)); }
+}
+`;
+
+let nextID = 1;
+
+/** The `<tipsync-tip>` element. */
+export class TipSyncTipElement extends HTMLElement {
+  static observedAttributes = ['tip', 'anchor', 'placement'];
+
+  constructor() {
+    super();
+    this.uid = `tipsync-tip-${nextID++}`;
+    this.attachShadow({ mode: 'open' });
+    /** @type {import('./tipsync.js').TipSync | null} */
+    this._tipsync = null;
+    /** @type {(() => void) | null} */
+    this.stopWatching = null;
+    /** When the tip became visible (ms), while it is. @type {number | null} */
+    this.visibleSince = null;
+    this.onScroll = () => this.#position();
+    this.onVisibility = () => this.#visibilityChanged();
+    this.onKey = (event) => {
+      if (event.key === 'Escape' && this.visibleSince !== null && this.hasAttribute('anchor')) this.close();
+    };
+    this.onConfigured = () => this.#connect();
+  }
+
+  /** The TipSync instance this element uses (default: the one `configure()` made). */
+  get tipsync() {
+    return this._tipsync ?? defaultTipSync;
+  }
+
+  set tipsync(value) {
+    this._tipsync = value;
+    if (this.isConnected) this.#connect();
+  }
+
+  connectedCallback() {
+    globalThis.addEventListener('tipsync-configured', this.onConfigured);
+    document.addEventListener('visibilitychange', this.onVisibility);
+    globalThis.addEventListener('scroll', this.onScroll, true);
+    globalThis.addEventListener('resize', this.onScroll);
+    document.addEventListener('keydown', this.onKey);
+    this.#connect();
+  }
+
+  disconnectedCallback() {
+    globalThis.removeEventListener('tipsync-configured', this.onConfigured);
+    document.removeEventListener('visibilitychange', this.onVisibility);
+    globalThis.removeEventListener('scroll', this.onScroll, true);
+    globalThis.removeEventListener('resize', this.onScroll);
+    document.removeEventListener('keydown', this.onKey);
+    this.#hide();
+    this.stopWatching?.();
+    this.stopWatching = null;
+  }
+
+  attributeChangedCallback() {
+    if (this.isConnected) this.#connect();
+  }
+
+  #connect() {
+    this.stopWatching?.();
+    this.stopWatching = null;
+    const tipsync = this.tipsync;
+    const id = this.getAttribute('tip');
+    if (!tipsync || !id) return;
+    this.stopWatching = tipsync.watch(id, (status) => (status === 'available' ? this.#show() : this.#hide()));
+  }
+
+  /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */
+  get status() {
+    const id = this.getAttribute('tip');
+    return this.tipsync && id ? this.tipsync.status(id) : 'pending';
+  }
+
+  #render(definition) {
+    const popover = this.hasAttribute('anchor');
+    const container = document.createElement('div');
+    container.setAttribute('part', 'tip');
+    container.setAttribute('role', popover ? 'dialog' : 'note');
+    container.setAttribute('aria-labelledby', `${this.uid}-title`);
+    if (definition.message) container.setAttribute('aria-describedby', `${this.uid}-message`);
+    if (popover) container.dataset.popover = '';
+    if (definition.image) {
+      const image = document.createElement('div');
+      image.setAttribute('part', 'image');
+      image.setAttribute('aria-hidden', 'true');
+      if (/^(https?:|data:|\/|\.)|\.(svg|png|jpe?g|gif|webp)$/i.test(definition.image)) {
+        const img = document.createElement('img');
+        img.src = definition.image;
+        img.alt = '';
+        image.append(img);
+      } else {
+        image.textContent = definition.image.length <= 4 ? definition.image : '★';
+      }
+      container.append(image);
+    }
+    const body = document.createElement('div');
+    body.setAttribute('part', 'body');
+    const title = document.createElement('h2');
+    title.setAttribute('part', 'title');
+    title.id = `${this.uid}-title`;
+    title.textContent = definition.title;
+    body.append(title);
+    if (definition.message) {
+      const message = document.createElement('p');
+      message.setAttribute('part', 'message');
+      message.id = `${this.uid}-message`;
+      message.textContent = definition.message;
+      body.append(message);
+    }
+    if (definition.actions.length) {
+      const actions = document.createElement('div');
+      actions.setAttribute('part', 'actions');
+      for (const action of definition.actions) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.setAttribute('part', 'action');
+        button.dataset.action = action.id;
+        button.textContent = action.title;
+        button.addEventListener('click', () => this.perform(action.id));
+        actions.append(button);
+      }
+      body.append(actions);
+    }
+    container.append(body);
+    const close = document.createElement('button');
+    close.type = 'button';
+    close.setAttribute('part', 'close');
+    close.setAttribute('aria-label', this.getAttribute('close-label') ?? 'Close tip');
+    close.textContent = '×';
+    close.addEventListener('click', () => this.close());
+    container.append(close);
+    const style = document.createElement('style');
+    style.textContent = STYLE;
+    this.shadowRoot.replaceChildren(style, container);
+    return container;
+  }
+
+  #show() {
+    const definition = this.tipsync?.tip(this.getAttribute('tip'));
+    if (!definition) return this.#hide();
+    if (this.visibleSince === null) {
+      this.#render(definition);
+      this.visibleSince = document.visibilityState === 'visible' ? Date.now() : null;
+      this.#position();
+      this.dispatchEvent(new CustomEvent('tipsync-show', { bubbles: true, detail: { tip: definition.id } }));
+    }
+  }
+
+  #hide() {
+    const shown = this.shadowRoot.querySelector('[part~="tip"]');
+    this.#recordDisplay();
+    this.visibleSince = null;
+    if (shown) {
+      this.shadowRoot.replaceChildren();
+      this.dispatchEvent(new CustomEvent('tipsync-hide', { bubbles: true, detail: { tip: this.getAttribute('tip') } }));
+    }
+  }
+
+  /** Records the time the tip was visible as one display (once per showing). */
+  #recordDisplay() {
+    if (this.visibleSince === null || !this.tipsync) return;
+    const seconds = Math.max(0, (Date.now() - this.visibleSince) / 1000);
+    this.visibleSince = null;
+    this.tipsync.recordDisplay(this.getAttribute('tip'), seconds).catch(() => {});
+  }
+
+  #visibilityChanged() {
+    if (!this.shadowRoot.querySelector('[part~="tip"]')) return;
+    if (document.visibilityState === 'hidden') this.#recordDisplay();
+    else if (this.visibleSince === null) this.visibleSince = Date.now();
+  }
+
+  /** Places a popover tip next to its anchor, inside the viewport. */
+  #position() {
+    const container = /** @type {HTMLElement | null} */ (this.shadowRoot.querySelector('[data-popover]'));
+    const anchor = this.getAttribute('anchor') ? document.querySelector(this.getAttribute('anchor')) : null;
+    if (!container) return;
+    if (!anchor) {
+      container.style.left = '16px';
+      container.style.top = '16px';
+      return;
+    }
+    const gap = 10;
+    const margin = 8;
+    const box = anchor.getBoundingClientRect();
+    const width = container.offsetWidth;
+    const height = container.offsetHeight;
+    const below = box.bottom + gap;
+    const placeAbove = this.getAttribute('placement') === 'top' || (below + height > globalThis.innerHeight && box.top - gap - height >= 0);
+    const top = placeAbove ? box.top - gap - height : below;
+    const left = Math.min(Math.max(margin, box.left + box.width / 2 - width / 2), globalThis.innerWidth - width - margin);
+    container.style.top = `${Math.round(top)}px`;
+    container.style.left = `${Math.round(left)}px`;
+  }
+
+  /** The person closed the tip: invalidated as `tipClosed` on every device. */
+  async close() {
+    const tip = this.getAttribute('tip');
+    this.#hide();
+    this.dispatchEvent(new CustomEvent('tipsync-close', { bubbles: true, detail: { tip } }));
+    await this.tipsync?.invalidate(tip, 'tipClosed');
+  }
+
+  /**
+   * The person chose an action: fires `tipsync-action` (cancelable) and, unless the element has
+   * `keep-on-action` or the event was cancelled, invalidates the tip as `actionPerformed`.
+   */
+  async perform(action) {
+    const tip = this.getAttribute('tip');
+    const event = new CustomEvent('tipsync-action', { bubbles: true, cancelable: true, detail: { tip, action } });
+    const proceed = this.dispatchEvent(event);
+    if (proceed && !this.hasAttribute('keep-on-action')) {
+      this.#hide();
+      await this.tipsync?.invalidate(tip, 'actionPerformed');
+    }
+  }
+}
+
+/** Defines `<tipsync-tip>` (once). */
+export function defineTipElement(name = 'tipsync-tip') {
+  if (!customElements.get(name)) customElements.define(name, TipSyncTipElement);
+}

@@ -1,0 +1,222 @@
+// The app-facing API, shaped like TipKit's `Tips`: configure once, then ask tips for their status,
+// donate, set parameters, invalidate. In a browser the replica lives in IndexedDB and one tab per
+// device syncs (Web Locks); the other tabs send their writes to it and follow its state
+// (BroadcastChannel), so a device never has two writers of its log.
+
+import { Replica } from './replica.js';
+import { SyncClient } from './sync.js';
+import { IndexedDBStore, MemoryStore } from './store.js';
+import { decodeChange, encodeChange } from './change.js';
+
+/**
+ * @typedef {import('./catalog.js').Catalog} Catalog
+ * @typedef {import('./status.js').TipStatus} TipStatus
+ * @typedef {import('./status.js').TestingOverrides} TestingOverrides
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {{
+ *   device: string,
+ *   catalog?: Catalog | string,
+ *   server?: string,
+ *   token?: string,
+ *   tokenProvider?: () => Promise<string>,
+ *   followsServerCatalog?: boolean,
+ *   storage?: 'indexeddb' | 'memory',
+ *   name?: string,
+ *   overrides?: TestingOverrides,
+ *   live?: boolean,
+ * }} TipSyncOptions
+ * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
+ * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device).
+ */
+
+
+/** A configured TipSync: the replica, its sync, and (in a browser) the tab that syncs. */
+export class TipSync extends EventTarget {
+  /** @param {TipSyncOptions} options */
+  static async configure(options) {
+    const name = options.name ?? options.device;
+    const browser = typeof indexedDB !== 'undefined' && (options.storage ?? 'indexeddb') === 'indexeddb';
+    const store = browser ? await IndexedDBStore.open(name) : new MemoryStore();
+    const replica = await Replica.open({ store, device: options.device, catalog: options.catalog, overrides: options.overrides });
+    const tipsync = new TipSync(replica, options, name);
+    tipsync.#start(browser);
+    return tipsync;
+  }
+
+  /** @private */
+  constructor(replica, options, name) {
+    super();
+    /** @type {Replica} */
+    this.replica = replica;
+    this.options = options;
+    this.name = name;
+    /** Whether this tab syncs (holds the device's lock). */
+    this.isSyncing = false;
+    /** @type {SyncClient | null} */
+    this.client = null;
+    /** @type {BroadcastChannel | null} */
+    this.channel = null;
+    this.pending = new Map();
+    this.nextRequest = 1;
+    replica.subscribe(() => this.dispatchEvent(new Event('change')));
+    // The sync bookkeeping moved (an answer came in), here or in the syncing tab.
+    replica.onProgress(() => this.dispatchEvent(new Event('progress')));
+  }
+
+  #start(browser) {
+    const locks = globalThis.navigator?.locks;
+    if (!browser || !locks || typeof BroadcastChannel === 'undefined') {
+      this.#lead();
+      return;
+    }
+    this.channel = new BroadcastChannel(`tipsync:${this.name}`);
+    this.channel.onmessage = (event) => this.#receive(event.data);
+    // Wait for the lock: whichever tab holds it syncs until it closes; then the next one takes over.
+    locks.request(`tipsync:${this.name}`, async () => {
+      await this.replica.reload();
+      this.#lead();
+      await new Promise(() => {}); // held for the tab's lifetime
+    });
+  }
+
+  /** This tab writes the log and syncs. */
+  #lead() {
+    this.isSyncing = true;
+    this.replica.subscribe(() => this.#announce());
+    this.replica.onProgress(() => this.#announce());
+    if (this.options.server && (this.options.token || this.options.tokenProvider)) {
+      this.client = new SyncClient(this.replica, {
+        server: this.options.server, token: this.options.token, tokenProvider: this.options.tokenProvider,
+        followsServerCatalog: this.options.followsServerCatalog, live: this.options.live,
+      });
+      this.syncing = this.client.run().catch((error) => {
+        this.dispatchEvent(Object.assign(new Event('syncerror'), { error }));
+      });
+    }
+    this.dispatchEvent(new Event('leader'));
+  }
+
+  /** Tells the other tabs what this one holds now. */
+  #announce() {
+    if (!this.channel) return;
+    this.channel.postMessage({
+      type: 'state',
+      changes: [...this.replica.log.values()].map(encodeChange),
+      progress: this.replica.progress,
+      serverCatalog: this.replica.serverCatalog,
+    });
+  }
+
+  async #receive(message) {
+    if (message.type === 'state' && !this.isSyncing) {
+      this.replica.adopt(message.changes.map(decodeChange), message.progress, message.serverCatalog);
+    } else if (message.type === 'call' && this.isSyncing) {
+      let reply;
+      try {
+        await this.replica[message.operation](...message.args);
+        reply = { type: 'reply', id: message.id, ok: true };
+      } catch (error) {
+        reply = { type: 'reply', id: message.id, ok: false, error: String(error?.message ?? error) };
+      }
+      this.channel.postMessage(reply);
+      this.#announce();
+    } else if (message.type === 'reply' && this.pending.has(message.id)) {
+      const { resolve, reject } = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (message.ok) resolve(undefined);
+      else reject(new Error(message.error));
+    }
+  }
+
+  /** Runs a write here when this tab syncs, else in the tab that does. */
+  #write(operation, args) {
+    if (this.isSyncing || !this.channel) return this.replica[operation](...args).then(() => undefined);
+    const id = `${Date.now()}-${this.nextRequest++}-${Math.random()}`;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.channel.postMessage({ type: 'call', id, operation, args });
+    });
+  }
+
+  /** Donates to an event now, with an optional JSON payload. */
+  donate(event, info) {
+    return this.#write('donate', info === undefined ? [event] : [event, info]);
+  }
+
+  /** Sets a parameter rules read. */
+  setParameter(id, value) {
+    return this.#write('setParameter', [id, value]);
+  }
+
+  /** Invalidates a tip on every device: `tipClosed` (default), `actionPerformed`, … */
+  invalidate(tip, reason = 'tipClosed') {
+    return this.#write('invalidate', [tip, reason]);
+  }
+
+  /** Makes an invalidated tip eligible again (a new display epoch). */
+  resetEligibility(tip) {
+    return this.#write('resetEligibility', [tip]);
+  }
+
+  /** Records that a tip was shown once, for `duration` seconds. */
+  recordDisplay(tip, duration = 0) {
+    return this.#write('recordDisplay', [tip, duration]);
+  }
+
+  /** Deletes every donation of an event, everywhere. */
+  deleteDonations(event) {
+    return this.#write('deleteDonations', [event]);
+  }
+
+  /** Removes every tip, event and parameter record, everywhere. */
+  resetDatastore() {
+    return this.#write('resetDatastore', []);
+  }
+
+  /** A tip's status now. @returns {TipStatus} */
+  status(tip) {
+    return this.replica.status(tip);
+  }
+
+  /** A tip's definition (title, message, image, actions) from the catalog in force. */
+  tip(id) {
+    return this.replica.tip(id);
+  }
+
+  /** A group's current tip, or null. */
+  currentTip(group) {
+    return this.replica.currentTip(group);
+  }
+
+  /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
+  watch(tip, listener) {
+    return this.replica.watch(tip, listener);
+  }
+
+  /** A tip's statuses as they change, as an async iterator. */
+  statusUpdates(tip) {
+    return this.replica.statusUpdates(tip);
+  }
+
+  /** Sets testing overrides (local only, never synced): `{showAll, hideAll, shown: [ids], hidden: [ids]}`. */
+  setTestingOverrides(overrides) {
+    this.replica.setOverrides(overrides);
+  }
+
+  /** Stops syncing (this tab). */
+  stop() {
+    this.client?.stop();
+    this.channel?.close();
+  }
+}
+
+/** The instance `<tipsync-tip>` elements use unless given another (`element.tipsync = …`). */
+export let defaultTipSync = null;
+
+/** Configures TipSync for the page; elements on it use this instance. @param {TipSyncOptions} options */
+export async function configure(options) {
+  defaultTipSync = await TipSync.configure(options);
+  globalThis.dispatchEvent?.(new CustomEvent('tipsync-configured', { detail: defaultTipSync }));
+  return defaultTipSync;
+}
+

@@ -1,0 +1,33 @@
+/** Defines `<tipsync-tip>` (once). */
+export function defineTipElement(name?: string): void;
+/** The `<tipsync-tip>` element. */
+export class TipSyncTipElement extends HTMLElement {
+    static observedAttributes: string[];
+    uid: string;
+    /** @type {import('./tipsync.js').TipSync | null} */
+    _tipsync: import('./tipsync.js').TipSync | null;
+    /** @type {(() => void) | null} */
+    stopWatching: () => void;
+    /** When the tip became visible (ms), while it is. @type {number | null} */
+    visibleSince: number;
+    onScroll: () => void;
+    onVisibility: () => void;
+    onKey: (event: any) => void;
+    onConfigured: () => void;
+    set tipsync(arg: any);
+    /** The TipSync instance this element uses (default: the one `configure()` made). */
+    get tipsync(): any;
+    connectedCallback(): void;
+    disconnectedCallback(): void;
+    attributeChangedCallback(): void;
+    /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */
+    get status(): any;
+    /** The person closed the tip: invalidated as `tipClosed` on every device. */
+    close(): Promise<void>;
+    /**
+     * The person chose an action: fires `tipsync-action` (cancelable) and, unless the element has
+     * `keep-on-action` or the event was cancelled, invalidates the tip as `actionPerformed`.
+     */
+    perform(action: any): Promise<void>;
+    #private;
+}

@@ -1,0 +1,95 @@
+/** Configures TipSync for the page; elements on it use this instance. @param {TipSyncOptions} options */
+export function configure(options: any): Promise<any>;
+/**
+ * @typedef {import('./catalog.js').Catalog} Catalog
+ * @typedef {import('./status.js').TipStatus} TipStatus
+ * @typedef {import('./status.js').TestingOverrides} TestingOverrides
+ * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {{
+ *   device: string,
+ *   catalog?: Catalog | string,
+ *   server?: string,
+ *   token?: string,
+ *   tokenProvider?: () => Promise<string>,
+ *   followsServerCatalog?: boolean,
+ *   storage?: 'indexeddb' | 'memory',
+ *   name?: string,
+ *   overrides?: TestingOverrides,
+ *   live?: boolean,
+ * }} TipSyncOptions
+ * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
+ * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device).
+ */
+/** A configured TipSync: the replica, its sync, and (in a browser) the tab that syncs. */
+export class TipSync extends EventTarget {
+    /** @param {TipSyncOptions} options */
+    static configure(options: TipSyncOptions): Promise<TipSync>;
+    /** @private */
+    private constructor();
+    /** @type {Replica} */
+    replica: Replica;
+    options: any;
+    name: any;
+    /** Whether this tab syncs (holds the device's lock). */
+    isSyncing: boolean;
+    /** @type {SyncClient | null} */
+    client: SyncClient | null;
+    /** @type {BroadcastChannel | null} */
+    channel: BroadcastChannel | null;
+    pending: Map<any, any>;
+    nextRequest: number;
+    syncing: Promise<void>;
+    /** Donates to an event now, with an optional JSON payload. */
+    donate(event: any, info: any): any;
+    /** Sets a parameter rules read. */
+    setParameter(id: any, value: any): any;
+    /** Invalidates a tip on every device: `tipClosed` (default), `actionPerformed`, … */
+    invalidate(tip: any, reason?: string): any;
+    /** Makes an invalidated tip eligible again (a new display epoch). */
+    resetEligibility(tip: any): any;
+    /** Records that a tip was shown once, for `duration` seconds. */
+    recordDisplay(tip: any, duration?: number): any;
+    /** Deletes every donation of an event, everywhere. */
+    deleteDonations(event: any): any;
+    /** Removes every tip, event and parameter record, everywhere. */
+    resetDatastore(): any;
+    /** A tip's status now. @returns {TipStatus} */
+    status(tip: any): import("./status.js").TipStatus;
+    /** A tip's definition (title, message, image, actions) from the catalog in force. */
+    tip(id: any): any;
+    /** A group's current tip, or null. */
+    currentTip(group: any): any;
+    /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
+    watch(tip: any, listener: any): () => void;
+    /** A tip's statuses as they change, as an async iterator. */
+    statusUpdates(tip: any): AsyncGenerator<import("./status.js").TipStatus, void, unknown>;
+    /** Sets testing overrides (local only, never synced): `{showAll, hideAll, shown: [ids], hidden: [ids]}`. */
+    setTestingOverrides(overrides: any): void;
+    /** Stops syncing (this tab). */
+    stop(): void;
+    #private;
+}
+/** The instance `<tipsync-tip>` elements use unless given another (`element.tipsync = …`). */
+export let defaultTipSync: any;
+export type Catalog = import('./catalog.js').Catalog;
+export type TipStatus = import('./status.js').TipStatus;
+export type TestingOverrides = import('./status.js').TestingOverrides;
+export type JSONValue = import('./json.js').JSONValue;
+/**
+ * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
+ * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device).
+ */
+export type TipSyncOptions = {
+    device: string;
+    catalog?: Catalog | string;
+    server?: string;
+    token?: string;
+    tokenProvider?: () => Promise<string>;
+    followsServerCatalog?: boolean;
+    storage?: 'indexeddb' | 'memory';
+    name?: string;
+    overrides?: TestingOverrides;
+    live?: boolean;
+};
+import { Replica } from "./replica.js";
+import { SyncClient } from "./sync.js";
