@@ -176,3 +176,64 @@ struct WebBrowserTests {
         #expect(try await second.evaluate(Self.shown("welcome")) as? Bool == false)
     }
 }
+
+extension WebBrowserTests {
+    /// The README's "From a web app" walkthrough, both blocks as written (minus `swift build`), with
+    /// Chromium doing what the reader does between them: open the printed address, close the tip.
+    @Test func theReadmeWebWalkthroughWorksAsWritten() async throws {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        func block(_ marker: String) throws -> String {
+            let start = try #require(readme.range(of: "<!-- \(marker) -->\n```sh\n"))
+            let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
+            return readme[start.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { $0 != "swift build" }.joined(separator: "\n")
+        }
+        let demo = scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: demo) }
+        // The reader's pauses — between the blocks, and before the last line stops the servers — are a
+        // FIFO the script reads and the test writes once it has done what the reader does.
+        let proceed = demo.appendingPathComponent("proceed").path
+        #expect(mkfifo(proceed, 0o600) == 0)
+        let pause = "read -r _ < \"$DEMO/proceed\""
+        let second = try block("web walkthrough: another device")
+        let stop = try #require(second.range(of: "\nkill $(jobs -p)"))
+        let script = [
+            try block("web walkthrough: server and page"), pause, String(second[..<stop.lowerBound]), pause,
+            String(second[stop.lowerBound...]),
+        ].joined(separator: "\n")
+        let shell = try ChildProcess(
+            "/bin/bash", ["-e", "-c", script],
+            environment: [
+                "DEMO": demo.path, "PORT": String(FreePort.next()), "PAGE_PORT": String(FreePort.next()),
+                "PATH": productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            ], directory: packageRoot.path)
+        defer { shell.terminate() }
+        // `echo` writes the whole line at once.
+        #expect(await shell.stdout.waitFor("&token="), "the first block printed no address: \(shell.stderr.text)")
+        let url = try #require(
+            shell.stdout.text.firstMatch(of: /open (http\S+)/).map { String($0.1) }, "\(shell.stdout.text)")
+
+        let browser = try await HeadlessChromium()
+        defer { Task { await browser.quit() } }
+        try await browser.open(url)
+        #expect(try await browser.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.isSyncing && tipsync.replica.progress.pullCursor"), awaitPromise: true) as? Bool
+                == true)
+        _ = try await browser.evaluate(Self.click("welcome", "close"))
+        _ = try await browser.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
+        try Data("go\n".utf8).write(to: URL(fileURLWithPath: proceed))
+
+        // The agent's block ran up to the last line: the welcome tip is closed there, and the popover
+        // it dismissed leaves the page.
+        #expect(await shell.stdout.waitFor("welcome\tinvalidated"), "\(shell.stdout.text)\n\(shell.stderr.text)")
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.status('search') === 'invalidated:actionPerformed'"), awaitPromise: true) as? Bool
+                == true)
+        #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
+        try Data("go\n".utf8).write(to: URL(fileURLWithPath: proceed))
+        #expect(await shell.exitStatus() == 0, "stderr: \(shell.stderr.text)")
+    }
+}

@@ -251,14 +251,22 @@ export class Replica {
     const added = [];
     let changed = false;
     let latest = this.observedHLC;
+    let ownAdded = false;
     for (const change of changes) {
-      if (change.device === this.deviceID || this.log.has(keyOf(change))) continue;
+      if (this.log.has(keyOf(change))) continue;
       this.hlc.observe(change.hlc, now);
       if (change.hlc > latest) latest = change.hlc;
       this.log.set(keyOf(change), change);
       added.push(change);
+      // This device's own changes the replica does not hold: made before its storage was cleared
+      // (see SyncClient's first contact), they are its log again.
+      if (change.device === this.deviceID) {
+        this.local.push(change);
+        ownAdded = true;
+      }
       if (this.state.apply(change, limits)) changed = true;
     }
+    if (ownAdded) this.local.sort((a, b) => a.seq - b.seq);
     this.observedHLC = latest;
     await this.#commit({ changes: added, meta: { progress, observedHLC: latest } });
     if (changed) this.#notify();
@@ -274,6 +282,26 @@ export class Replica {
     await this.#commit({ meta: { progress } });
     this.#notifyProgress();
     return result;
+  }
+
+  /**
+   * Gives this device's changes numbers after `highestSeq` (the server already holds a log of this
+   * device that this replica does not: its storage was cleared), donation ids with them, and marks
+   * `highestSeq` acknowledged. Only for changes no server holds (none was ever acknowledged).
+   */
+  async renumberAfter(highestSeq) {
+    const shift = highestSeq;
+    const previous = this.local;
+    const renumbered = this.local.map((change) => {
+      const copy = { ...change, seq: change.seq + shift };
+      if (copy.kind === 'donation') copy.id = `${copy.device}:${copy.seq}`;
+      return copy;
+    });
+    const remote = [...this.log.values()].filter((change) => change.device !== this.deviceID);
+    this.#rebuild([...remote, ...renumbered]);
+    this.progress = { ...this.progress, pushedSeq: highestSeq, acknowledgedHighSeq: Math.max(this.progress.acknowledgedHighSeq, highestSeq) };
+    await this.#commit({ remove: previous, changes: renumbered, meta: { progress: this.progress } });
+    this.#notify();
   }
 
   /** This device's changes not yet acknowledged, oldest first. */

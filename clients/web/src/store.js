@@ -12,7 +12,7 @@ import { canonicalText, parse } from './json.js';
  * A replica's storage.
  * @typedef {{
  *   load(): Promise<{changes: Change[], meta: {[key: string]: any}}>,
- *   commit(update: {changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}): Promise<void>,
+ *   commit(update: {remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}): Promise<void>,
  *   close?(): void
  * }} ReplicaStore
  */
@@ -35,8 +35,12 @@ export class MemoryStore {
     };
   }
 
-  /** @param {{changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update */
-  async commit({ changes = [], replace = [], meta = {} }) {
+  /**
+   * Removes `remove`, then stores `changes` and `replace` and sets `meta` (undefined deletes a key).
+   * @param {{remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update
+   */
+  async commit({ remove = [], changes = [], replace = [], meta = {} }) {
+    for (const change of remove) this.changes.delete(keyOf(change));
     for (const change of [...changes, ...replace]) this.changes.set(keyOf(change), canonicalText(encodeChange(change)));
     for (const [key, value] of Object.entries(meta)) {
       if (value === undefined) this.meta.delete(key);
@@ -77,11 +81,15 @@ export class IndexedDBStore {
     };
   }
 
-  /** @param {{changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update */
-  async commit({ changes = [], replace = [], meta = {} }) {
+  /**
+   * Removes `remove`, then stores `changes` and `replace` and sets `meta`, in one transaction.
+   * @param {{remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update
+   */
+  async commit({ remove = [], changes = [], replace = [], meta = {} }) {
     const transaction = this.database.transaction(['changes', 'meta'], 'readwrite');
     const changeStore = transaction.objectStore('changes');
     const metaStore = transaction.objectStore('meta');
+    for (const change of remove) changeStore.delete(keyOf(change));
     for (const change of [...changes, ...replace]) changeStore.put(canonicalText(encodeChange(change)), keyOf(change));
     for (const [key, value] of Object.entries(meta)) {
       if (value === undefined) metaStore.delete(key);

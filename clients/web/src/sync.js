@@ -79,6 +79,7 @@ export class SyncClient {
   /** One round: push everything unsent, then pull until the server has nothing more. */
   async syncOnce() {
     try {
+      await this.#firstContact();
       await this.pushAll();
       await this.pullAll(0);
       this.lastError = null;
@@ -106,6 +107,8 @@ export class SyncClient {
       try {
         await this.syncOnce();
         backoff = this.initialBackoff;
+        // Stopped during the round: an abort that already happened fires no event.
+        if (signal.aborted) return;
         const round = new AbortController();
         const stopRound = () => round.abort();
         signal.addEventListener('abort', stopRound);
@@ -121,6 +124,7 @@ export class SyncClient {
         this.lastError = failure;
         if (!failure.transient) throw failure;
         await this.sleep(backoff * Math.min(Math.max(this.random(), 0.5), 1));
+        if (signal.aborted) return;
         backoff = Math.min(backoff * 2, this.maximumBackoff);
       }
     }
@@ -172,6 +176,23 @@ export class SyncClient {
         else if (event === 'catalog' && this.followsServerCatalog) await this.pullAll(0, signal);
       }
     }
+  }
+
+  /**
+   * Before a replica's first push: if the server already holds a log of this device (the browser's
+   * storage was cleared, the app reinstalled), this replica's changes would reuse its sequence
+   * numbers and be taken for duplicates — lost. They are numbered after the server's highest
+   * (`GET /v1/devices/{name}`, protocol.md §5) instead, and the old log comes back with the pulls.
+   */
+  async #firstContact() {
+    const progress = this.replica.progress;
+    if (progress.serverGeneration !== null || progress.acknowledgedHighSeq > 0 || progress.pullCursor !== null) return;
+    const { response } = await this.#timed('GET', `/v1/devices/${encodeURIComponent(this.replica.deviceID)}`, {});
+    const text = await response.text();
+    if (response.status === 404) return;
+    if (response.status !== 200) throw rejectionOf(response.status, text);
+    const held = parseBody(text).highestSeq;
+    if (Number.isInteger(held) && held > 0) await this.replica.renumberAfter(held);
   }
 
   /** Pushes everything unsent, batch by batch (protocol.md §7). */

@@ -164,3 +164,34 @@ test('integers up to 2^53 − 1 arrive exact; the server catalog is followed', {
   assert.deepEqual(laptop.replica.catalog.tips.map((tip) => tip.id), ['served']);
   assert.match(laptop.replica.serverCatalog.tag, /^"[0-9a-f]{32}"$/);
 });
+
+test('a browser whose storage was cleared neither loses its new changes nor forgets its old ones', { skip }, async () => {
+  const before = await device('d7');
+  await before.replica.invalidate('search', 'tipClosed');
+  await before.client.syncOnce();
+  // Site data cleared: a new, empty replica for the same device name, used offline first.
+  const after = await device('d7');
+  await after.replica.donate('opened', { after: true });
+  await after.replica.setParameter('isLoggedIn', true);
+  await after.client.syncOnce();
+  assert.equal(after.replica.status('search'), 'invalidated:tipClosed', 'the old dismissal came back with the pull');
+  assert.equal(after.replica.progress.pushedSeq, after.replica.lastLocalSeq);
+  assert.equal(after.replica.lastLocalSeq, 3);
+  const laptop = await device('laptop');
+  await laptop.client.syncOnce();
+  assert.deepEqual(laptop.replica.state.donations('opened').filter((d) => d.id.startsWith('d7:')).map((d) => d.id), ['d7:2']);
+  assert.equal(laptop.replica.parameterValue('isLoggedIn'), true);
+});
+
+test('stop() ends run() even when it comes during the first round', { skip }, async () => {
+  const phone = await device('phone', { client: { live: false, longPollSeconds: 1 } });
+  let stopped = false;
+  phone.replica.onProgress(() => {
+    if (!stopped) {
+      stopped = true;
+      phone.client.stop(); // while the first round's pull is being settled
+    }
+  });
+  await phone.client.run();
+  assert.ok(stopped);
+});

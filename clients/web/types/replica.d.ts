@@ -89,6 +89,12 @@ export class Replica {
     applyRemote<T>(changes: Change[], update?: (progress: SyncProgress) => T): Promise<T>;
     /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
     updateProgress(update: any): Promise<any>;
+    /**
+     * Gives this device's changes numbers after `highestSeq` (the server already holds a log of this
+     * device that this replica does not: its storage was cleared), donation ids with them, and marks
+     * `highestSeq` acknowledged. Only for changes no server holds (none was ever acknowledged).
+     */
+    renumberAfter(highestSeq: any): Promise<void>;
     /** This device's changes not yet acknowledged, oldest first. */
     outbox(limit?: number): any[];
     /**

@@ -10,8 +10,12 @@ export class MemoryStore {
             [k: string]: any;
         };
     }>;
-    /** @param {{changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update */
-    commit({ changes, replace, meta }: {
+    /**
+     * Removes `remove`, then stores `changes` and `replace` and sets `meta` (undefined deletes a key).
+     * @param {{remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update
+     */
+    commit({ remove, changes, replace, meta }: {
+        remove?: Change[];
         changes?: Change[];
         replace?: Change[];
         meta?: {
@@ -36,8 +40,12 @@ export class IndexedDBStore {
             [k: string]: any;
         };
     }>;
-    /** @param {{changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update */
-    commit({ changes, replace, meta }: {
+    /**
+     * Removes `remove`, then stores `changes` and `replace` and sets `meta`, in one transaction.
+     * @param {{remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update
+     */
+    commit({ remove, changes, replace, meta }: {
+        remove?: Change[];
         changes?: Change[];
         replace?: Change[];
         meta?: {
@@ -58,6 +66,7 @@ export type ReplicaStore = {
         };
     }>;
     commit(update: {
+        remove?: Change[];
         changes?: Change[];
         replace?: Change[];
         meta?: {
