@@ -16,9 +16,10 @@ import TipSyncCore
 ///
 /// Every request, park and wake is an event; ``waitUntil(_:)`` re-checks its condition after each.
 public actor LiveNetwork {
-    /// What a request is, by the protocol's routes.
+    /// What a request is, by the protocol's routes (`device`: the first-contact lookup of
+    /// `GET /v1/devices/{name}`).
     public enum RequestKind: String, Sendable, Hashable {
-        case push, pull, longPoll, other
+        case push, pull, longPoll, device, other
     }
 
     /// Where a request is when the hook sees it.
@@ -260,6 +261,7 @@ public actor LiveNetwork {
 
     static func kind(of request: SyncHTTPRequest) -> RequestKind {
         if request.method == "POST", request.path.hasPrefix("/v1/push") { return .push }
+        if request.method == "GET", request.path.hasPrefix("/v1/devices/") { return .device }
         guard request.method == "GET", request.path.hasPrefix("/v1/pull") else { return .other }
         return waitSeconds(in: request.path) > 0 ? .longPoll : .pull
     }

@@ -124,6 +124,17 @@ import TipSyncSimulation
         await fleet.stopAll()
     }
 
+    /// A change made while a new replica asks the server how far its device's log goes (protocol.md
+    /// §7, the first contact) is pushed, numbered after it.
+    @Test func aChangeDuringTheFirstContactIsPushed() async throws {
+        let fleet = try await LiveFleet(devices: ["phone", "laptop"])
+        let placed = await PlacedChange(fleet, "phone", .device, at: .handled)
+        fleet.startAll()
+        let (seq, mark) = await placed.value(fleet)
+        await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
+        await fleet.stopAll()
+    }
+
     /// The loop is live (long-poll parked, push loop waiting): a change wakes the push at once.
     @Test func aChangeDuringTheLongPollIsPushed() async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])

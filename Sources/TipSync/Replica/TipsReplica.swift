@@ -184,7 +184,21 @@ public final class TipsReplica: Sendable {
                     let result = try update(&progress)
                     try ReplicaDatabase.save(progress, over: old, db)
                     clockOffsetMilliseconds.store(progress.clockOffset, ordering: .relaxed)
-                    for change in changes where change.device != deviceID {
+                    // This device's own changes come back in pulls; those it does not hold (made
+                    // before a reinstall, see `continueDeviceLog(after:)`) are its log again.
+                    let adoptedThrough =
+                        changes.contains { $0.device == deviceID }
+                        ? try ReplicaDatabase.meta(.ownLogAdoptedThrough, db).flatMap { Int64($0) } ?? 0 : 0
+                    for change in changes {
+                        if change.device == deviceID {
+                            guard change.seq <= adoptedThrough else { continue }
+                            try db.execute(
+                                sql: "INSERT OR IGNORE INTO change (seq, hlc, kind, body) VALUES (?, ?, ?, ?)",
+                                arguments: [
+                                    change.seq, change.hlc.rawValue, change.kind.rawValue, change.canonicalJSON,
+                                ])
+                            guard db.changesCount > 0 else { continue }
+                        }
                         core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
                         if merge.apply(&core.state, change, core.donationLimits) {
                             applied.append((change, false))

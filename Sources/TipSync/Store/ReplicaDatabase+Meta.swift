@@ -29,6 +29,10 @@ extension ReplicaDatabase {
         /// starts, and its version (`ETag`).
         case serverCatalog
         case serverCatalogTag
+        /// The highest `seq` of this device's log the server held when this replica first reached it
+        /// with an empty history (``TipsReplica/continueDeviceLog(after:)``): the device's own changes
+        /// up to it, when a pull brings them, are this replica's log again.
+        case ownLogAdoptedThrough
     }
 
     static func meta(_ key: MetaKey, _ db: Database) throws -> String? {

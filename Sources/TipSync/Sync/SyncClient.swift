@@ -52,6 +52,7 @@ public actor SyncClient {
     /// One full round: push everything unsent, then pull until the server has nothing more.
     public func syncOnce() async throws {
         do {
+            try await continueDeviceLogOnFirstContact()
             try await pushAll()
             try await pullAll()
             lastError = nil
@@ -133,6 +134,27 @@ public actor SyncClient {
     }
 
     // MARK: Push
+
+    /// Before a replica's first push: when the server already holds a log of this device name (the
+    /// app was reinstalled, the replica file deleted), the replica's changes would reuse its sequence
+    /// numbers and be dropped as duplicates. They are numbered after it instead, and the device's old
+    /// changes come back with the pulls (protocol.md §7, "A device whose storage was lost").
+    func continueDeviceLogOnFirstContact() async throws {
+        let progress = try replica.syncProgress
+        guard progress.serverGeneration == nil, progress.acknowledgedHighSeq == 0, progress.pullCursor == nil,
+            progress.uncertainPush == nil
+        else { return }
+        let name = replica.deviceID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? replica.deviceID
+        let (response, _) = try await send("GET", "/v1/devices/\(name)")
+        switch response.status {
+        case 200:
+            try replica.continueDeviceLog(after: try decode(DeviceResponse.self, response.body).highestSeq)
+        case 404:
+            return  // the server has not seen this device
+        default:
+            throw rejection(response)
+        }
+    }
 
     func pushAll() async throws {
         var restamped = false
