@@ -394,6 +394,12 @@ export class Replica {
     this.#notify();
   }
 
+  /** Takes the sync bookkeeping another tab of this device holds (in memory only). */
+  adoptProgress(progress) {
+    this.progress = { ...emptyProgress(), ...progress };
+    this.#notifyProgress();
+  }
+
   /** Reads what another tab (or process) stored and adopts it. */
   async reload() {
     const { changes, meta } = await this.store.load();

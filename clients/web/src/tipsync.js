@@ -82,8 +82,10 @@ export class TipSync extends EventTarget {
   /** This tab writes the log and syncs. */
   #lead() {
     this.isSyncing = true;
+    // The whole log only when the state changed; an answer that moved only the bookkeeping (every
+    // pull does) sends just that.
     this.replica.subscribe(() => this.#announce());
-    this.replica.onProgress(() => this.#announce());
+    this.replica.onProgress(() => this.channel?.postMessage({ type: 'progress', progress: this.replica.progress }));
     if (this.options.server && (this.options.token || this.options.tokenProvider)) {
       this.client = new SyncClient(this.replica, {
         server: this.options.server, token: this.options.token, tokenProvider: this.options.tokenProvider,
@@ -110,6 +112,8 @@ export class TipSync extends EventTarget {
   async #receive(message) {
     if (message.type === 'state' && !this.isSyncing) {
       this.replica.adopt(message.changes.map(decodeChange), message.progress, message.serverCatalog);
+    } else if (message.type === 'progress' && !this.isSyncing) {
+      this.replica.adoptProgress(message.progress);
     } else if (message.type === 'call' && this.isSyncing) {
       let reply;
       try {

@@ -117,6 +117,8 @@ export class Replica {
      * its changes, bookkeeping and server catalog, in memory only.
      */
     adopt(changes: any, progress: any, serverCatalog: any): void;
+    /** Takes the sync bookkeeping another tab of this device holds (in memory only). */
+    adoptProgress(progress: any): void;
     /** Reads what another tab (or process) stored and adopts it. */
     reload(): Promise<void>;
     /** A status evaluator at `now` (milliseconds on the corrected clock). */
