@@ -2,8 +2,9 @@ import Foundation
 import TipSyncCore
 
 /// Syncs one replica with a TipSync server (`protocol.md`): pushes the outbox, pulls after the
-/// server-minted cursor, merges what arrives, and — while ``run()`` is active — keeps a long-poll
-/// open so changes from other devices arrive within milliseconds. Outbox, cursor and clock
+/// server-minted cursor, merges what arrives, and — while ``run()`` is active — keeps a live stream
+/// (or, where the transport cannot stream, a long-poll) open so changes from other devices arrive
+/// within milliseconds. Outbox, cursor and clock
 /// correction live in the replica, so a restart resumes where it stopped.
 public actor SyncClient {
     public let replica: TipsReplica
@@ -87,8 +88,8 @@ public actor SyncClient {
         try await pullAll()
     }
 
-    /// Syncs until cancelled: a full round, then a long-poll for remote news alongside a push after
-    /// every local change. Failures back off (doubling, with jitter) and retry; a refused token stops.
+    /// Syncs until cancelled: a full round, then the live stream (or long-polls) for remote changes
+    /// alongside a push after every local change. Failures back off (doubling, with jitter) and retry; a refused token stops.
     ///
     /// No local change waits for another to be pushed: the push loop subscribes to local changes
     /// *before* it reads the outbox, so a change committed at any moment — during a round, a pull,
@@ -127,9 +128,16 @@ public actor SyncClient {
         }
     }
 
+    /// Receives other devices' changes until cancelled: on the live stream while the transport can
+    /// stream, else by long-polls.
     func pullLive() async throws {
+        var streams = configuration.liveStream
         while !Task.isCancelled {
-            try await pullAll(wait: configuration.longPollSeconds)
+            if streams {
+                streams = try await followLiveStream()
+            } else {
+                try await pullAll(wait: configuration.longPollSeconds)
+            }
         }
     }
 

@@ -25,8 +25,15 @@ public struct SyncConfiguration: Sendable {
     /// (a new device's first sync takes about half as long on two cores). Off, requests go one at
     /// a time, which deterministic replays (`tipsync-sim`) need.
     public var prefetchPages = true
+    /// Receive other devices' changes on a live stream that carries them (`GET /v1/live?cursor=…`,
+    /// protocol.md §9): one connection held open, each change merged as it arrives, no request per
+    /// change. Off, or with a ``transport`` that cannot stream: long-polls (`GET /v1/pull?wait=…`).
+    public var liveStream = true
     /// Seconds a live long-poll waits on the server for news.
     public var longPollSeconds = 25
+    /// Seconds the live stream may stay silent before the client takes the connection for lost and
+    /// reconnects (the server writes a heartbeat every 15 s by default).
+    public var liveStreamSilence = 60
     /// Retry delays: doubling from `initialBackoff` up to `maximumBackoff` seconds, with jitter.
     public var initialBackoff: Double = 0.5
     public var maximumBackoff: Double = 60

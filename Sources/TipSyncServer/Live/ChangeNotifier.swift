@@ -2,7 +2,9 @@ import Synchronization
 
 /// Tells the devices connected to an account (live streams and long-polls) that its log grew, and
 /// ends their waits when their credentials are revoked or their account is erased.
-/// Notifications carry no data: a device learns "there is news" and pulls (like Replicache's poke).
+/// Notifications carry no data: a long-poll or a notify-only stream learns "there is news" and
+/// pulls (like Replicache's poke); a stream that carries changes reads the page the account's
+/// streams share (``livePages``).
 public final class ChangeNotifier: Sendable {
     private struct Subscriber {
         var device: DeviceIdentity
@@ -37,6 +39,8 @@ public final class ChangeNotifier: Sendable {
     private let subscribers = Mutex(Subscribers())
     /// The uploaded catalog's version as this instance knows it (every pull answer names it).
     public let catalogVersion = CatalogVersion()
+    /// The pages live streams that carry changes share (one read per account and news).
+    public let livePages = LivePages()
 
     public init() {}
 
@@ -73,12 +77,19 @@ public final class ChangeNotifier: Sendable {
                 state.byAccount[account]?[id] = nil
                 if state.byAccount[account]?.isEmpty == true { state.byAccount[account] = nil }
             }
+            self?.forgetPagesIfUnwatched(account: account)
         }
     }
 
     public func notify(account: Int64) {
+        livePages.invalidate(account: account)
         let subscribers = subscribers.withLock { Array(($0.byAccount[account] ?? [:]).values) }
         for subscriber in subscribers { subscriber.yieldChanges() }
+    }
+
+    /// Drops the account's shared live page once no stream or long-poll of it is left.
+    private func forgetPagesIfUnwatched(account: Int64) {
+        if subscribers.withLock({ $0.byAccount[account] == nil }) { livePages.invalidate(account: account) }
     }
 
     /// Wakes every live stream for a heartbeat (``LiveHeartbeat`` calls it; long-polls sleep on).

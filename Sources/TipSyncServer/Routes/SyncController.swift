@@ -161,13 +161,36 @@ struct SyncController: Sendable {
         return ContentCoding.json(text, for: request)
     }
 
-    /// Server-sent events: `event: changes` whenever the account's log grows (then pull),
-    /// `event: catalog` when a catalog is uploaded (protocol.md §16), and a
-    /// `: heartbeat` comment every `heartbeat` (``LiveHeartbeat``) so proxies keep the
+    /// Server-sent events (protocol.md §9), in one of two modes:
+    ///
+    /// - **with a `cursor`** (the stream carries changes): each `event: changes` holds the account's
+    ///   changes after the stream's position as a page (`changes`, `cursor`, `from`, …), first what
+    ///   is already there, then whatever the log gains; the device merges it and never pulls. Pages
+    ///   are read and encoded once per account and news (``LivePages``), so a change costs one store
+    ///   read however many devices receive it. `event: catalog` names the uploaded catalog's version.
+    /// - **without** (notify-only, for clients before it): `event: changes` with `data: {}` whenever the
+    ///   log grows (then pull), `event: catalog` with `data: {}`.
+    ///
+    /// A `: heartbeat` comment comes every `heartbeat` (``LiveHeartbeat``) so proxies keep the
     /// connection open. The stream ends when the client leaves, its credential expires or is revoked,
     /// its account is erased, or the server shuts down — all without a task of its own.
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
+        var start: (position: Int64, limit: Int, generation: String)?
+        var firstPage: PullPage?
+        if let text = request.uri.queryParameters["cursor"].map(String.init) {
+            let cursor = try Self.cursor(text)
+            let limit = try Self.integer(
+                request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
+            guard (1...configuration.maxPullLimit).contains(limit) else {
+                throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
+            }
+            // Refused before the stream begins, like a pull's (protocol.md §8).
+            let page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+            try Self.check(cursor, against: page)
+            start = (cursor.position, limit, page.generation)
+            firstPage = page
+        }
         let subscription = notifier.subscribeLive(identity)
         let metrics = metrics
         // The client left (ConnectionGuard closes the connection on its FIN): end at once.
@@ -182,19 +205,53 @@ struct SyncController: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
+        guard let start else {
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    metrics.liveConnections.increment()
+                    defer { metrics.liveConnections.decrement() }
+                    try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
+                    // The server's graceful shutdown waits for open requests: end the stream when it begins.
+                    try await withGracefulShutdownHandler {
+                        for await _ in subscription.wakeUps {
+                            let changes = subscription.takeChanges()
+                            let catalog = subscription.takeCatalog()
+                            if changes { try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n")) }
+                            if catalog { try await writer.write(ByteBuffer(string: "event: catalog\ndata: {}\n\n")) }
+                            if !changes, !catalog { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
+                        }
+                    } onGracefulShutdown: {
+                        subscription.finish()
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        let feed = LiveFeed(
+            account: identity.accountID, device: identity, limit: start.limit, store: store, notifier: notifier,
+            activity: activity, metrics: metrics, now: now)
+        let opened = firstPage
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
+                var position = start.position
                 metrics.liveConnections.increment()
                 defer { metrics.liveConnections.decrement() }
-                try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-                // The server's graceful shutdown waits for open requests: end the stream when it begins.
+                try await writer.write(
+                    ByteBuffer(string: #"event: ready\#ndata: {"cursor":"\#(start.generation).\#(position)"}\#n\#n"#))
                 try await withGracefulShutdownHandler {
+                    // What was already there when the stream opened (the subscription came first, so
+                    // nothing that lands from here on is missed).
+                    if let opened {
+                        try await feed.write(LivePages.event(opened, from: position, serverTime: now()), to: &writer)
+                        position = opened.cursor
+                        if opened.more { position = try await feed.catchUp(after: position, to: &writer) }
+                    }
                     for await _ in subscription.wakeUps {
                         let changes = subscription.takeChanges()
                         let catalog = subscription.takeCatalog()
-                        if changes { try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n")) }
-                        if catalog { try await writer.write(ByteBuffer(string: "event: catalog\ndata: {}\n\n")) }
+                        if changes { position = try await feed.catchUp(after: position, to: &writer) }
+                        if catalog { try await writer.write(try await feed.catalogEvent()) }
                         if !changes, !catalog { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
                     }
                 } onGracefulShutdown: {

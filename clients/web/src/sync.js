@@ -40,12 +40,14 @@ export class SyncError extends Error {
  *   pullLimit?: number,
  *   longPollSeconds?: number,
  *   live?: boolean,
+ *   liveStreamSilence?: number,
  *   followsServerCatalog?: boolean,
  *   compressPushes?: boolean,
  *   initialBackoff?: number,
  *   maximumBackoff?: number,
  * }} SyncOptions
- * `live`: use the `/v1/live` event stream (else long-polls); `followsServerCatalog`: apply the
+ * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
+ * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
  * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
  */
 
@@ -64,6 +66,7 @@ export class SyncClient {
     this.pullLimit = options.pullLimit ?? 1000;
     this.longPollSeconds = options.longPollSeconds ?? 25;
     this.live = options.live ?? true;
+    this.liveStreamSilence = options.liveStreamSilence ?? 60;
     this.followsServerCatalog = options.followsServerCatalog ?? false;
     this.compressPushes = (options.compressPushes ?? true) && typeof globalThis.CompressionStream === 'function';
     this.initialBackoff = options.initialBackoff ?? 1000;
@@ -153,29 +156,108 @@ export class SyncClient {
     }
   }
 
-  /** Pulls whenever the server says there is news: the live stream, or long-polls. */
+  /**
+   * Receives other devices' changes until `signal` aborts: on live streams that carry them
+   * (`GET /v1/live?cursor=…`, protocol.md §9), one after the other, or by long-polls.
+   */
   async #pullLive(signal) {
     if (!this.live) {
       while (!signal.aborted) await this.pullAll(this.longPollSeconds, signal);
       return;
     }
-    const response = await this.#send('GET', '/v1/live', { signal, headers: { Accept: 'text/event-stream' }, stream: true });
-    if (response.status !== 200) throw await rejection(response);
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new SyncError('the live stream ended', { transient: true });
-      buffer += value;
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event = /^event: *(.*)$/m.exec(block)?.[1];
-        if (event === 'changes' || event === 'ready') await this.pullAll(0, signal);
-        else if (event === 'catalog' && this.followsServerCatalog) await this.pullAll(0, signal);
-      }
+    while (!signal.aborted) await this.#followLiveStream(signal);
+  }
+
+  /**
+   * Follows one live stream until it ends: merges each page that continues the cursor the replica
+   * holds (its `from`), with the cursor after it, in one transaction. A page that does not continue
+   * it ends the stream; the next opens at the replica's cursor and the server catches it up. A
+   * stream silent for `liveStreamSilence` seconds (heartbeats come every 15 s) is taken for lost.
+   */
+  async #followLiveStream(signal) {
+    const cursor = this.replica.progress.pullCursor;
+    if (!cursor) {
+      await this.pullAll(0, signal); // a stream starts at a cursor: the round that mints one
+      return;
     }
+    const stream = new AbortController();
+    const abort = () => stream.abort();
+    signal.addEventListener('abort', abort);
+    let silence = null;
+    let silent = false;
+    const watch = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        silent = true;
+        stream.abort();
+      }, this.liveStreamSilence * 1000);
+    };
+    try {
+      watch();
+      const path = `/v1/live?limit=${this.pullLimit}&cursor=${encodeURIComponent(cursor)}`;
+      let response;
+      try {
+        response = await this.#send('GET', path, { signal: stream.signal, headers: { Accept: 'text/event-stream' }, stream: true });
+      } catch (error) {
+        if (silent) throw new SyncError('the live stream did not answer', { transient: true });
+        throw error;
+      }
+      if (response.status !== 200) {
+        const text = await response.text();
+        if (response.status === 400 && errorDetail(text)?.code === 'invalid_cursor') {
+          await this.replica.updateProgress((progress) => (progress.pullCursor = null));
+          return;
+        }
+        throw rejectionOf(response.status, text);
+      }
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      const events = new EventStreamReader();
+      let began = false;
+      for (;;) {
+        let piece;
+        try {
+          piece = await reader.read();
+        } catch (error) {
+          if (signal.aborted) throw error;
+          throw new SyncError(silent ? `the live stream was silent for ${this.liveStreamSilence} s` : `the live stream failed: ${error.message}`, { transient: true });
+        }
+        if (piece.done) {
+          if (!began) throw new SyncError('the live stream ended before it began', { transient: true });
+          return; // the server ended it (a restart, a JWT's expiry): open another at once
+        }
+        watch();
+        for (const { name, data } of events.feed(piece.value)) {
+          if (name === 'ready') began = true;
+          else if (name === 'changes' && !(await this.#mergeLivePage(data, signal))) {
+            await reader.cancel().catch(() => {});
+            return;
+          } else if (name === 'catalog' && this.followsServerCatalog) {
+            const tag = errorless(() => /** @type {any} */ (parse(data))?.catalog);
+            if (typeof tag === 'string') await this.#followCatalog(tag, signal);
+            else await this.pullAll(0, signal);
+          }
+        }
+      }
+    } finally {
+      clearTimeout(silence);
+      signal.removeEventListener('abort', abort);
+      stream.abort();
+    }
+  }
+
+  /**
+   * Merges one `event: changes` page; false when it does not continue the replica's cursor. A server
+   * that only announces news (`data: {}`, notify-only) gets a pull instead.
+   */
+  async #mergeLivePage(data, signal) {
+    const page = parseBody(data);
+    if (typeof page.from !== 'string') {
+      await this.pullAll(0, signal);
+      return true;
+    }
+    if (page.from !== this.replica.progress.pullCursor) return false;
+    await this.#apply(page, null);
+    return true;
   }
 
   /**
@@ -264,29 +346,38 @@ export class SyncClient {
         throw rejectionOf(response.status, text);
       }
       const page = parseBody(text);
-      const changes = page.changes.map((json, index) => {
-        const change = decodeChange(json);
-        const problem = violation(change);
-        if (problem) throw new SyncError(`the server sent an invalid change: changes[${index}].${problem.message}`, { code: 'invalid_page' });
-        return change;
-      });
-      const offset = this.#clockCorrection(page.serverTime, sent);
-      const lost = await this.replica.applyRemote(changes, (progress) => {
-        if (offset !== null) progress.clockOffset = offset;
-        progress.pullCursor = page.cursor;
-        if (!Number.isInteger(page.highestSeq)) return false;
-        noteServer(progress, page.highestSeq, page.generation);
-        // Above what we knew: a push whose answer was lost did arrive. Below: a restored server lost
-        // acknowledged changes, which are pushed again with their stamps.
-        const wasLost = page.highestSeq < progress.pushedSeq;
-        if (page.highestSeq !== progress.pushedSeq) setPushed(progress, page.highestSeq);
-        return wasLost;
-      });
+      const lost = await this.#apply(page, this.#clockCorrection(page.serverTime, sent));
       if (this.followsServerCatalog && typeof page.catalog === 'string') await this.#followCatalog(page.catalog, signal);
       if (lost) await this.pushAll(signal);
       if (!page.more) return;
       waitNow = 0;
     }
+  }
+
+  /**
+   * Merges a page (a pull's or a live stream's) and stores the cursor after it and what it says of
+   * this device's pushes, in one transaction; true when the server lost pushes it had acknowledged.
+   * @param {any} page
+   * @param {number | null} offset
+   */
+  async #apply(page, offset) {
+    const changes = page.changes.map((/** @type {any} */ json, /** @type {number} */ index) => {
+      const change = decodeChange(json);
+      const problem = violation(change);
+      if (problem) throw new SyncError(`the server sent an invalid change: changes[${index}].${problem.message}`, { code: 'invalid_page' });
+      return change;
+    });
+    return await this.replica.applyRemote(changes, (progress) => {
+      if (offset !== null) progress.clockOffset = offset;
+      progress.pullCursor = page.cursor;
+      if (!Number.isInteger(page.highestSeq)) return false;
+      noteServer(progress, page.highestSeq, page.generation);
+      // Above what we knew: a push whose answer was lost did arrive. Below: a restored server lost
+      // acknowledged changes, which are pushed again with their stamps.
+      const wasLost = page.highestSeq < progress.pushedSeq;
+      if (page.highestSeq !== progress.pushedSeq) setPushed(progress, page.highestSeq);
+      return wasLost;
+    });
   }
 
   /** Fetches and applies the server's catalog when `tag` is neither the applied one nor a refused one. */
@@ -357,7 +448,7 @@ export class SyncClient {
         if (signal?.aborted) throw error;
         throw new SyncError(`the server could not be reached: ${error.message}`, { transient: true });
       }
-      if (stream) return response;
+      if (stream && response.status === 200) return response;
       if (response.status === 429) {
         const seconds = Number(response.headers.get('Retry-After') ?? '1');
         await response.arrayBuffer();
@@ -408,6 +499,59 @@ function parseBody(text) {
     return /** @type {any} */ (parse(text));
   } catch (error) {
     throw new SyncError(`unexpected response from the server: ${error.message}`, { code: 'invalid_response', transient: true });
+  }
+}
+
+/** `body()`, or undefined when it throws. */
+function errorless(body) {
+  try {
+    return body();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a `text/event-stream` body as it arrives: feed it text in whatever pieces it comes, get back
+ * the complete events. Lines end in `\n`, `\r\n` or `\r`; comments and other fields are skipped.
+ */
+export class EventStreamReader {
+  constructor() {
+    this.buffer = '';
+    /** @type {string | null} */
+    this.name = null;
+    /** @type {string[]} */
+    this.data = [];
+  }
+
+  /** @param {string} text @returns {{name: string, data: string}[]} */
+  feed(text) {
+    this.buffer += text;
+    const events = [];
+    let start = 0;
+    for (;;) {
+      const match = /\r\n|\r|\n/g;
+      match.lastIndex = start;
+      const found = match.exec(this.buffer);
+      // A lone \r at the very end may be the first half of \r\n: wait for the next piece.
+      if (!found || (found[0] === '\r' && found.index === this.buffer.length - 1)) break;
+      const line = this.buffer.slice(start, found.index);
+      start = found.index + found[0].length;
+      if (line === '') {
+        if (this.name !== null || this.data.length > 0) events.push({ name: this.name ?? 'message', data: this.data.join('\n') });
+        this.name = null;
+        this.data = [];
+      } else if (!line.startsWith(':')) {
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? '' : line.slice(colon + 1);
+        if (value.startsWith(' ')) value = value.slice(1);
+        if (field === 'event') this.name = value;
+        else if (field === 'data') this.data.push(value);
+      }
+    }
+    this.buffer = this.buffer.slice(start);
+    return events;
   }
 }
 

@@ -19,7 +19,7 @@ const catalog = parseCatalog({
 const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
 let server;
 before(async () => {
-  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7']);
+  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd11']);
 });
 after(async () => {
   await server?.stop();
@@ -194,4 +194,67 @@ test('stop() ends run() even when it comes during the first round', { skip }, as
   });
   await phone.client.run();
   assert.ok(stopped);
+});
+
+/** `globalThis.fetch`, counting requests by path; `onLive(n)` runs before the n-th live stream (from 1) is requested. */
+function watchedFetch(onLive = async () => {}) {
+  const counts = new Map();
+  let streams = 0;
+  const fetch = async (url, init) => {
+    const path = new URL(String(url)).pathname;
+    if (path === '/v1/live') await onLive(++streams);
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    return globalThis.fetch(url, init);
+  };
+  return { fetch, count: (path) => counts.get(path) ?? 0 };
+}
+
+test('the live stream carries the changes: no pull per change', { skip }, async () => {
+  const phone = await device('d8');
+  const watched = watchedFetch();
+  const laptop = await device('d9', { client: { fetch: watched.fetch } });
+  const run = laptop.client.run();
+  try {
+    await until(laptop.replica, () => laptop.replica.progress.pullCursor !== null);
+    for (let n = 1; n <= 10; n++) {
+      await phone.replica.donate('opened', { n });
+      await phone.client.syncOnce();
+      await until(laptop.replica, () => laptop.replica.state.donations('opened').filter((d) => d.id.startsWith('d8:')).length === n);
+    }
+    await phone.replica.invalidate('search', 'tipClosed');
+    await phone.client.syncOnce();
+    await until(laptop.replica, () => laptop.replica.status('search') === 'invalidated:tipClosed');
+    assert.equal(watched.count('/v1/pull'), 1, 'only the first round pulls');
+    assert.equal(watched.count('/v1/live'), 1, 'one stream carried all eleven changes');
+  } finally {
+    laptop.client.stop();
+    await run.catch(() => {});
+  }
+});
+
+test('a change stored while the live stream opens, or beside a manual round, arrives', { skip }, async () => {
+  const phone = await device('d10');
+  const watched = watchedFetch(async (n) => {
+    if (n !== 1) return;
+    await phone.replica.setParameter('isLoggedIn', true); // after the first round's pull, before the stream
+    await phone.client.syncOnce();
+  });
+  const laptop = await device('d11', { client: { fetch: watched.fetch } });
+  const run = laptop.client.run();
+  try {
+    await until(laptop.replica, () => laptop.replica.parameterValue('isLoggedIn') === true);
+    // A round by hand while the loop runs moves the cursor past the stream's: nothing is lost.
+    await phone.replica.invalidate('favorite', 'tipClosed');
+    await phone.client.syncOnce();
+    await laptop.client.syncOnce();
+    for (let n = 1; n <= 3; n++) {
+      await phone.replica.donate('opened', { n });
+      await phone.client.syncOnce();
+    }
+    await until(laptop.replica, () => laptop.replica.state.donations('opened').filter((d) => d.id.startsWith('d10:')).length === 3);
+    assert.equal(laptop.replica.status('favorite'), 'invalidated:tipClosed');
+  } finally {
+    laptop.client.stop();
+    await run.catch(() => {});
+  }
 });

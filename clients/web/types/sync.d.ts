@@ -26,12 +26,14 @@ export class SyncError extends Error {
  *   pullLimit?: number,
  *   longPollSeconds?: number,
  *   live?: boolean,
+ *   liveStreamSilence?: number,
  *   followsServerCatalog?: boolean,
  *   compressPushes?: boolean,
  *   initialBackoff?: number,
  *   maximumBackoff?: number,
  * }} SyncOptions
- * `live`: use the `/v1/live` event stream (else long-polls); `followsServerCatalog`: apply the
+ * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
+ * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
  * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
  */
 /** Keeps a replica in sync with a TipSync server. */
@@ -49,6 +51,7 @@ export class SyncClient {
     pullLimit: number;
     longPollSeconds: number;
     live: boolean;
+    liveStreamSilence: number;
     followsServerCatalog: boolean;
     compressPushes: boolean;
     initialBackoff: number;
@@ -76,9 +79,26 @@ export class SyncClient {
     pullAll(wait: number, signal: any): Promise<void>;
     #private;
 }
+/**
+ * Reads a `text/event-stream` body as it arrives: feed it text in whatever pieces it comes, get back
+ * the complete events. Lines end in `\n`, `\r\n` or `\r`; comments and other fields are skipped.
+ */
+export class EventStreamReader {
+    buffer: string;
+    /** @type {string | null} */
+    name: string | null;
+    /** @type {string[]} */
+    data: string[];
+    /** @param {string} text @returns {{name: string, data: string}[]} */
+    feed(text: string): {
+        name: string;
+        data: string;
+    }[];
+}
 export type Replica = import('./replica.js').Replica;
 /**
- * `live`: use the `/v1/live` event stream (else long-polls); `followsServerCatalog`: apply the
+ * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
+ * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
  * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
  */
 export type SyncOptions = {
@@ -92,6 +112,7 @@ export type SyncOptions = {
     pullLimit?: number;
     longPollSeconds?: number;
     live?: boolean;
+    liveStreamSilence?: number;
     followsServerCatalog?: boolean;
     compressPushes?: boolean;
     initialBackoff?: number;

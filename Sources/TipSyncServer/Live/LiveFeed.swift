@@ -1,0 +1,47 @@
+import Hummingbird
+import NIOCore
+
+/// What one live stream that carries changes (`GET /v1/live?cursor=…`) writes: the account's pages
+/// after the stream's position, shared with the account's other streams through ``LivePages``, and
+/// `event: catalog` naming the uploaded catalog's version (protocol.md §9).
+struct LiveFeed: Sendable {
+    let account: Int64
+    let device: DeviceIdentity
+    let limit: Int
+    let store: any SyncStore
+    let notifier: ChangeNotifier
+    let activity: DeviceActivity
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Int64
+
+    /// Writes every page after `position` (one page when nothing more waits) and returns the position
+    /// after the last.
+    func catchUp(after position: Int64, to writer: inout any ResponseBodyWriter) async throws -> Int64 {
+        var position = position
+        while true {
+            let page = try await notifier.livePages.page(account: account, after: position, limit: limit) {
+                [store, account, limit, now, position] in
+                let page = try await store.pull(account: account, after: position, limit: limit)
+                return LivePages.event(page, from: position, serverTime: now())
+            }
+            try await write(page, to: &writer)
+            position = page.cursor
+            guard page.more else { return position }
+        }
+    }
+
+    /// Writes a page that has changes (an empty one writes nothing).
+    func write(_ page: LivePages.Page, to writer: inout any ResponseBodyWriter) async throws {
+        guard page.count > 0 else { return }
+        try await writer.write(page.event)
+        metrics.changesServed.increment(by: page.count)
+        activity.pulled(device, through: page.cursor)
+    }
+
+    /// `event: catalog` with the uploaded catalog's version (`{}` when it was removed).
+    func catalogEvent() async throws -> ByteBuffer {
+        let tag = try await notifier.catalogVersion.current(store)
+        let data = tag.map { #"{"catalog":\#(SyncController.quoted($0))}"# } ?? "{}"
+        return ByteBuffer(string: "event: catalog\ndata: \(data)\n\n")
+    }
+}

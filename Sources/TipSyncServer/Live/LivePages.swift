@@ -1,0 +1,85 @@
+import NIOCore
+import Synchronization
+
+/// The pages that live streams carrying changes write (`GET /v1/live?cursor=…`, protocol.md §9):
+/// read from the store and encoded **once** per account and position, then written as the same
+/// bytes to every stream of the account that is at that position. A change delivered to a
+/// thousand devices of one account costs one store read and one encoding, not a thousand pulls.
+///
+/// A page is shared only between streams woken by the same news: every notification for the
+/// account (``invalidate(account:)``) drops the shared read, so a stream never gets a page read
+/// before the push that woke it. A stream that still got an older page (its read began before the
+/// push) is woken again by that push's notification and reads on.
+public final class LivePages: Sendable {
+    /// One `event: changes` block and where it leaves the stream.
+    public struct Page: Sendable {
+        /// `event: changes\ndata: {…}\n\n`, ready to write; empty when the page has no changes.
+        public var event: ByteBuffer
+        /// The log position after the page (the request's position when it is empty).
+        public var cursor: Int64
+        /// More changes wait after this page: read the next one at once.
+        public var more: Bool
+        /// The number of changes in the page.
+        public var count: Int
+    }
+
+    private struct Key: Hashable {
+        var after: Int64
+        var limit: Int
+    }
+
+    private struct Shared {
+        var key: Key
+        var read: Task<Page, any Error>
+    }
+
+    private let shared = Mutex<[Int64: Shared]>([:])
+    private let readCount = Atomic<Int>(0)
+
+    public init() {}
+
+    /// The account's log grew: later readers read again.
+    func invalidate(account: Int64) {
+        shared.withLock { _ = $0.removeValue(forKey: account) }
+    }
+
+    /// The page after `position` for `account`: the read already under way for the same position and
+    /// news if there is one, else `read()` (which then serves every stream that asks meanwhile).
+    func page(
+        account: Int64, after position: Int64, limit: Int, read: @escaping @Sendable () async throws -> Page
+    ) async throws -> Page {
+        let key = Key(after: position, limit: limit)
+        let task = shared.withLock { shared -> Task<Page, any Error> in
+            if let existing = shared[account], existing.key == key { return existing.read }
+            readCount.add(1, ordering: .relaxed)
+            let task = Task { try await read() }
+            shared[account] = Shared(key: key, read: task)
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            // A failed read is not shared with streams that come later.
+            shared.withLock { shared in
+                if shared[account]?.key == key { shared[account] = nil }
+            }
+            throw error
+        }
+    }
+
+    /// Store reads started for live pages so far (tests: one per account and news).
+    public var reads: Int { readCount.load(ordering: .relaxed) }
+
+    /// The `event: changes` block for a page (protocol.md §9): the pull page's fields, without the
+    /// per-device `highestSeq`, and with `from`, the cursor the page continues.
+    static func event(_ page: PullPage, from: Int64, serverTime: Int64) -> Page {
+        guard !page.bodies.isEmpty else { return Page(event: ByteBuffer(), cursor: page.cursor, more: false, count: 0) }
+        var text = #"event: changes\#ndata: {"changes":["#
+        text.reserveCapacity(page.bodies.reduce(200) { $0 + $1.utf8.count + 1 })
+        text += page.bodies.joined(separator: ",")
+        text += #"],"cursor":"\#(page.generation).\#(page.cursor)","from":"\#(page.generation).\#(from)","#
+        text += #""generation":"\#(page.generation)","more":\#(page.more),"serverTime":\#(serverTime),"#
+        text += #""snapshot":\#(page.snapshot)}\#n\#n"#
+        return Page(event: ByteBuffer(string: text), cursor: page.cursor, more: page.more, count: page.bodies.count)
+    }
+}
