@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import TipSync
 import TipSyncAgent
 import TipSyncServer
@@ -162,25 +163,26 @@ extension ColdPull {
     }
 }
 
-/// Dismiss on device A → visible on device B (live long-poll), with other devices connected.
+/// Dismiss on device A → merged on device B (B runs the real sync loop: a live stream that carries
+/// changes), while N other devices of the same account hold live streams and receive and merge every
+/// change too (a child process, `live-receivers`), as real devices do.
 struct LiveLatency: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "live-latency")
     @Option var port = 18_082
-    @Option(help: "Other connected devices (in other accounts), each holding a live stream.") var others = 1000
+    @Option(help: "Other live devices of the same account, each receiving and merging every change.") var others = 1000
     @Option var rounds = 200
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
         defer { server.stop() }
-        let tokens = try await server.account("bench", devices: ["a", "b"])
-        var otherTokens: [String] = []
-        for account in 0..<max(1, others / 10) {
-            let devices = (0..<10).map { "d\($0)" }
-            otherTokens += try await server.account("other-\(account)", devices: devices).values
-        }
-        let holder = try HoldConnections.spawn(port: port, tokens: Array(otherTokens.prefix(others)))
-        defer { holder.terminate() }
-        try await HoldConnections.waitUntilHeld(holder)
+        let names = ["a", "b"] + (0..<others).map { "o\($0)" }
+        let tokens = try await server.account("bench", devices: names)
+        let start = try await startCursor(server, token: tokens["a"]!)
+        let receivers =
+            others > 0
+            ? try await LiveReceivers.spawn(port: port, tokens: (0..<others).map { tokens["o\($0)"]! }, cursor: start)
+            : nil
+        defer { receivers?.terminate() }
 
         func replica(_ name: String) throws -> TipsReplica {
             try TipsReplica(
@@ -213,8 +215,110 @@ struct LiveLatency: AsyncParsableCommand {
         }
         print(
             "live-latency others=\(others) rounds=\(rounds): p50 \(format(measurement.percentile(0.5).milliseconds, 2)) ms, "
-                + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms dismiss-to-visible on the second device"
+                + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms from A's change to B's merge "
+                + "(\(others) other devices receiving and merging every change)"
         )
+    }
+}
+
+/// Server CPU per change delivered over live streams: D devices of one account each hold a stream
+/// and merge every change (`live-receivers`, a child process); one device pushes K single-change
+/// pushes (issue 14's mix) over a keep-alive connection on a thread of its own. The server's CPU is
+/// this process's CPU less that thread's. `--paced`: each push waits until every device merged the
+/// one before (no page carries more than one change: the worst case).
+struct LiveDelivery: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "live-delivery", abstract: "Server CPU per change delivered to D live devices that merge it.")
+    @Option var devices = 1002
+    @Option var changes = 2000
+    @Flag var paced = false
+    @Option var port = 18_470
+
+    func run() async throws {
+        let server = try await BenchServer.start(port: port)
+        defer { server.stop() }
+        let names = (0..<devices).map { "d\($0)" }
+        let tokens = try await server.account("delivery", devices: names)
+        let start = try await startCursor(server, token: tokens["d0"]!)
+        let receivers = try await LiveReceivers.spawn(
+            port: port, tokens: names.map { tokens[$0]! }, cursor: start, expect: changes, paced: paced)
+        defer { receivers.terminate() }
+        let memory = residentMemoryBytes()
+        let token = tokens["d0"]!
+        let bodies = (1...changes).map { seq in
+            let change = Change(
+                device: "d0", seq: Int64(seq), hlc: HLC(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0),
+                operation: mixedOperation(seq, device: "d0"))
+            return Array((try? JSONCoding.encoder.encode(PushRequest(changes: [change]))) ?? Data())
+        }
+        let cpuBefore = processCPUSeconds()
+        let started = ContinuousClock.now
+        let pusherCPU: Double
+        if paced {
+            let gate = PacedGate()
+            async let pushed = onThread {
+                let connection = try HTTPConnection(port: port)
+                for (index, body) in bodies.enumerated() {
+                    let (status, _, _, _) = try connection.exchange(
+                        "POST", "/v1/push",
+                        headers: ["Authorization: Bearer \(token)", "Content-Type: application/json"], body: body)
+                    guard status == 200 else { throw BenchError("push answered \(status)") }
+                    gate.wait(until: index + 1)
+                }
+            }
+            while true {
+                let line = try await LiveReceivers.nextLine(receivers)
+                if line.hasPrefix("at "), let at = Int(line.dropFirst(3)) { gate.reached(at) }
+                if line.hasPrefix("merged") || line.isEmpty { break }
+            }
+            pusherCPU = try await pushed
+        } else {
+            pusherCPU = try await pushOnThread(bodies, token: token, port: port)
+            _ = try await LiveReceivers.nextLine(receivers)
+        }
+        let seconds = (ContinuousClock.now - started).milliseconds / 1000
+        let serverCPU = processCPUSeconds() - cpuBefore - pusherCPU
+        let perChange = serverCPU / Double(changes) * 1000
+        print(
+            "live-delivery devices=\(devices) changes=\(changes)\(paced ? " paced" : ""): every device merged all after "
+                + "\(format(seconds, 2)) s; server CPU \(format(serverCPU, 2)) s = \(format(perChange, 2)) ms per change = "
+                + "\(format(perChange * 1000 / Double(devices), 1)) µs per delivered copy; server RSS with the streams "
+                + "open \(memory / 1_048_576) MiB"
+        )
+    }
+}
+
+/// The account's cursor before anything was pushed (where the benchmark's streams start).
+func startCursor(_ server: BenchServer, token: String) async throws -> String {
+    let (data, _) = try await URLSession.shared.data(for: server.request("v1/pull", token: token))
+    return try JSONCoding.decode(PullResponse.self, from: data).cursor
+}
+
+/// Issue 14's mix: 80% donations, 15% parameter sets, 5% invalidations.
+func mixedOperation(_ seq: Int, device: String) -> Change.Operation {
+    switch seq % 20 {
+    case 0: .eligibility(tip: "tip-\(seq % 7)", state: .invalidated(.tipClosed))
+    case 1, 2, 3: .parameter(id: "param-\(seq % 11)", value: .int(Int64(seq)))
+    default: .donation(event: "event-\(seq % 5)", id: "\(device):\(seq)", date: Int64(seq), info: nil)
+    }
+}
+
+/// Lets the paced pusher go on once every device holds the change it pushed last.
+final class PacedGate: Sendable {
+    private let condition = NSCondition()
+    private let state = Mutex<Int>(0)
+
+    func reached(_ count: Int) {
+        condition.lock()
+        state.withLock { $0 = max($0, count) }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(until count: Int) {
+        condition.lock()
+        while state.withLock({ $0 }) < count { condition.wait() }
+        condition.unlock()
     }
 }
 

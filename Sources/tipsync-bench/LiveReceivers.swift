@@ -1,0 +1,180 @@
+import ArgumentParser
+import Foundation
+import TipSync
+import TipSyncCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Child process: N devices that do what a live device does with a stream that carries changes —
+/// `GET /v1/live?cursor=C`, de-chunk the body, read its events, decode each page and merge its
+/// changes into the device's own ``ReplicaState`` (checking that the page continues its cursor).
+/// Prints `held N` once every stream said `ready`; with `--expect K`, prints `merged` and exits once
+/// every device holds K changes. (A separate process, so the server's CPU and memory are measured
+/// alone.)
+struct LiveReceivers: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "live-receivers", shouldDisplay: false)
+    @Option var port: Int
+    @Option(help: "File with one token per line.") var tokens: String
+    @Option var cursor: String
+    @Option(help: "Changes each device must merge before the process exits (0: run until killed).")
+    var expect = 0
+    @Flag(help: "Print `at K` whenever every device holds K more changes.") var paced = false
+
+    final class Receiver {
+        let fd: Int32
+        var head: [UInt8] = []
+        var inBody = false
+        var chunked = ChunkedBody()
+        var events = ServerSentEvents()
+        var state = ReplicaState()
+        var cursor: String
+        var merged = 0
+        var pages = 0
+        var ready = false
+
+        init(fd: Int32, cursor: String) {
+            self.fd = fd
+            self.cursor = cursor
+        }
+
+        /// Takes bytes off the socket; returns false when the server closed it.
+        func read(into buffer: inout [UInt8]) throws -> Bool {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { return false }
+            var bytes = buffer[0..<count]
+            if !inBody {
+                head += bytes
+                guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { return true }
+                guard head.starts(with: Array("HTTP/1.1 200".utf8)) else {
+                    throw BenchError("live answered \(String(decoding: head.prefix(40), as: UTF8.self))")
+                }
+                inBody = true
+                bytes = ArraySlice(head[end.upperBound...])
+                head = []
+            }
+            for event in events.feed(chunked.feed(bytes)) {
+                switch event.name {
+                case "ready": ready = true
+                case "changes":
+                    let page = try JSONCoding.decode(PullResponse.self, from: Data(event.data.utf8))
+                    guard page.from == cursor else { throw BenchError("a page does not continue the cursor") }
+                    for change in page.changes { _ = state.apply(change) }
+                    cursor = page.cursor
+                    merged += page.changes.count
+                    pages += 1
+                default: break
+                }
+            }
+            return true
+        }
+    }
+
+    func run() throws {
+        let list = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n").map(String.init)
+        let encoded = cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor
+        var receivers: [Receiver] = []
+        for token in list {
+            let fd = try connectLoopback(port: port)
+            let request =
+                "GET /v1/live?cursor=\(encoded) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
+            _ = request.withCString { send(fd, $0, strlen($0), 0) }
+            receivers.append(Receiver(fd: fd, cursor: cursor))
+        }
+        var polled = receivers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var announced = false
+        var reported = 0
+        while true {
+            guard poll(&polled, nfds_t(polled.count), -1) > 0 else { continue }
+            for index in polled.indices where polled[index].revents != 0 {
+                guard try receivers[index].read(into: &buffer) else { throw BenchError("the server closed a stream") }
+            }
+            if !announced, receivers.allSatisfy(\.ready) {
+                announced = true
+                FileHandle.standardOutput.write(Data("held \(receivers.count)\n".utf8))
+            }
+            let least = receivers.lazy.map(\.merged).min() ?? 0
+            if paced, least > reported {
+                reported = least
+                FileHandle.standardOutput.write(Data("at \(least)\n".utf8))
+            }
+            if expect > 0, least >= expect {
+                let pages = receivers.reduce(0) { $0 + $1.pages }
+                FileHandle.standardOutput.write(Data("merged \(pages)\n".utf8))
+                return
+            }
+        }
+    }
+
+    /// Starts the child; returns it once every stream is open.
+    static func spawn(port: Int, tokens: [String], cursor: String, expect: Int = 0, paced: Bool = false) async throws
+        -> Process
+    {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-tokens-\(UUID().uuidString)")
+        try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = [
+            "live-receivers", "--port", String(port), "--tokens", file.path, "--cursor", cursor, "--expect",
+            String(expect),
+        ] + (paced ? ["--paced"] : [])
+        process.standardOutput = Pipe()
+        try process.run()
+        guard try await nextLine(process).hasPrefix("held") else { throw BenchError("the receivers failed to connect") }
+        return process
+    }
+
+    /// The child's next line of output.
+    static func nextLine(_ process: Process) async throws -> String {
+        guard let pipe = process.standardOutput as? Pipe else { return "" }
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var line = Data()
+                while true {
+                    let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+                    if byte.isEmpty || byte == Data("\n".utf8) { break }
+                    line += byte
+                }
+                continuation.resume(returning: String(decoding: line, as: UTF8.self))
+            }
+        }
+    }
+}
+
+/// `Transfer-Encoding: chunked`, undone as the bytes arrive.
+struct ChunkedBody {
+    private var size: Int?
+    private var sizeLine: [UInt8] = []
+    private var skipCRLF = 0
+
+    mutating func feed(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if skipCRLF > 0 {
+                skipCRLF -= 1
+                index += 1
+            } else if let remaining = size {
+                let take = min(remaining, bytes.endIndex - index)
+                out += bytes[index..<index + take]
+                index += take
+                size = remaining - take == 0 ? nil : remaining - take
+                if remaining - take == 0 { skipCRLF = 2 }
+            } else {
+                let byte = bytes[index]
+                index += 1
+                if byte == UInt8(ascii: "\n") {
+                    let text = String(decoding: sizeLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    sizeLine = []
+                    size = Int(text.split(separator: ";").first ?? "", radix: 16)
+                    if size == 0 { size = nil }
+                } else {
+                    sizeLine.append(byte)
+                }
+            }
+        }
+        return out
+    }
+}
