@@ -116,10 +116,11 @@ struct LiveReceivers: ParsableCommand {
         try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = [
-            "live-receivers", "--port", String(port), "--tokens", file.path, "--cursor", cursor, "--expect",
-            String(expect),
-        ] + (paced ? ["--paced"] : [])
+        process.arguments =
+            [
+                "live-receivers", "--port", String(port), "--tokens", file.path, "--cursor", cursor, "--expect",
+                String(expect),
+            ] + (paced ? ["--paced"] : [])
         process.standardOutput = Pipe()
         try process.run()
         guard try await nextLine(process).hasPrefix("held") else { throw BenchError("the receivers failed to connect") }

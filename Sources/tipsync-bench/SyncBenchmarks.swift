@@ -194,6 +194,7 @@ struct LiveLatency: AsyncParsableCommand {
         let b = try replica("b")
         let clientA = SyncClient(replica: a, configuration: SyncConfiguration(server: server.url, token: tokens["a"]!))
         let clientB = SyncClient(replica: b, configuration: SyncConfiguration(server: server.url, token: tokens["b"]!))
+        try await clientA.syncOnce()
         let running = Task { try await clientB.run() }
         defer { running.cancel() }
         let tip = TipDefinition(id: "bench-tip", title: "Bench")
@@ -209,7 +210,8 @@ struct LiveLatency: AsyncParsableCommand {
                 } else {
                     try a.resetEligibility(tip: tip.id)
                 }
-                try await clientA.syncOnce()
+                // What A's sync loop does after a local change: push it (B's stream brings it).
+                try await clientA.push()
                 while let status = await updates.next(), status != expected {}
             }
         }
@@ -247,7 +249,8 @@ struct LiveDelivery: AsyncParsableCommand {
         let token = tokens["d0"]!
         let bodies = (1...changes).map { seq in
             let change = Change(
-                device: "d0", seq: Int64(seq), hlc: HLC(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0),
+                device: "d0", seq: Int64(seq),
+                hlc: HLC(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000), counter: 0),
                 operation: mixedOperation(seq, device: "d0"))
             return Array((try? JSONCoding.encoder.encode(PushRequest(changes: [change]))) ?? Data())
         }

@@ -28,12 +28,9 @@ public final class LivePages: Sendable {
         var limit: Int
     }
 
-    private struct Shared {
-        var key: Key
-        var read: Task<Page, any Error>
-    }
-
-    private let shared = Mutex<[Int64: Shared]>([:])
+    /// Per account, the reads since its latest news, by position: streams a page behind the others
+    /// (a busy account) share theirs too.
+    private let shared = Mutex<[Int64: [Key: Task<Page, any Error>]]>([:])
     private let readCount = Atomic<Int>(0)
 
     public init() {}
@@ -50,19 +47,17 @@ public final class LivePages: Sendable {
     ) async throws -> Page {
         let key = Key(after: position, limit: limit)
         let task = shared.withLock { shared -> Task<Page, any Error> in
-            if let existing = shared[account], existing.key == key { return existing.read }
+            if let existing = shared[account]?[key] { return existing }
             readCount.add(1, ordering: .relaxed)
             let task = Task { try await read() }
-            shared[account] = Shared(key: key, read: task)
+            shared[account, default: [:]][key] = task
             return task
         }
         do {
             return try await task.value
         } catch {
             // A failed read is not shared with streams that come later.
-            shared.withLock { shared in
-                if shared[account]?.key == key { shared[account] = nil }
-            }
+            shared.withLock { shared in _ = shared[account]?.removeValue(forKey: key) }
             throw error
         }
     }

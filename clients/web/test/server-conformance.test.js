@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { canonicalText, isObject, jsonEquals, parse } from '../src/index.js';
+import { EventStreamReader } from '../src/sync.js';
 import { serverBinary, startServer } from './server.js';
 
 const directory = join(fileURLToPath(new URL('.', import.meta.url)), '../../../conformance/server');
@@ -37,6 +38,57 @@ function difference(actual, wanted, path = '') {
     : `${path}: got ${canonicalText(actual)}, expected ${canonicalText(wanted)}`;
 }
 
+/** `value` with `{{name}}` in every string replaced by what was saved under `name`. */
+function substitute(value, saved) {
+  if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (whole, key) => saved.get(key) ?? whole);
+  if (Array.isArray(value)) return value.map((element) => substitute(element, saved));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, substitute(member, saved)]));
+  return value;
+}
+
+/**
+ * The next `count` events of an open stream (waiting at most 10 s for them); with `keep`, they stay
+ * to be read again. The stream is closed after a read that does not keep.
+ */
+async function readEvents(stream, count, keep = false) {
+  const deadline = Date.now() + 10_000;
+  while (stream.pending.length < count && Date.now() < deadline) {
+    const timer = new Promise((resolve) => setTimeout(() => resolve({ timeout: true }), Math.max(1, deadline - Date.now())));
+    const piece = await Promise.race([stream.reader.read(), timer]);
+    if (piece.timeout || piece.done) break;
+    stream.pending.push(...stream.events.feed(piece.value));
+  }
+  const events = stream.pending.slice(0, count);
+  if (!keep) await stream.reader.cancel().catch(() => {});
+  return events;
+}
+
+/** A stream's events against `expect.events`, and the chaining rule of every stream's pages. */
+function streamProblems(events, expect) {
+  const problems = [];
+  const wanted = expect.events ?? [];
+  if (events.length !== wanted.length) problems.push(`${events.length} events, expected ${wanted.length}`);
+  let previous = null;
+  for (let i = 0; i < Math.min(events.length, wanted.length); i++) {
+    if (wanted[i].event !== undefined && events[i].name !== wanted[i].event) problems.push(`events[${i}] is ${events[i].name}, expected ${wanted[i].event}`);
+    let json = null;
+    try {
+      json = /** @type {any} */ (parse(events[i].data));
+    } catch {
+      json = null;
+    }
+    if (wanted[i].json !== undefined) {
+      const found = json === null ? `events[${i}]: the data is not JSON` : difference(json, wanted[i].json, `events[${i}]`);
+      if (found) problems.push(found);
+    }
+    if (events[i].name === 'changes' && json !== null) {
+      if (previous !== null && json.from !== previous) problems.push(`events[${i}]: from is ${json.from}, not the cursor before it`);
+      previous = json.cursor;
+    }
+  }
+  return problems;
+}
+
 test('the server corpus is there', () => {
   assert.ok(names.length >= 3, `conformance/server/ holds ${names.length} vectors`);
 });
@@ -46,18 +98,43 @@ for (const name of names) {
     const vector = /** @type {any} */ (parse(readFileSync(join(directory, name), 'utf8')));
     const server = await startServer(['phone', 'laptop']);
     const problems = [];
+    /** Values a request saved (`save`), substituted for `{{name}}` in later paths and expectations. */
+    const saved = new Map();
+    /** Streams opened (`open`) and not read yet. */
+    const streams = new Map();
     try {
       for (const [index, request] of vector.requests.entries()) {
-        const label = `requests[${index}] ${request.method} ${request.path}`;
+        if (typeof request.read === 'string') {
+          const label = `requests[${index}] stream ${request.read}`;
+          const stream = streams.get(request.read);
+          streams.delete(request.read);
+          const events = await readEvents(stream, request.events);
+          problems.push(...streamProblems(events, substitute(request.expect, saved)).map((problem) => `${label}: ${problem}`));
+          continue;
+        }
+        const path = substitute(request.path, saved);
+        const label = `requests[${index}] ${request.method} ${path}`;
         const headers = {};
         if (typeof request.as === 'string') {
           headers.Authorization = `Bearer ${request.as === 'admin' ? server.adminKey : server.tokens[request.as] ?? 'none'}`;
         }
         Object.assign(headers, request.headers ?? {});
         const body = typeof request.bodyText === 'string' ? request.bodyText : request.body === undefined ? undefined : canonicalText(request.body);
-        const response = await fetch(server.url + request.path, { method: request.method, headers, body });
+        const expect = substitute(request.expect, saved);
+        if (typeof request.open === 'string') {
+          const response = await fetch(server.url + path, { method: request.method, headers });
+          if (response.status !== expect.status) problems.push(`${label}: status ${response.status}, expected ${expect.status}`);
+          for (const [header, value] of Object.entries(expect.headers ?? {})) {
+            if (response.headers.get(header) !== value) problems.push(`${label}: header ${header} is ${response.headers.get(header)}, expected ${value}`);
+          }
+          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+          streams.set(request.open, { reader, events: new EventStreamReader(), pending: [] });
+          // The stream is open once its first event (`ready`) arrived: it sees every push from here on.
+          await readEvents(streams.get(request.open), 1, true);
+          continue;
+        }
+        const response = await fetch(server.url + path, { method: request.method, headers, body });
         const text = await response.text();
-        const expect = request.expect;
         if (expect.status !== undefined && response.status !== expect.status) {
           problems.push(`${label}: status ${response.status}, expected ${expect.status}; body ${text.slice(0, 300)}`);
         }
@@ -82,8 +159,13 @@ for (const name of names) {
             problems.push(`${label}: header ${header} is ${response.headers.get(header) ?? 'absent'}, expected ${value}`);
           }
         }
+        for (const [key, member] of Object.entries(request.save ?? {})) {
+          if (typeof json?.[member] === 'string') saved.set(key, json[member]);
+        }
       }
+      assert.equal(streams.size, 0, 'every stream opened is read');
     } finally {
+      for (const stream of streams.values()) await stream.reader.cancel().catch(() => {});
       await server.stop();
     }
     assert.deepEqual(problems, []);
