@@ -1,4 +1,5 @@
 import ArgumentParser
+import CNIOLinux
 import Foundation
 import TipSync
 import TipSyncCore
@@ -21,9 +22,16 @@ struct LiveReceivers: ParsableCommand {
     @Option(help: "Changes each device must merge before the process exits (0: run until killed).")
     var expect = 0
     @Flag(help: "Print `at K` whenever every device holds K more changes.") var paced = false
+    @Flag(
+        help:
+            "Record, for each change another device made, the time from its stamp to its merge; read `total K` on stdin (K changes pushed in all), then report once every device holds its account's changes."
+    ) var latency = false
+    @Option var devicesPerAccount = 3
 
     final class Receiver {
         let fd: Int32
+        var device = ""
+        var latencies: [Int64]?
         var head: [UInt8] = []
         var inBody = false
         var chunked = ChunkedBody()
@@ -61,6 +69,12 @@ struct LiveReceivers: ParsableCommand {
                     let page = try JSONCoding.decode(PullResponse.self, from: Data(event.data.utf8))
                     guard page.from == cursor else { throw BenchError("a page does not continue the cursor") }
                     for change in page.changes { _ = state.apply(change) }
+                    if latencies != nil {
+                        let now = Int64(Date().timeIntervalSince1970 * 1000)
+                        for change in page.changes where change.device != device {
+                            latencies?.append(now - Int64(change.hlc.milliseconds))
+                        }
+                    }
                     cursor = page.cursor
                     merged += page.changes.count
                     pages += 1
@@ -72,48 +86,98 @@ struct LiveReceivers: ParsableCommand {
     }
 
     func run() throws {
-        let list = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n").map(String.init)
+        let lines = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n")
         let encoded = cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor
         var receivers: [Receiver] = []
-        for token in list {
+        let events = epoll_create1(0)
+        for line in lines {
+            // `token` or `token device`.
+            let parts = line.split(separator: " ")
+            let token = String(parts[0])
             let fd = try connectLoopback(port: port)
             let request =
                 "GET /v1/live?cursor=\(encoded) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
             _ = request.withCString { send(fd, $0, strlen($0), 0) }
-            receivers.append(Receiver(fd: fd, cursor: cursor))
+            let receiver = Receiver(fd: fd, cursor: cursor)
+            receiver.device = parts.count > 1 ? String(parts[1]) : ""
+            if latency { receiver.latencies = [] }
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = UInt64(receivers.count)
+            epoll_ctl(events, EPOLL_CTL_ADD, fd, &event)
+            receivers.append(receiver)
         }
-        var polled = receivers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        var input = epoll_event()
+        input.events = EPOLLIN.rawValue
+        input.data.u64 = UInt64.max
+        epoll_ctl(events, EPOLL_CTL_ADD, 0, &input)
+        var ready = [epoll_event](repeating: epoll_event(), count: 256)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var announced = false
         var reported = 0
+        var target: Int?
+        var line: [UInt8] = []
         while true {
-            guard poll(&polled, nfds_t(polled.count), -1) > 0 else { continue }
-            for index in polled.indices where polled[index].revents != 0 {
-                guard try receivers[index].read(into: &buffer) else { throw BenchError("the server closed a stream") }
+            let count = epoll_wait(events, &ready, Int32(ready.count), -1)
+            guard count > 0 else { continue }
+            for index in 0..<Int(count) {
+                let which = ready[index].data.u64
+                if which == UInt64.max {
+                    var byte: UInt8 = 0
+                    while Glibc.read(0, &byte, 1) == 1 {
+                        if byte == UInt8(ascii: "\n") {
+                            let text = String(decoding: line, as: UTF8.self)
+                            if text.hasPrefix("total "), let total = Int(text.dropFirst(6)) { target = total }
+                            line = []
+                            break
+                        }
+                        line.append(byte)
+                    }
+                    continue
+                }
+                guard try receivers[Int(which)].read(into: &buffer) else {
+                    throw BenchError("the server closed a stream")
+                }
             }
             if !announced, receivers.allSatisfy(\.ready) {
                 announced = true
                 FileHandle.standardOutput.write(Data("held \(receivers.count)\n".utf8))
             }
-            let least = receivers.lazy.map(\.merged).min() ?? 0
-            if paced, least > reported {
-                reported = least
-                FileHandle.standardOutput.write(Data("at \(least)\n".utf8))
+            if paced || expect > 0 {
+                let least = receivers.lazy.map(\.merged).min() ?? 0
+                if paced, least > reported {
+                    reported = least
+                    FileHandle.standardOutput.write(Data("at \(least)\n".utf8))
+                }
+                if expect > 0, least >= expect {
+                    let pages = receivers.reduce(0) { $0 + $1.pages }
+                    FileHandle.standardOutput.write(Data("merged \(pages)\n".utf8))
+                    return
+                }
             }
-            if expect > 0, least >= expect {
+            if let target, receivers.reduce(0, { $0 + $1.merged }) >= target * devicesPerAccount {
+                var all = receivers.flatMap { $0.latencies ?? [] }
+                all.sort()
+                func percentile(_ p: Double) -> Int64 {
+                    all.isEmpty ? 0 : all[min(all.count - 1, Int(Double(all.count) * p))]
+                }
                 let pages = receivers.reduce(0) { $0 + $1.pages }
-                FileHandle.standardOutput.write(Data("merged \(pages)\n".utf8))
+                FileHandle.standardOutput.write(
+                    Data(
+                        "merged \(pages) pages; \(all.count) deliveries to other devices: p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, max \(all.last ?? 0) ms\n"
+                            .utf8))
                 return
             }
         }
     }
 
     /// Starts the child; returns it once every stream is open.
-    static func spawn(port: Int, tokens: [String], cursor: String, expect: Int = 0, paced: Bool = false) async throws
-        -> Process
-    {
+    static func spawn(
+        port: Int, tokens lines: [String], cursor: String, expect: Int = 0, paced: Bool = false, latency: Bool = false,
+        devicesPerAccount: Int = 3
+    ) async throws -> Process {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-tokens-\(UUID().uuidString)")
-        try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments =
@@ -121,7 +185,9 @@ struct LiveReceivers: ParsableCommand {
                 "live-receivers", "--port", String(port), "--tokens", file.path, "--cursor", cursor, "--expect",
                 String(expect),
             ] + (paced ? ["--paced"] : [])
+            + (latency ? ["--latency", "--devices-per-account", String(devicesPerAccount)] : [])
         process.standardOutput = Pipe()
+        process.standardInput = Pipe()
         try process.run()
         guard try await nextLine(process).hasPrefix("held") else { throw BenchError("the receivers failed to connect") }
         return process

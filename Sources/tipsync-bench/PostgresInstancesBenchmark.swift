@@ -90,18 +90,19 @@ struct PostgresInstances: AsyncParsableCommand {
                 + "load generator) used \(format(cpu / seconds, 2)) of the \(ProcessInfo.processInfo.activeProcessorCount) "
                 + "cores; the machine was \(Int(busy * 100))% busy")
     }
+}
 
-    private func waitForHealth(port: Int) async throws {
-        for _ in 0..<500 {
-            if let connection = try? HTTPConnection(port: port),
-                let (status, _, _, _) = try? connection.exchange("GET", "/health", headers: [], body: []), status == 200
-            {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
+/// Waits until a server instance on `port` answers `/health` (benchmarks may poll; tests never do).
+func waitForHealth(port: Int) async throws {
+    for _ in 0..<500 {
+        if let connection = try? HTTPConnection(port: port),
+            let (status, _, _, _) = try? connection.exchange("GET", "/health", headers: [], body: []), status == 200
+        {
+            return
         }
-        throw BenchError("instance on port \(port) did not start")
+        try await Task.sleep(for: .milliseconds(20))
     }
+    throw BenchError("instance on port \(port) did not start")
 }
 
 /// Busy and total CPU ticks of the whole machine so far, from /proc/stat (Linux).
