@@ -193,8 +193,48 @@ import TipSyncServer
             let pages = texts.map { Self.events($0).filter { $0.name == "changes" } }
             #expect(pages[0].count == 1)
             #expect(pages[0] == pages[1])
-            // Two streams, one push: one read of the page (the streams' opening reads came before).
-            #expect(notifier.livePages.reads - before == 1)
+            // Two streams at the end of the log, one push: the push's own entries are their page, with
+            // no store read at all (the streams' opening reads came before).
+            #expect(notifier.livePages.reads - before == 0)
+        }
+    }
+
+    @Test func streamsBehindTheEndShareOneReadOfTheirPage() async throws {
+        let fixture = try await ServerFixture.make(devices: ["phone", "laptop", "tablet"])
+        let notifier = ChangeNotifier()
+        let app = buildApplication(
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
+        try await app.test(.router) { client in
+            let start = try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
+                try decode(PullResponse.self, $0.body).cursor
+            }
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(PushRequest(changes: [change("phone", 1, .datastoreReset)]))
+            ) { #expect($0.status == .ok) }
+            // Both streams open one change behind the end: each reads its catch-up page when it opens.
+            let streams = ["laptop", "tablet"].map { device in
+                Task {
+                    try await client.execute(
+                        uri: "/v1/live?cursor=\(start)&limit=1", method: .get, headers: fixture.headers(device)
+                    ) { String(buffer: $0.body) }
+                }
+            }
+            while notifier.count < 2 { await Task.yield() }
+            let before = notifier.livePages.reads
+            // A push of two changes: streams with limit 1 cannot take the push's own page whole.
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
+                body: try body(
+                    PushRequest(changes: [change("phone", 2, .datastoreReset), change("phone", 3, .datastoreReset)]))
+            ) { #expect($0.status == .ok) }
+            notifier.finishAll()
+            let texts = [try await streams[0].value, try await streams[1].value]
+            let pages = texts.map { Self.events($0).filter { $0.name == "changes" } }
+            #expect(pages[0].count == 3)
+            #expect(pages[0] == pages[1])
+            // Two pages after the opening one, each read once for both streams.
+            #expect(notifier.livePages.reads - before == 2)
         }
     }
 

@@ -81,8 +81,12 @@ public final class ChangeNotifier: Sendable {
         }
     }
 
-    public func notify(account: Int64) {
+    /// The account's log grew: long-polls answer, live streams write. `primed`: the entries this
+    /// instance's push appended and where they start, written to streams at the end of the log before
+    /// them without a store read.
+    public func notify(account: Int64, primed: (after: Int64, page: LivePages.Page)? = nil) {
         livePages.invalidate(account: account)
+        if let primed { livePages.prime(account: account, after: primed.after, page: primed.page) }
         let subscribers = subscribers.withLock { Array(($0.byAccount[account] ?? [:]).values) }
         for subscriber in subscribers { subscriber.yieldChanges() }
     }

@@ -23,14 +23,19 @@ public final class LivePages: Sendable {
         public var count: Int
     }
 
-    private struct Key: Hashable {
-        var after: Int64
-        var limit: Int
+    /// A read under way or done: for streams with `limit`, or for any stream whose limit holds it
+    /// (`limit == nil`: a page that is everything after its position, primed by a push).
+    private struct Shared {
+        var read: Task<Page, any Error>
+        var limit: Int?
+        var count: Int
+
+        func serves(limit wanted: Int) -> Bool { limit.map { $0 == wanted } ?? (count <= wanted) }
     }
 
     /// Per account, the reads since its latest news, by position: streams a page behind the others
     /// (a busy account) share theirs too.
-    private let shared = Mutex<[Int64: [Key: Task<Page, any Error>]]>([:])
+    private let shared = Mutex<[Int64: [Int64: Shared]]>([:])
     private let readCount = Atomic<Int>(0)
 
     public init() {}
@@ -45,20 +50,28 @@ public final class LivePages: Sendable {
     func page(
         account: Int64, after position: Int64, limit: Int, read: @escaping @Sendable () async throws -> Page
     ) async throws -> Page {
-        let key = Key(after: position, limit: limit)
         let task = shared.withLock { shared -> Task<Page, any Error> in
-            if let existing = shared[account]?[key] { return existing }
+            if let existing = shared[account]?[position], existing.serves(limit: limit) { return existing.read }
             readCount.add(1, ordering: .relaxed)
             let task = Task { try await read() }
-            shared[account, default: [:]][key] = task
+            shared[account, default: [:]][position] = Shared(read: task, limit: limit, count: 0)
             return task
         }
         do {
             return try await task.value
         } catch {
             // A failed read is not shared with streams that come later.
-            shared.withLock { shared in _ = shared[account]?.removeValue(forKey: key) }
+            shared.withLock { shared in _ = shared[account]?.removeValue(forKey: position) }
             throw error
+        }
+    }
+
+    /// A push's own entries, for streams that were at the end of the log before it (`after`): they
+    /// get the page without a store read. Call after ``invalidate(account:)`` for the same push.
+    func prime(account: Int64, after position: Int64, page: Page) {
+        let task = Task<Page, any Error> { page }
+        shared.withLock { shared in
+            shared[account, default: [:]][position] = Shared(read: task, limit: nil, count: page.count)
         }
     }
 

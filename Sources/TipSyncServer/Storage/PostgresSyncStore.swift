@@ -290,7 +290,8 @@ public struct PostgresSyncStore: SyncStore {
             try await connection.query("SELECT pg_notify(\(Self.channel), \(String(account)))", logger: logger)
             return PushOutcome(
                 accepted: fresh.count, duplicates: duplicates, highestSeq: newHighest,
-                entriesSinceCompaction: end - compactedAtPosition)
+                entriesSinceCompaction: end - compactedAtPosition,
+                appended: AppendedEntries(first: end - count + 1, bodies: bodies))
         }
     }
 

@@ -260,7 +260,9 @@ public struct SQLiteSyncStore: SyncStore {
                 ?? 0
             return PushOutcome(
                 accepted: accepted, duplicates: duplicates, highestSeq: highest,
-                entriesSinceCompaction: position - compactedAt, generation: generation)
+                entriesSinceCompaction: position - compactedAt, generation: generation,
+                appended: AppendedEntries(
+                    first: position - Int64(accepted) + 1, bodies: plan.freshIndices.map { bodies[$0] }))
         }
     }
 
