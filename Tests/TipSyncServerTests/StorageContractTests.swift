@@ -65,19 +65,30 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             let phone = DeviceIdentity(accountID: account, device: "phone")
             // A store may report the cursor generation with the outcome; if it does, it is the current one.
             let generation = try await store.cursorGeneration()
-            func counts(_ outcome: PushOutcome) -> PushOutcome {
+            // It may report what it appended; if it does, exactly the new changes' stored bodies, at the
+            // positions after the log's end (the live streams' page for devices at the end).
+            func counts(_ outcome: PushOutcome, appended: AppendedEntries? = nil) -> PushOutcome {
                 #expect(outcome.generation == nil || outcome.generation == generation)
+                #expect(outcome.appended == nil || outcome.appended == appended)
                 var counted = outcome
                 counted.generation = nil
+                counted.appended = nil
                 return counted
             }
+            func entries(from first: Int64, _ seqs: ClosedRange<Int64>) -> AppendedEntries {
+                AppendedEntries(
+                    first: first, bodies: parameterChanges(device: "phone", seqs: seqs).map(\.canonicalJSON))
+            }
             let first = try await store.push(parameterChanges(device: "phone", seqs: 1...3), from: phone)
-            #expect(counts(first) == PushOutcome(accepted: 3, duplicates: 0, highestSeq: 3, entriesSinceCompaction: 3))
+            #expect(
+                counts(first, appended: entries(from: 1, 1...3))
+                    == PushOutcome(accepted: 3, duplicates: 0, highestSeq: 3, entriesSinceCompaction: 3))
             let retried = try await store.push(parameterChanges(device: "phone", seqs: 1...3), from: phone)
             #expect(counts(retried) == PushOutcome(accepted: 0, duplicates: 3, highestSeq: 3))
             let overlapping = try await store.push(parameterChanges(device: "phone", seqs: 2...5), from: phone)
             #expect(
-                counts(overlapping) == PushOutcome(accepted: 2, duplicates: 2, highestSeq: 5, entriesSinceCompaction: 5)
+                counts(overlapping, appended: entries(from: 4, 4...5))
+                    == PushOutcome(accepted: 2, duplicates: 2, highestSeq: 5, entriesSinceCompaction: 5)
             )
             // A gap stores nothing of the batch.
             await #expect(throws: SyncError.self) {
