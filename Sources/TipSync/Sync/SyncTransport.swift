@@ -80,6 +80,13 @@ public struct URLSessionTransport: SyncTransport {
     }
 
     public func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+        let (data, response) = try await Self.perform(try urlRequest(request), on: session)
+        guard let http = response as? HTTPURLResponse else { throw SyncClientError.transport("not an HTTP response") }
+        return SyncHTTPResponse(status: http.statusCode, body: data, headers: Self.headers(of: http))
+    }
+
+    /// The `URLRequest` for a request to the server.
+    func urlRequest(_ request: SyncHTTPRequest) throws -> URLRequest {
         guard let url = URL(string: request.path, relativeTo: baseURL) else {
             throw SyncClientError.invalidServerURL(baseURL.absoluteString + request.path)
         }
@@ -87,25 +94,23 @@ public struct URLSessionTransport: SyncTransport {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let (data, response) = try await Self.perform(urlRequest, on: session)
-        guard let http = response as? HTTPURLResponse else { throw SyncClientError.transport("not an HTTP response") }
+        return urlRequest
+    }
+
+    /// A response's headers, names in lowercase.
+    static func headers(of response: HTTPURLResponse) -> [String: String] {
         var headers: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
+        for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
-        return SyncHTTPResponse(status: http.statusCode, body: data, headers: headers)
+        return headers
     }
 
     /// Streams the answer through a session of its own whose delegate hands on each piece as it
-    /// arrives. `timeout` is how long the stream may stay silent (the server's heartbeats keep it alive).
+    /// arrives. (URLSession on Linux does not end a stream that stays silent past `timeout`: the
+    /// sync client's watchdog does, ``SyncConfiguration/liveStreamSilence``.)
     public func stream(_ request: SyncHTTPRequest) async throws -> SyncHTTPStream? {
-        guard let url = URL(string: request.path, relativeTo: baseURL) else {
-            throw SyncClientError.invalidServerURL(baseURL.absoluteString + request.path)
-        }
-        var urlRequest = URLRequest(url: url, timeoutInterval: request.timeout)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.httpBody = request.body
+        let urlRequest = try urlRequest(request)
         let receiver = StreamReceiver()
         let session = URLSession(configuration: .ephemeral, delegate: receiver, delegateQueue: nil)
         let task = session.dataTask(with: urlRequest)
@@ -121,11 +126,7 @@ public struct URLSessionTransport: SyncTransport {
         } onCancel: {
             receiver.end(throwing: CancellationError())
         }
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-        }
-        return SyncHTTPStream(status: response.statusCode, headers: headers, body: receiver.body)
+        return SyncHTTPStream(status: response.statusCode, headers: Self.headers(of: response), body: receiver.body)
     }
 
     /// `session.data(for:)`, with a cancellation that cannot deadlock. On Linux, cancelling a task
