@@ -46,7 +46,7 @@ public struct AgentDaemon: Sendable {
     }
 }
 
-/// Keeps the replica in sync with the server (long-poll live updates, push after each change,
+/// Keeps the replica in sync with the server (a live stream that carries other devices' changes, push after each change,
 /// backoff while the server is unreachable) until shutdown.
 struct LiveSyncService: Service {
     let client: SyncClient
