@@ -46,8 +46,8 @@ public struct AgentDaemon: Sendable {
     }
 }
 
-/// Keeps the replica in sync with the server (a live stream that carries other devices' changes, push after each change,
-/// backoff while the server is unreachable) until shutdown.
+/// Keeps the replica in sync with the server (a live stream that carries other devices' changes,
+/// a push after each change, backoff while the server is unreachable) until shutdown.
 struct LiveSyncService: Service {
     let client: SyncClient
     let logger: Logger
