@@ -184,22 +184,28 @@ struct SyncController: Sendable {
     /// its account is erased, or the server shuts down — all without a task of its own.
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
+        // Subscribed before the stream's first read: a push that lands while it reads wakes it too.
+        let subscription = notifier.subscribeLive(identity)
         var start: (position: Int64, limit: Int, generation: String)?
         var firstPage: PullPage?
         if let text = request.uri.queryParameters["cursor"].map(String.init) {
-            let cursor = try Self.cursor(text)
-            let limit = try Self.integer(
-                request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
-            guard (1...configuration.maxPullLimit).contains(limit) else {
-                throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
+            do {
+                let cursor = try Self.cursor(text)
+                let limit = try Self.integer(
+                    request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
+                guard (1...configuration.maxPullLimit).contains(limit) else {
+                    throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
+                }
+                // Refused before the stream begins, like a pull's (protocol.md §8).
+                let page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+                try Self.check(cursor, against: page)
+                start = (cursor.position, limit, page.generation)
+                firstPage = page
+            } catch {
+                subscription.finish()
+                throw error
             }
-            // Refused before the stream begins, like a pull's (protocol.md §8).
-            let page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
-            try Self.check(cursor, against: page)
-            start = (cursor.position, limit, page.generation)
-            firstPage = page
         }
-        let subscription = notifier.subscribeLive(identity)
         let metrics = metrics
         // The client left (ConnectionGuard closes the connection on its FIN): end at once.
         context.connectionClosed?.whenComplete { _ in subscription.finish() }
