@@ -78,6 +78,11 @@ import TipSyncServer
         try replica.invalidate(tip: id, reason: .tipClosed)
     }
 
+    /// A client over plain URLSession to the server on `port`.
+    func client(_ replica: TipsReplica, _ fixture: ServerFixture, port: Int) -> SyncClient {
+        client(replica, fixture, transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+    }
+
     /// Waits (without sleeping: each merge emits) until tip `id` is closed on `replica`.
     func until(_ replica: TipsReplica, closed id: String) async {
         var updates = replica.statusUpdates { TipDefinition(id: id, title: id) }.makeAsyncIterator()
@@ -93,8 +98,7 @@ import TipSyncServer
             let transport = WatchedTransport(port: port)
             let running = Task { try await client(laptop, fixture, transport: transport).run() }
             defer { running.cancel() }
-            let phoneClient = client(
-                phone, fixture, transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+            let phoneClient = client(phone, fixture, port: port)
             for value in Int64(1)...20 {
                 try close("count-\(value)", on: phone)
                 try await phoneClient.syncOnce()
@@ -117,8 +121,7 @@ import TipSyncServer
         let laptop = try makeDevice("laptop")
         try await fixture.app().test(.live) { server in
             let port = try #require(server.port)
-            let phoneClient = client(
-                phone, fixture, transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+            let phoneClient = client(phone, fixture, port: port)
             // After the laptop's round pulled, before its stream is open: the phone's change is stored.
             let transport = WatchedTransport(port: port) { index in
                 guard index == 1 else { return }
@@ -142,8 +145,7 @@ import TipSyncServer
             configuration: .test, dependencies: ServerDependencies(store: store, notifier: notifier))
         try await app.test(.live) { server in
             let port = try #require(server.port)
-            let phoneClient = client(
-                phone, fixture, transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+            let phoneClient = client(phone, fixture, port: port)
             // While the laptop has no stream (the first one was ended), the phone makes a change.
             let transport = WatchedTransport(port: port) { index in
                 guard index == 2 else { return }
@@ -173,8 +175,7 @@ import TipSyncServer
         let laptop = try makeDevice("laptop")
         try await fixture.app().test(.live) { server in
             let port = try #require(server.port)
-            let phoneClient = client(
-                phone, fixture, transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+            let phoneClient = client(phone, fixture, port: port)
             let transport = WatchedTransport(port: port)
             let laptopClient = client(laptop, fixture, transport: transport)
             let running = Task { try await laptopClient.run() }
@@ -201,8 +202,7 @@ import TipSyncServer
         let laptop = try makeDevice("laptop")
         try await fixture.app().test(.live) { server in
             let port = try #require(server.port)
-            let phoneClient = client(
-                phone, fixture, transport: URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+            let phoneClient = client(phone, fixture, port: port)
             let transport = WatchedTransport(port: port)
             // The watchdog's waits (and backoffs) pass only once the test lets time pass.
             let timePasses = Gate()

@@ -76,6 +76,26 @@ import TipSyncServer
         }
     }
 
+    /// The laptop's cursor from a pull without one (where its streams start).
+    static func startCursor(_ client: some TestClientProtocol, _ fixture: ServerFixture) async throws -> String {
+        try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
+            try decode(PullResponse.self, $0.body).cursor
+        }
+    }
+
+    /// One stream per device at `uri`; each task's value is the stream's whole text once it ends.
+    static func openStreams(
+        _ client: some TestClientProtocol, _ fixture: ServerFixture, _ devices: [String], _ uri: String
+    ) -> [Task<String, any Error>] {
+        devices.map { device in
+            Task {
+                try await client.execute(uri: uri, method: .get, headers: fixture.headers(device)) {
+                    String(buffer: $0.body)
+                }
+            }
+        }
+    }
+
     static func pages(_ text: String) throws -> [PullResponse] {
         try events(text).filter { $0.name == "changes" }.map {
             try JSONCoding.decode(PullResponse.self, from: Data($0.data.utf8))
@@ -89,9 +109,7 @@ import TipSyncServer
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             // Three changes before the laptop connects, from where its pull left it (none).
-            let start = try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
-                try decode(PullResponse.self, $0.body).cursor
-            }
+            let start = try await Self.startCursor(client, fixture)
             let waiting = (1...3).map { change("phone", $0, .parameter(id: "p\($0)", value: .int($0))) }
             try await client.execute(
                 uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
@@ -153,9 +171,7 @@ import TipSyncServer
                     #expect(error.code == code)
                 }
             }
-            let start = try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
-                try decode(PullResponse.self, $0.body).cursor
-            }
+            let start = try await Self.startCursor(client, fixture)
             try await client.execute(
                 uri: "/v1/live?cursor=\(start)&limit=0", method: .get, headers: fixture.headers("laptop")
             ) { response in
@@ -172,16 +188,8 @@ import TipSyncServer
         let app = buildApplication(
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
-            let start = try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
-                try decode(PullResponse.self, $0.body).cursor
-            }
-            let streams = ["laptop", "tablet"].map { device in
-                Task {
-                    try await client.execute(
-                        uri: "/v1/live?cursor=\(start)", method: .get, headers: fixture.headers(device)
-                    ) { String(buffer: $0.body) }
-                }
-            }
+            let start = try await Self.startCursor(client, fixture)
+            let streams = Self.openStreams(client, fixture, ["laptop", "tablet"], "/v1/live?cursor=\(start)")
             while notifier.count < 2 { await Task.yield() }
             let before = notifier.livePages.reads
             try await client.execute(
@@ -205,21 +213,13 @@ import TipSyncServer
         let app = buildApplication(
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
-            let start = try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
-                try decode(PullResponse.self, $0.body).cursor
-            }
+            let start = try await Self.startCursor(client, fixture)
             try await client.execute(
                 uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
                 body: try body(PushRequest(changes: [change("phone", 1, .datastoreReset)]))
             ) { #expect($0.status == .ok) }
             // Both streams open one change behind the end: each reads its catch-up page when it opens.
-            let streams = ["laptop", "tablet"].map { device in
-                Task {
-                    try await client.execute(
-                        uri: "/v1/live?cursor=\(start)&limit=1", method: .get, headers: fixture.headers(device)
-                    ) { String(buffer: $0.body) }
-                }
-            }
+            let streams = Self.openStreams(client, fixture, ["laptop", "tablet"], "/v1/live?cursor=\(start)&limit=1")
             while notifier.count < 2 { await Task.yield() }
             let before = notifier.livePages.reads
             // A push of two changes: streams with limit 1 cannot take the push's own page whole.
@@ -245,9 +245,7 @@ import TipSyncServer
         let app = buildApplication(
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
-            let start = try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("laptop")) {
-                try decode(PullResponse.self, $0.body).cursor
-            }
+            let start = try await Self.startCursor(client, fixture)
             let stream = Task {
                 try await client.execute(
                     uri: "/v1/live?cursor=\(start)", method: .get, headers: fixture.headers("laptop")
