@@ -1,7 +1,8 @@
 /// The wire and log form of a change: one flat JSON object with a `kind` discriminator.
 /// `protocol.md` ("The change format") documents every field.
 extension Change: Codable {
-    private enum CodingKeys: String, CodingKey {
+    /// The member names a change may have (``unknownFields`` holds any other).
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case device, seq, hlc, kind
         case id, value, tip, state, reason, epoch, count, duration, lastDisplayed, event, date, info
     }
@@ -43,7 +44,12 @@ extension Change: Codable {
         guard case .object(let members) = json else {
             throw ValueDecoder(value: json, codingPath: codingPath).mismatch(Change.self, "an object")
         }
-        let fields = ObjectFields<CodingKeys>(members: members, codingPath: codingPath)
+        try self.init(fields: ChangeFields(members: .object(members), codingPath: codingPath))
+    }
+
+    /// A change from its members, however they were read (every rule of the change format's
+    /// decoding is here, once).
+    init(fields: ChangeFields) throws {
         device = try fields.string(.device)
         seq = try fields.integer(.seq)
         hlc = try fields.hlc(.hlc)
@@ -77,7 +83,7 @@ extension Change: Codable {
         case .display:
             operation = .display(
                 tip: try fields.string(.tip),
-                epoch: try Self.epoch(members[CodingKeys.epoch.stringValue], fields),
+                epoch: try Self.epoch(fields.member(.epoch), fields),
                 count: try fields.integer(.count),
                 duration: try fields.decode(Double.self, .duration),
                 lastDisplayed: try fields.integer(.lastDisplayed))
@@ -85,16 +91,15 @@ extension Change: Codable {
             operation = .donation(
                 event: try fields.string(.event), id: try fields.string(.id), date: try fields.integer(.date),
                 // `"info": null` is a payload (null), kept as sent; absent is no payload.
-                info: members[CodingKeys.info.stringValue])
+                info: fields.member(.info))
         case .donationsDeleted:
             operation = .donationsDeleted(event: try fields.string(.event))
         case .datastoreReset:
             operation = .datastoreReset
         }
-        var unknown: [String: JSONValue] = [:]
-        for (key, value) in members where !Self.isField(key, of: kind) { unknown[key] = value }
+        var unknown = fields.unknownMembers(of: kind)
         // `reason` is a field of an invalidation only: on `eligible` it is a newer client's, kept.
-        if case .eligibility(_, .eligible) = operation, let reason = members[CodingKeys.reason.stringValue] {
+        if case .eligibility(_, .eligible) = operation, let reason = fields.member(.reason) {
             unknown[CodingKeys.reason.stringValue] = reason
         }
         unknownFields = unknown
@@ -102,7 +107,7 @@ extension Change: Codable {
 
     /// A display's `epoch`: absent, or exactly `{"hlc", "device"}`. Anything else (`null`, other
     /// members) is refused rather than dropped, so a replica never serves an epoch other than the one sent.
-    private static func epoch(_ value: JSONValue?, _ fields: ObjectFields<CodingKeys>) throws -> Stamp? {
+    private static func epoch(_ value: JSONValue?, _ fields: ChangeFields) throws -> Stamp? {
         guard let value else { return nil }
         guard case .object(let members) = value, members.count == 2, members["hlc"] != nil, members["device"] != nil
         else {
@@ -121,16 +126,19 @@ extension Change: Codable {
     /// Whether `key` is `device`, `seq`, `hlc`, `kind` or one of the fields a change of `kind`
     /// defines (anything else is kept in ``unknownFields``).
     static func isField(_ key: String, of kind: Kind) -> Bool {
+        CodingKeys(rawValue: key).map { isField($0, of: kind) } ?? false
+    }
+
+    static func isField(_ key: CodingKeys, of kind: Kind) -> Bool {
         switch key {
-        case "device", "seq", "hlc", "kind": true
-        case "id": kind == .parameter || kind == .donation
-        case "value": kind == .parameter
-        case "tip": kind == .eligibility || kind == .display
-        case "state", "reason": kind == .eligibility
-        case "epoch", "count", "duration", "lastDisplayed": kind == .display
-        case "event": kind == .donation || kind == .donationsDeleted
-        case "date", "info": kind == .donation
-        default: false
+        case .device, .seq, .hlc, .kind: true
+        case .id: kind == .parameter || kind == .donation
+        case .value: kind == .parameter
+        case .tip: kind == .eligibility || kind == .display
+        case .state, .reason: kind == .eligibility
+        case .epoch, .count, .duration, .lastDisplayed: kind == .display
+        case .event: kind == .donation || kind == .donationsDeleted
+        case .date, .info: kind == .donation
         }
     }
 

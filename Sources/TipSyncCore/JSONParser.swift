@@ -318,6 +318,14 @@ public struct JSONParser {
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > digits else { throw error("invalid number") }
         }
+        let negative = bytes[start] == UInt8(ascii: "-")
+        let digits = (negative ? start + 1 : start)..<index
+        // Up to 18 digits always fit an Int64: summed straight from the bytes, no text.
+        if isInteger, digits.count <= 18 {
+            var magnitude: Int64 = 0
+            for position in digits { magnitude = magnitude * 10 + Int64(bytes[position] &- UInt8(ascii: "0")) }
+            return .int(negative ? -magnitude : magnitude)
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else { throw error("number out of range") }

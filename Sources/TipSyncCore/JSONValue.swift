@@ -175,4 +175,12 @@ public enum JSONCoding {
     public static func decode<T: Decodable>(_ type: T.Type, from data: some Collection<UInt8>) throws -> T {
         try JSONValueDecoder().decode(type, from: try JSONParser.parse(data))
     }
+
+    /// A pull or live page or a push body: read by ``ChangeReader`` (no JSON object per change), or —
+    /// when it is not in the form that reader takes — exactly as any other type.
+    public static func decode<T: ChangePage>(_ type: T.Type, from data: some Collection<UInt8>) throws -> T {
+        let bytes = Array(data)
+        if let page = bytes.withUnsafeBufferPointer({ ChangeReader.page(type, from: $0) }) { return page }
+        return try JSONValueDecoder().decode(type, from: try JSONParser.parse(bytes))
+    }
 }

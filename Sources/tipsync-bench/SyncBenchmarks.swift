@@ -89,20 +89,9 @@ struct ColdPull: AsyncParsableCommand {
         defer { server.stop() }
         let tokens = try await server.account("bench", devices: ["writer", "reader"])
         let writer = DeviceIdentity(accountID: 1, device: "writer")
-        let now = UInt64(Date().timeIntervalSince1970 * 1000)
-        for start in stride(from: 1, through: changes, by: 1000) {
-            let batch = (start..<min(start + 1000, changes + 1)).map { seq -> Change in
-                let operation: Change.Operation =
-                    seq % 10 == 0
-                    ? .parameter(id: "p\(seq % 50)", value: .int(Int64(seq)))
-                    : .donation(
-                        event: "e\(seq % 20)", id: "writer:\(seq)", date: Int64(now),
-                        info: .object(["yardID": .int(Int64(seq % 9))]))
-                return Change(
-                    device: "writer", seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
-                    operation: operation)
-            }
-            _ = try await server.store.push(batch, from: writer)
+        let all = coldPullChanges(changes)
+        for start in stride(from: 0, to: all.count, by: 1000) {
+            _ = try await server.store.push(Array(all[start..<min(start + 1000, all.count)]), from: writer)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-replica-\(UUID().uuidString)")

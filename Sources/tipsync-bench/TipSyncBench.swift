@@ -11,7 +11,8 @@ struct TipSyncBench: AsyncParsableCommand {
             EngineStatus.self, DonationWrite.self, PushIngest.self, ColdPull.self, LiveLatency.self,
             IdleConnections.self, AgentStatus.self, AgentAPI.self,
             HoldConnections.self, LoadTest.self, LoadClients.self, CompactionBench.self, ConsoleBench.self,
-            WireBytes.self, Fanout.self, PostgresInstances.self, LiveDelivery.self, LiveReceivers.self, Fleet.self,
+            WireBytes.self, Fanout.self, ColdStartPhases.self, PostgresInstances.self, LiveDelivery.self,
+            LiveReceivers.self, Fleet.self,
         ])
 }
 

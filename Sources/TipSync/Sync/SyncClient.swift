@@ -428,9 +428,23 @@ public actor SyncClient {
         try Self.decode(type, data)
     }
 
+    func decode<T: ChangePage>(_ type: T.Type, _ data: Data) throws -> T {
+        try Self.decode(type, data)
+    }
+
     static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        try answer { try JSONCoding.decode(T.self, from: data) }
+    }
+
+    /// A page through ``JSONCoding``'s reader for pages.
+    static func decode<T: ChangePage>(_ type: T.Type, _ data: Data) throws -> T {
+        try answer { try JSONCoding.decode(T.self, from: data) }
+    }
+
+    /// A server answer that does not decode is a transport failure.
+    private static func answer<T>(_ decode: () throws -> T) throws -> T {
         do {
-            return try JSONCoding.decode(T.self, from: data)
+            return try decode()
         } catch {
             throw SyncClientError.transport("unexpected response from the server: \(error)")
         }
