@@ -45,9 +45,24 @@ public struct Donation: Sendable, Hashable {
     }
 
     /// The order donations are kept and trimmed in: by date, then id.
-    public static func precedes(_ lhs: Donation, _ rhs: Donation) -> Bool {
+    public static func precedes(_ lhs: borrowing Donation, _ rhs: borrowing Donation) -> Bool {
         if lhs.date != rhs.date { return lhs.date < rhs.date }
-        return lhs.id.utf8.lexicographicallyPrecedes(rhs.id.utf8)
+        return bytesPrecede(lhs.id, rhs.id)
+    }
+
+    /// `lhs.utf8.lexicographicallyPrecedes(rhs.utf8)` over the strings' contiguous bytes: code point
+    /// order (never canonical equivalence), without iterating two views element by element.
+    static func bytesPrecede(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
     }
 }
 

@@ -39,6 +39,42 @@ extension ReplicaState {
         }
     }
 
+    /// Merges a batch of changes in order (a pull page): the same state, and the same answer for
+    /// each change, as ``apply(_:donationLimits:)`` on each in turn. Donations to an event without
+    /// a count limit are gathered and inserted together (one sort and one merge per event, not a
+    /// sorted insert each), before anything else of the batch touches that event's donations.
+    public mutating func apply(_ changes: [Change], donationLimits: [String: DonationLimit] = [:]) -> [Bool] {
+        var changed = [Bool](repeating: false, count: changes.count)
+        var gathered: [String: (indices: [Int], donations: [Donation])] = [:]
+        func insertGathered(_ event: String) {
+            guard let batch = gathered.removeValue(forKey: event) else { return }
+            let inserted = events[event, default: EventRecord()].insert(contentsOf: batch.donations)
+            for (index, isNew) in zip(batch.indices, inserted) { changed[index] = isNew }
+        }
+        for (index, change) in changes.enumerated() {
+            switch change.operation {
+            case .donation(let event, let id, let date, let info) where donationLimits[event]?.maximumCount == nil:
+                // `mergeDonation`'s rules, checked now: only this event's deletion or a reset can
+                // change their answer, and both insert what was gathered first.
+                if let reset = datastoreReset, change.stamp <= reset { continue }
+                if let deletedAt = events[event]?.deletedAt, change.stamp <= deletedAt { continue }
+                let donation = Donation(id: id, date: date, info: info, stamp: change.stamp)
+                gathered[event, default: ([], [])].indices.append(index)
+                gathered[event]!.donations.append(donation)
+            case .donation(let event, _, _, _), .donationsDeleted(let event):
+                insertGathered(event)
+                changed[index] = apply(change, donationLimits: donationLimits)
+            case .datastoreReset:
+                for event in Array(gathered.keys) { insertGathered(event) }
+                changed[index] = apply(change, donationLimits: donationLimits)
+            default:
+                changed[index] = apply(change, donationLimits: donationLimits)
+            }
+        }
+        for event in Array(gathered.keys) { insertGathered(event) }
+        return changed
+    }
+
     /// Parameters: last writer wins by (HLC, device).
     mutating func mergeParameter(_ id: String, _ incoming: Versioned<JSONValue>) -> Bool {
         let current = parameters[id]

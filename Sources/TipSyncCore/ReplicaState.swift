@@ -61,6 +61,42 @@ public struct ReplicaState: Sendable, Equatable {
             return true
         }
 
+        /// Inserts every donation whose id is not present yet (nor earlier in `batch`): the same
+        /// list as inserting each in turn, built in one sort and one merge instead of a sorted
+        /// insert (and a move of the later donations) each. Whether each was inserted, in order.
+        mutating func insert(contentsOf batch: [Donation]) -> [Bool] {
+            var inserted: [Bool] = []
+            inserted.reserveCapacity(batch.count)
+            var fresh: [Donation] = []
+            fresh.reserveCapacity(batch.count)
+            for donation in batch {
+                let isNew = ids.insert(donation.id).inserted
+                inserted.append(isNew)
+                if isNew { fresh.append(donation) }
+            }
+            guard !fresh.isEmpty else { return inserted }
+            fresh.sort(by: Donation.precedes)
+            // Merged in place from the back: each kept donation moves once (a swap, no copy), to
+            // where it belongs among the new ones.
+            var old = donations.count - 1
+            donations.append(contentsOf: fresh)
+            donations.withUnsafeMutableBufferPointer { buffer in
+                var new = fresh.count - 1
+                var position = buffer.count - 1
+                while new >= 0 {
+                    if old >= 0, Donation.precedes(fresh[new], buffer[old]) {
+                        buffer.swapAt(position, old)
+                        old -= 1
+                    } else {
+                        buffer[position] = fresh[new]
+                        new -= 1
+                    }
+                    position -= 1
+                }
+            }
+            return inserted
+        }
+
         /// Inserts, then drops what the limit makes invisible for good (``pruneDominated(keeping:)``);
         /// whether the donation is kept.
         mutating func insertPruning(_ donation: Donation, limit: DonationLimit) -> Bool {

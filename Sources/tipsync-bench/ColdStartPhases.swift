@@ -11,7 +11,7 @@ struct ColdStartPhases: AsyncParsableCommand {
     @Option var changes = 100_000
     @Option var pullLimit = 5000
     @Option(help: "Repeat each phase this many times and report each run.") var runs = 3
-    @Flag(help: "Only decode (to profile the decode alone).") var decodeOnly = false
+    @Option(help: "Stop after this phase (decode, merge), to profile the phases before it alone.") var through: String?
 
     func run() async throws {
         let all = coldPullChanges(changes)
@@ -28,7 +28,7 @@ struct ColdStartPhases: AsyncParsableCommand {
             var started = clock.now
             let decoded = try pages.map { try JSONCoding.decode(PullResponse.self, from: $0) }
             let decode = clock.now - started
-            if decodeOnly {
+            if through == "decode" {
                 print(
                     "cold-phases changes=\(changes) pullLimit=\(pullLimit): decode \(format(decode.milliseconds, 1)) ms"
                 )
@@ -36,10 +36,14 @@ struct ColdStartPhases: AsyncParsableCommand {
             }
             started = clock.now
             var state = ReplicaState()
-            for page in decoded {
-                for change in page.changes { state.apply(change) }
-            }
+            for page in decoded { _ = state.apply(page.changes) }
             let merge = clock.now - started
+            if through == "merge" {
+                print(
+                    "cold-phases changes=\(changes) pullLimit=\(pullLimit): merge into memory \(format(merge.milliseconds, 1)) ms"
+                )
+                continue
+            }
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "tipsync-bench-phases-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }

@@ -83,6 +83,8 @@ struct ColdPull: AsyncParsableCommand {
     @Option var changes = 100_000
     @Option var pullLimit = 5000
     @Flag(help: "The new device is a fresh `tipsync-agent sync`, timed as a whole process.") var agent = false
+    @Flag(help: "The new device keeps the changes in memory (a `ReplicaState`), as the Yjs peer's client does.")
+    var memory = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
@@ -98,6 +100,10 @@ struct ColdPull: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         if agent {
             try await Self.agentSync(server: server, token: tokens["reader"]!, directory: directory, changes: changes)
+            return
+        }
+        if memory {
+            try await Self.intoMemory(server: server, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit)
             return
         }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
@@ -117,6 +123,36 @@ struct ColdPull: AsyncParsableCommand {
 }
 
 extension ColdPull {
+    /// Pulls every page and merges it into a `ReplicaState` (no database), the next page requested
+    /// and decoded while the current one merges, as the sync client pipelines them.
+    static func intoMemory(server: BenchServer, token: String, changes: Int, pullLimit: Int) async throws {
+        let transport = URLSessionTransport(baseURL: server.url)
+        @Sendable func page(after cursor: String?) async throws -> PullResponse {
+            var path = "/v1/pull?limit=\(pullLimit)"
+            if let cursor { path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
+            let response = try await transport.send(
+                SyncHTTPRequest(method: "GET", path: path, headers: ["Authorization": "Bearer \(token)"]))
+            guard response.status == 200 else { throw BenchError("pull answered \(response.status)") }
+            return try JSONCoding.decode(PullResponse.self, from: response.body)
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var state = ReplicaState()
+        var next = Task { try await page(after: nil) }
+        while true {
+            let current = try await next.value
+            if current.more { next = Task { try await page(after: current.cursor) } }
+            _ = state.apply(current.changes)
+            guard current.more else { break }
+        }
+        let elapsed = clock.now - start
+        let donations = state.events.values.reduce(0) { $0 + $1.donations.count }
+        guard donations == changes - changes / 10 else { throw BenchError("memory holds \(donations) donations") }
+        print(
+            "cold-pull --memory changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into memory"
+        )
+    }
+
     /// `tipsync-agent init` (not timed), then `tipsync-agent sync` on the empty store, timed from
     /// launch to exit: process start, every page pulled and persisted, the store closed.
     static func agentSync(server: BenchServer, token: String, directory: URL, changes: Int) async throws {

@@ -186,10 +186,11 @@ public final class TipsReplica: Sendable {
                     clockOffsetMilliseconds.store(progress.clockOffset, ordering: .relaxed)
                     // This device's own changes come back in pulls; those it does not hold (made
                     // before a reinstall, see `continueDeviceLog(after:)`) are its log again.
+                    let holdsOwn = changes.contains { $0.device == deviceID }
                     let adoptedThrough =
-                        changes.contains { $0.device == deviceID }
-                        ? try ReplicaDatabase.meta(.ownLogAdoptedThrough, db).flatMap { Int64($0) } ?? 0 : 0
-                    for change in changes {
+                        holdsOwn ? try ReplicaDatabase.meta(.ownLogAdoptedThrough, db).flatMap { Int64($0) } ?? 0 : 0
+                    var merging = holdsOwn ? [] : changes
+                    for change in changes where holdsOwn {
                         if change.device == deviceID {
                             guard change.seq <= adoptedThrough else { continue }
                             try db.execute(
@@ -199,17 +200,19 @@ public final class TipsReplica: Sendable {
                                 ])
                             guard db.changesCount > 0 else { continue }
                         }
-                        core.hlc.observe(change.hlc, physicalMilliseconds: UInt64(max(0, nowMilliseconds)))
-                        if merge.apply(&core.state, change, core.donationLimits) {
-                            applied.append((change, false))
-                        }
+                        merging.append(change)
                     }
+                    let now = UInt64(max(0, nowMilliseconds))
+                    for change in merging { core.hlc.observe(change.hlc, physicalMilliseconds: now) }
+                    let changed = merge.applyAll(&core.state, merging, core.donationLimits)
+                    for (change, isChanged) in zip(merging, changed) where isChanged { applied.append((change, false)) }
                     guard !applied.isEmpty || core.hlc != clockBefore else { return result }
                     // Remember the latest *remote* stamp (not our own clock, which a skewed device
                     // may have pushed far ahead): re-stamping after `clock_skew` restarts from it.
                     let remoteLatest = changes.lazy.filter { $0.device != self.deviceID }.map(\.hlc).max()
                     try ReplicaDatabase.persist(
-                        applied, state: core.state, limits: core.donationLimits, observed: remoteLatest, db)
+                        applied, state: core.state, limits: core.donationLimits, observed: remoteLatest,
+                        eachMerged: true, db)
                     return result
                 }
             } catch {

@@ -8,12 +8,13 @@ extension ReplicaDatabase {
     /// Persists changes already merged into `state`, inside a transaction the caller holds.
     /// Local changes also go into the change log.
     /// `observed`: the clock after observing remote changes, remembered across restarts.
+    /// `eachMerged`: every change changed the state when merged (see ``TouchedRecords/eachMerged``).
     static func persist(
         _ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit],
-        observed: HLC? = nil, _ db: Database
+        observed: HLC? = nil, eachMerged: Bool = false, _ db: Database
     ) throws {
         for (change, isLocal) in changes where isLocal { try appendToLog(change, db) }
-        try TouchedRecords(changes.lazy.map(\.change), limits: limits).write(state: state, db)
+        try TouchedRecords(changes.lazy.map(\.change), limits: limits, eachMerged: eachMerged).write(state: state, db)
         if let observed {
             let known = try meta(.observedHLC, db).flatMap { Int64($0) } ?? Int64.min
             if observed.rawValue > known { try setMeta(.observedHLC, String(observed.rawValue), db) }

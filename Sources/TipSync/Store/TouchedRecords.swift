@@ -14,14 +14,18 @@ struct TouchedRecords {
     var displays: Set<TouchedDisplay> = []
     var deletedEvents: Set<String> = []
     var trimmedEvents: Set<String> = []
-    var donations: [(event: String, donation: Donation)] = []
+    var donations: [DonationRows.Row] = []
+    /// Every change of the batch changed the state when merged (a pull page's applied changes), so
+    /// each of its donations was kept, at least until something later in the batch removed it.
+    var eachMerged = false
 
     struct TouchedDisplay: Hashable {
         var tip: String
         var key: DisplayCounter.Key
     }
 
-    init(_ changes: some Sequence<Change>, limits: [String: DonationLimit]) {
+    init(_ changes: some Sequence<Change>, limits: [String: DonationLimit], eachMerged: Bool = false) {
+        self.eachMerged = eachMerged
         for change in changes {
             switch change.operation {
             case .parameter(let id, _): parameters.insert(id)
@@ -29,7 +33,7 @@ struct TouchedRecords {
             case .display(let tip, let epoch, _, _, _):
                 displays.insert(TouchedDisplay(tip: tip, key: DisplayCounter.Key(device: change.device, epoch: epoch)))
             case .donation(let event, let id, let date, let info):
-                donations.append((event, Donation(id: id, date: date, info: info, stamp: change.stamp)))
+                donations.append(DonationRows.Row(event: event, id: id, date: date, info: info, stamp: change.stamp))
                 if limits[event] != nil { trimmedEvents.insert(event) }
             case .donationsDeleted(let event): deletedEvents.insert(event)
             case .datastoreReset: datastoreReset = true
@@ -60,33 +64,17 @@ struct TouchedRecords {
         }
     }
 
-    static let rowsPerInsert = 100
-
-    /// The batch's donations the merged state kept, `rowsPerInsert` rows per statement.
+    /// The batch's donations the merged state kept (``DonationRows``).
     private func insertKeptDonations(state: ReplicaState, _ db: Database) throws {
-        var values: [(any DatabaseValueConvertible)?] = []
-        var rows = 0
-        func flush() throws {
-            guard rows > 0 else { return }
-            let placeholders = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
-            let sql = "INSERT OR IGNORE INTO donation (eventID, id, date, info, hlc, device) VALUES " + placeholders
-            // Full statements are reused; the last, shorter one of a batch is prepared once.
-            let statement =
-                rows == Self.rowsPerInsert ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-            try statement.execute(arguments: StatementArguments(values))
-            values.removeAll(keepingCapacity: true)
-            rows = 0
+        var rows = DonationRows()
+        for donation in donations {
+            // A donation the merge kept is still there at the end of the batch unless the event's
+            // limit pruned it or a deletion removed it: only then is it looked up.
+            if !eachMerged || trimmedEvents.contains(donation.event) || deletedEvents.contains(donation.event) {
+                guard let record = state.events[donation.event], record.ids.contains(donation.id) else { continue }
+            }
+            try rows.append(donation, db)
         }
-        values.reserveCapacity(Self.rowsPerInsert * 6)
-        for (event, donation) in donations {
-            guard let record = state.events[event], record.ids.contains(donation.id) else { continue }
-            values += [
-                event, donation.id, donation.date, donation.info?.canonicalText, donation.stamp.hlc.rawValue,
-                donation.stamp.device,
-            ]
-            rows += 1
-            if rows == Self.rowsPerInsert { try flush() }
-        }
-        try flush()
+        try rows.flush(db)
     }
 }

@@ -218,9 +218,10 @@ public actor SyncClient {
     // MARK: Pull
 
     /// Pulls page after page until the server has nothing more. With
-    /// ``SyncConfiguration/prefetchPages`` the next page is requested (and decoded) while the
-    /// current one is merged; the cursor is still saved only once its page is merged, so a crash
-    /// or an error loses nothing and re-pulls at most the pages in flight.
+    /// ``SyncConfiguration/prefetchPages`` the pages flow through three stages at once: while page
+    /// *n* is merged, page *n+1* is decoded and page *n+2* is requested (as soon as page *n+1*'s
+    /// cursor is read, before its changes are decoded). The cursor is still saved only once its
+    /// page is merged, so a crash or an error loses nothing and re-pulls at most the pages in flight.
     func pullAll(wait: Int = 0) async throws {
         var waitNow = wait
         var prefetched: Task<PulledPage, any Error>?
@@ -231,9 +232,10 @@ public actor SyncClient {
                 prefetched = nil
                 pulled = try await next.value
             } else {
-                pulled = try await fetchPage(after: try replica.syncProgress.pullCursor, wait: waitNow)
+                pulled = try await read(try await request(after: try replica.syncProgress.pullCursor, wait: waitNow))
             }
             guard let page = pulled.page else {
+                pulled.next?.cancel()
                 if errorCode(pulled.response.body)?.code == ErrorCode.invalidCursor.rawValue {
                     try replica.updateSyncProgress { $0.pullCursor = nil }  // start over: merging is idempotent
                     continue
@@ -241,7 +243,16 @@ public actor SyncClient {
                 throw rejection(pulled.response)
             }
             if page.more, configuration.prefetchPages {
-                prefetched = Task { try await self.fetchPage(after: page.cursor, wait: 0) }
+                // The next page was requested from this page's cursor as read before the decode;
+                // anything else (a page that decoded differently) is requested again.
+                if let next = pulled.next, pulled.nextCursor == page.cursor {
+                    prefetched = Task { try await self.read(try await next.value) }
+                } else {
+                    pulled.next?.cancel()
+                    prefetched = Task { try await self.read(try await self.request(after: page.cursor, wait: 0)) }
+                }
+            } else {
+                pulled.next?.cancel()
             }
             // The page's changes, the cursor after them and what the page says of our pushes: one
             // transaction, so a crash or an error loses nothing and re-pulls at most the pages in flight.
@@ -281,24 +292,50 @@ public actor SyncClient {
         var response: SyncHTTPResponse
         var sent: Date
         var page: PullResponse?
+        /// The page after this one, requested from ``nextCursor`` while this one was decoded.
+        var next: Task<PullAnswer, any Error>?
+        var nextCursor: String?
     }
 
-    /// Requests the page after `cursor` and decodes it (off the actor, so a page being merged and
-    /// the next one being decoded use both cores).
-    func fetchPage(after cursor: String?, wait: Int) async throws -> PulledPage {
+    /// A pull's response and when its request was sent.
+    struct PullAnswer: Sendable {
+        var response: SyncHTTPResponse
+        var sent: Date
+    }
+
+    /// Requests the page after `cursor`.
+    func request(after cursor: String?, wait: Int) async throws -> PullAnswer {
         var path = "/v1/pull?limit=\(configuration.pullLimit)"
         if let cursor {
             path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor)"
         }
         if wait > 0 { path += "&wait=\(wait)" }
         let (response, sent) = try await send("GET", path, timeout: TimeInterval(wait + 30))
-        guard response.status == 200 else { return PulledPage(response: response, sent: sent, page: nil) }
-        let body = response.body
-        let page =
-            configuration.prefetchPages
-            ? try await Task.detached { try Self.decode(PullResponse.self, body) }.value
-            : try Self.decode(PullResponse.self, body)
-        return PulledPage(response: response, sent: sent, page: page)
+        return PullAnswer(response: response, sent: sent)
+    }
+
+    /// Decodes a pull answer (off the actor, so a page being merged and the next one being decoded
+    /// use both cores); with ``SyncConfiguration/prefetchPages``, first requests the page after it
+    /// when it says there is more.
+    func read(_ answer: PullAnswer) async throws -> PulledPage {
+        var pulled = PulledPage(response: answer.response, sent: answer.sent)
+        guard answer.response.status == 200 else { return pulled }
+        let body = answer.response.body
+        guard configuration.prefetchPages else {
+            pulled.page = try Self.decode(PullResponse.self, body)
+            return pulled
+        }
+        if let continuation = PullResponse.continuation(of: body), continuation.more {
+            pulled.nextCursor = continuation.cursor
+            pulled.next = Task { try await self.request(after: continuation.cursor, wait: 0) }
+        }
+        do {
+            pulled.page = try await Task.detached { try Self.decode(PullResponse.self, body) }.value
+        } catch {
+            pulled.next?.cancel()
+            throw error
+        }
+        return pulled
     }
 
     // MARK: Helpers
