@@ -25,21 +25,38 @@ struct Fleet: AsyncParsableCommand {
     @Option(help: "Load threads pushing.") var threads = 2
     @Option var port = 18_490
 
+    @Flag(
+        help:
+            "Run each server instance as a `tipsync-server` process (next to this executable): each has its own open-file limit, so 10,000 × 3 streams fit; CPU and RSS are read from /proc."
+    ) var serverProcesses = false
+    @Option(help: "Streams per `live-receivers` child (each child has its own open-file limit).")
+    var streamsPerReceiver = 12_000
+
     func run() async throws {
         var stores: [any SyncStore] = []
         var tasks: [Task<Void, any Error>] = []
+        var processes: [ServerProcess] = []
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-fleet-\(UUID())")
         let url = backend == "sqlite" ? nil : try await ThrowawayPostgres.freshDatabase()
-        for index in 0..<(backend == "sqlite" ? 1 : instances) {
+        let instances = backend == "sqlite" ? 1 : self.instances
+        defer {
+            for task in tasks { task.cancel() }
+            for process in processes { process.stop() }
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let sqlitePath = directory.appendingPathComponent("server.sqlite").path
+        for index in 0..<(serverProcesses ? 1 : instances) {
             let store: any SyncStore
             if let url {
                 let client = try PostgresSyncStore.makeClient(url: url)
                 Task { await client.run() }
                 store = PostgresSyncStore(client: client)
             } else {
-                store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
+                store = try SQLiteSyncStore(path: sqlitePath)
             }
             if index == 0 { try await store.migrate() }
+            stores.append(store)
+            guard !serverProcesses else { break }
             var configuration = ServerConfiguration()
             configuration.requestRate = .unlimited
             configuration.changeRate = .unlimited
@@ -50,13 +67,13 @@ struct Fleet: AsyncParsableCommand {
                 configuration: configuration,
                 dependencies: ServerDependencies(store: store, registry: PrometheusCollectorRegistry()))
             tasks.append(Task { try await app.runService() })
-            stores.append(store)
         }
-        defer {
-            for task in tasks { task.cancel() }
-            try? FileManager.default.removeItem(at: directory)
+        if serverProcesses {
+            for index in 0..<instances {
+                processes.append(try await ServerProcess.start(port: port + index, database: url ?? "sqlite:\(sqlitePath)"))
+            }
         }
-        for index in 0..<stores.count { try await waitForHealth(port: port + index) }
+        for index in 0..<instances { try await waitForHealth(port: port + index) }
 
         // Accounts and tokens before anything is timed.
         var devices: [(account: Int, name: String, token: String)] = []
@@ -69,32 +86,46 @@ struct Fleet: AsyncParsableCommand {
             }
         }
         let generation = try await stores[0].cursorGeneration()
-        // Each device's stream goes to its account's instance.
+        // Each device's stream goes to its account's instance; an instance's accounts are split over
+        // receiver children of at most `streamsPerReceiver` streams, whole accounts each.
+        let accountsPerReceiver = max(1, streamsPerReceiver / devicesPerAccount)
+        var groups: [(instance: Int, accounts: [Int])] = []
+        for index in 0..<instances {
+            let mine = Array(stride(from: index, to: accounts, by: instances))
+            for start in stride(from: 0, to: mine.count, by: accountsPerReceiver) {
+                groups.append((index, Array(mine[start..<min(start + accountsPerReceiver, mine.count)])))
+            }
+        }
+        var groupOf = [Int](repeating: 0, count: accounts)
+        for (group, members) in groups.enumerated() { for account in members.accounts { groupOf[account] = group } }
         var receivers: [Process] = []
-        for index in 0..<stores.count {
-            let mine = devices.filter { $0.account % stores.count == index }
+        for (group, members) in groups.enumerated() {
+            let mine = devices.filter { groupOf[$0.account] == group }
             receivers.append(
                 try await LiveReceivers.spawn(
-                    port: port + index, tokens: mine.map { "\($0.token) \($0.name)" }, cursor: "\(generation).0",
-                    latency: true, devicesPerAccount: devicesPerAccount))
+                    port: port + members.instance, tokens: mine.map { "\($0.token) \($0.name)" },
+                    cursor: "\(generation).0", latency: true, devicesPerAccount: devicesPerAccount))
         }
         defer { for process in receivers { process.terminate() } }
-        let memoryOpen = residentMemoryBytes()
+        /// The servers' CPU time: this process's, or the server processes'.
+        let serverCPUSeconds = { processes.isEmpty ? processCPUSeconds() : processes.reduce(0) { $0 + $1.cpuSeconds } }
+        let serverMemory = { processes.isEmpty ? residentMemoryBytes() : processes.reduce(0) { $0 + $1.residentBytes } }
+        let memoryOpen = serverMemory()
 
         // Load: each thread pushes for its share of the devices at its share of the rate, open loop.
         let rate = Double(devices.count) / interval
         let errors = Counter()
-        let pushedPer = (0..<stores.count).map { _ in Counter() }
+        let pushedPer = groups.map { _ in Counter() }
         let shares = (0..<threads).map { thread in devices.indices.filter { $0 % threads == thread } }
-        let cpuBefore = processCPUSeconds()
+        let cpuBefore = serverCPUSeconds()
         let started = ContinuousClock.now
         let generatorCPU = try await withThrowingTaskGroup(of: Double.self) { group in
             for thread in 0..<threads {
                 let share = shares[thread].map { devices[$0] }
                 let seconds = seconds
                 let port = port
-                let instances = stores.count
                 let pushedPer = pushedPer
+                let groupOf = groupOf
                 group.addTask {
                     try await onThread {
                         var connections: [HTTPConnection] = []
@@ -122,7 +153,7 @@ struct Fleet: AsyncParsableCommand {
                                 headers: ["Authorization: Bearer \(device.token)", "Content-Type: application/json"],
                                 body: body)
                             if status == 200 {
-                                pushedPer[device.account % instances].value.add(1, ordering: .relaxed)
+                                pushedPer[groupOf[device.account]].value.add(1, ordering: .relaxed)
                             } else {
                                 errors.value.add(1, ordering: .relaxed)
                             }
@@ -143,16 +174,16 @@ struct Fleet: AsyncParsableCommand {
         }
         for process in receivers { reports.append(try await LiveReceivers.nextLine(process)) }
         let allSeconds = (ContinuousClock.now - started).milliseconds / 1000
-        let serverCPU = processCPUSeconds() - cpuBefore - generatorCPU
+        let serverCPU = serverCPUSeconds() - cpuBefore - (processes.isEmpty ? generatorCPU : 0)
         let delivered = total * devicesPerAccount
         print(
-            "fleet backend=\(backend) instances=\(stores.count) accounts=\(accounts)×\(devicesPerAccount) interval=\(interval) s "
+            "fleet backend=\(backend) instances=\(instances)\(processes.isEmpty ? "" : " (processes)") accounts=\(accounts)×\(devicesPerAccount) interval=\(interval) s "
                 + "for \(format(pushSeconds, 1)) s: \(total) pushes (\(Int(Double(total) / pushSeconds))/s of "
                 + "\(Int(rate))/s asked), \(errors.value.load(ordering: .relaxed)) errors; all merged after "
                 + "\(format(allSeconds, 1)) s; server CPU \(format(serverCPU, 1)) s = "
                 + "\(format(serverCPU / Double(max(1, delivered)) * 1_000_000, 1)) µs per delivered change "
                 + "(\(format(serverCPU / Double(max(1, total)) * 1_000_000, 0)) µs per push with its deliveries); "
-                + "RSS \(memoryOpen / 1_048_576) MiB with the streams open, \(residentMemoryBytes() / 1_048_576) MiB at the end; "
+                + "RSS \(memoryOpen / 1_048_576) MiB with the streams open, \(serverMemory() / 1_048_576) MiB at the end; "
                 + "receivers: \(reports.joined(separator: " | "))")
     }
 }

@@ -123,27 +123,40 @@ struct ColdPull: AsyncParsableCommand {
 }
 
 extension ColdPull {
-    /// Pulls every page and merges it into a `ReplicaState` (no database), the next page requested
-    /// and decoded while the current one merges, as the sync client pipelines them.
+    /// Pulls every page and merges it into a `ReplicaState` (no database), pipelined as the sync
+    /// client pulls: while page n merges, page n+1 decodes and page n+2 is requested (from n+1's
+    /// cursor, read before its decode).
     static func intoMemory(server: BenchServer, token: String, changes: Int, pullLimit: Int) async throws {
         let transport = URLSessionTransport(baseURL: server.url)
-        @Sendable func page(after cursor: String?) async throws -> PullResponse {
+        @Sendable func fetch(after cursor: String?) async throws -> Data {
             var path = "/v1/pull?limit=\(pullLimit)"
             if let cursor { path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
             let response = try await transport.send(
                 SyncHTTPRequest(method: "GET", path: path, headers: ["Authorization": "Bearer \(token)"]))
             guard response.status == 200 else { throw BenchError("pull answered \(response.status)") }
-            return try JSONCoding.decode(PullResponse.self, from: response.body)
+            return response.body
+        }
+        /// A page's decode, with the next page requested first when there is one.
+        @Sendable func read(_ body: Data) -> (page: Task<PullResponse, any Error>, next: Task<Data, any Error>?) {
+            let continuation = PullResponse.continuation(of: body)
+            let next = continuation.flatMap { $0.more ? $0.cursor : nil }.map { cursor in
+                Task { try await fetch(after: cursor) }
+            }
+            return (Task.detached { try JSONCoding.decode(PullResponse.self, from: body) }, next)
         }
         let clock = ContinuousClock()
         let start = clock.now
         var state = ReplicaState()
-        var next = Task { try await page(after: nil) }
+        var current = read(try await fetch(after: nil))
         while true {
-            let current = try await next.value
-            if current.more { next = Task { try await page(after: current.cursor) } }
-            _ = state.apply(current.changes)
-            guard current.more else { break }
+            let page = try await current.page.value
+            let following = current.next.map { next in Task { read(try await next.value) } }
+            _ = state.apply(page.changes)
+            guard let following else {
+                guard !page.more else { throw BenchError("a page said more without a readable cursor") }
+                break
+            }
+            current = try await following.value
         }
         let elapsed = clock.now - start
         let donations = state.events.values.reduce(0) { $0 + $1.donations.count }
