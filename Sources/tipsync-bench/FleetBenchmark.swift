@@ -70,7 +70,8 @@ struct Fleet: AsyncParsableCommand {
         }
         if serverProcesses {
             for index in 0..<instances {
-                processes.append(try await ServerProcess.start(port: port + index, database: url ?? "sqlite:\(sqlitePath)"))
+                processes.append(
+                    try await ServerProcess.start(port: port + index, database: url ?? "sqlite:\(sqlitePath)"))
             }
         }
         for index in 0..<instances { try await waitForHealth(port: port + index) }
