@@ -18,7 +18,12 @@ public struct Donation: Sendable, Hashable {
         self.info = info
         self.stamp = stamp
         if case .object(let members)? = info {
-            fields = members.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+            // One array, sorted only when there is something to sort (most payloads have one member).
+            var fields: [(name: String, value: JSONValue)] = []
+            fields.reserveCapacity(members.count)
+            for (name, value) in members { fields.append((name, value)) }
+            if fields.count > 1 { fields.sort { $0.name < $1.name } }
+            self.fields = fields
         } else {
             fields = []
         }
@@ -53,16 +58,16 @@ public struct Donation: Sendable, Hashable {
     /// `lhs.utf8.lexicographicallyPrecedes(rhs.utf8)` over the strings' contiguous bytes: code point
     /// order (never canonical equivalence), without iterating two views element by element.
     static func bytesPrecede(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+        let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
                 for index in 0..<min(left.count, right.count) where left[index] != right[index] {
                     return left[index] < right[index]
                 }
                 return left.count < right.count
             }
         }
+        // Bridged or other non-contiguous strings (never from the wire): the same order, slower.
+        return (compared ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 }
 

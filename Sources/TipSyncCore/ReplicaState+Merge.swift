@@ -45,7 +45,16 @@ extension ReplicaState {
     /// sorted insert each), before anything else of the batch touches that event's donations.
     public mutating func apply(_ changes: [Change], donationLimits: [String: DonationLimit] = [:]) -> [Bool] {
         var changed = [Bool](repeating: false, count: changes.count)
-        var gathered: [String: (indices: [Int], donations: [Donation])] = [:]
+        struct Gathered {
+            var indices: [Int] = []
+            var donations: [Donation] = []
+
+            mutating func add(_ donation: Donation, at index: Int) {
+                indices.append(index)
+                donations.append(donation)
+            }
+        }
+        var gathered: [String: Gathered] = [:]
         func insertGathered(_ event: String) {
             guard let batch = gathered.removeValue(forKey: event) else { return }
             let inserted = events[event, default: EventRecord()].insert(contentsOf: batch.donations)
@@ -58,9 +67,8 @@ extension ReplicaState {
                 // change their answer, and both insert what was gathered first.
                 if let reset = datastoreReset, change.stamp <= reset { continue }
                 if let deletedAt = events[event]?.deletedAt, change.stamp <= deletedAt { continue }
-                let donation = Donation(id: id, date: date, info: info, stamp: change.stamp)
-                gathered[event, default: ([], [])].indices.append(index)
-                gathered[event]!.donations.append(donation)
+                gathered[event, default: Gathered()].add(
+                    Donation(id: id, date: date, info: info, stamp: change.stamp), at: index)
             case .donation(let event, _, _, _), .donationsDeleted(let event):
                 insertGathered(event)
                 changed[index] = apply(change, donationLimits: donationLimits)

@@ -64,34 +64,49 @@ public struct ReplicaState: Sendable, Equatable {
         /// Inserts every donation whose id is not present yet (nor earlier in `batch`): the same
         /// list as inserting each in turn, built in one sort and one merge instead of a sorted
         /// insert (and a move of the later donations) each. Whether each was inserted, in order.
-        mutating func insert(contentsOf batch: [Donation]) -> [Bool] {
+        ///
+        /// Donations are moved, not copied, wherever the list allows (a copy retains four
+        /// references): a cold start merges 90,000 of them.
+        mutating func insert(contentsOf batch: consuming [Donation]) -> [Bool] {
             var inserted: [Bool] = []
             inserted.reserveCapacity(batch.count)
-            var fresh: [Donation] = []
-            fresh.reserveCapacity(batch.count)
-            for donation in batch {
-                let isNew = ids.insert(donation.id).inserted
-                inserted.append(isNew)
-                if isNew { fresh.append(donation) }
+            for index in batch.indices { inserted.append(ids.insert(batch[index].id).inserted) }
+            var fresh: [Donation]
+            if inserted.allSatisfy({ $0 }) {
+                fresh = batch
+            } else {
+                fresh = []
+                for (donation, isNew) in zip(batch, inserted) where isNew { fresh.append(donation) }
             }
             guard !fresh.isEmpty else { return inserted }
             fresh.sort(by: Donation.precedes)
-            // Merged in place from the back: each kept donation moves once (a swap, no copy), to
-            // where it belongs among the new ones.
+            guard let last = donations.last else {
+                donations = fresh
+                return inserted
+            }
+            // Donated after everything held (the usual case: donations are dated when made).
+            if Donation.precedes(last, fresh[0]) {
+                donations.append(contentsOf: fresh)
+                return inserted
+            }
+            // Merged in place from the back: each donation moves once, by a swap, to where it
+            // belongs (the appended copies are only placeholders, swapped out into `fresh`).
             var old = donations.count - 1
             donations.append(contentsOf: fresh)
-            donations.withUnsafeMutableBufferPointer { buffer in
-                var new = fresh.count - 1
-                var position = buffer.count - 1
-                while new >= 0 {
-                    if old >= 0, Donation.precedes(fresh[new], buffer[old]) {
-                        buffer.swapAt(position, old)
-                        old -= 1
-                    } else {
-                        buffer[position] = fresh[new]
-                        new -= 1
+            fresh.withUnsafeMutableBufferPointer { incoming in
+                donations.withUnsafeMutableBufferPointer { buffer in
+                    var new = incoming.count - 1
+                    var position = buffer.count - 1
+                    while new >= 0 {
+                        if old >= 0, Donation.precedes(incoming[new], buffer[old]) {
+                            buffer.swapAt(position, old)
+                            old -= 1
+                        } else {
+                            swap(&buffer[position], &incoming[new])
+                            new -= 1
+                        }
+                        position -= 1
                     }
-                    position -= 1
                 }
             }
             return inserted

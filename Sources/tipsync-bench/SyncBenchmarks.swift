@@ -239,24 +239,41 @@ struct LiveLatency: AsyncParsableCommand {
         var updates = b.statusUpdates { tip }.makeAsyncIterator()
         _ = await updates.next()
         var measurement = Measurement()
+        // Where the time goes: A's local change, its push (until A has the answer), and the rest
+        // until B's status changed (delivery, B's merge and its status update).
+        var local = Measurement()
+        var push = Measurement()
+        var delivery = Measurement()
+        let clock = ContinuousClock()
         for round in 0..<rounds {
             let invalidate = round % 2 == 0
             let expected: TipStatus = invalidate ? .invalidated(.tipClosed) : .available
             try await measurement.timeAsync {
+                let started = clock.now
                 if invalidate {
                     try a.invalidate(tip: tip.id, reason: .tipClosed)
                 } else {
                     try a.resetEligibility(tip: tip.id)
                 }
+                let changed = clock.now
                 // What A's sync loop does after a local change: push it (B's stream brings it).
                 try await clientA.push()
+                let pushed = clock.now
                 while let status = await updates.next(), status != expected {}
+                local.samples.append(changed - started)
+                push.samples.append(pushed - changed)
+                delivery.samples.append(clock.now - pushed)
             }
+        }
+        func summary(_ measurement: Measurement) -> String {
+            "p50 \(format(measurement.percentile(0.5).milliseconds, 2)) / p99 "
+                + "\(format(measurement.percentile(0.99).milliseconds, 2)) ms"
         }
         print(
             "live-latency others=\(others) rounds=\(rounds): p50 \(format(measurement.percentile(0.5).milliseconds, 2)) ms, "
                 + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms from A's change to B's merge "
-                + "(\(others) other devices receiving and merging every change)"
+                + "(\(others) other devices receiving and merging every change); A's change \(summary(local)), "
+                + "its push \(summary(push)), then until B's status changed \(summary(delivery))"
         )
     }
 }

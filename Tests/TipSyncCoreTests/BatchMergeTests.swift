@@ -33,6 +33,32 @@ import TipSyncTestSupport
         }
     }
 
+    /// Each way ``ReplicaState/EventRecord/insert(contentsOf:)`` takes — into an empty list, after
+    /// everything held, interleaved with it, with ids already held or repeated in the batch — gives
+    /// the list and the answers of inserting one by one.
+    @Test(arguments: 0..<100) func aBatchOfDonationsInsertsAsOneByOne(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        func donations(_ count: Int, dates: ClosedRange<Int64>) -> [Donation] {
+            (0..<count).map { _ in
+                let id = "d\(Int.random(in: 0..<60, using: &random))"
+                return Donation(
+                    id: id, date: Int64.random(in: dates, using: &random),
+                    info: .object(["n": .int(1), "a": .bool(true)]),
+                    stamp: Stamp(hlc: HLC(milliseconds: 1, counter: 0), device: "x"))
+            }
+        }
+        let held = donations(Int.random(in: 0...20, using: &random), dates: 0...50)
+        let lower: Int64 = seed % 2 == 0 ? 51 : 0  // even seeds: a batch dated after everything held
+        let batch = donations(Int.random(in: 0...30, using: &random), dates: lower...100)
+        var oneByOne = ReplicaState.EventRecord()
+        for donation in held { _ = oneByOne.insert(donation) }
+        var batched = oneByOne
+        let expected = batch.map { oneByOne.insert($0) }
+        #expect(batched.insert(contentsOf: batch) == expected)
+        #expect(batched == oneByOne)
+        #expect(batched.ids == oneByOne.ids)
+    }
+
     /// Ids compare by code point: `é` (U+00E9) after `e` + U+0301, whatever Swift's string order says.
     @Test func donationIdsCompareByTheirBytes() {
         let ids = ["b", "a", "é", "e\u{301}", "", "ab", "a\u{0}", "\u{1F600}", "z", "Zoë"]

@@ -172,7 +172,7 @@ public final class TipsReplica: Sendable {
         _ changes: [Change], updatingSyncProgress update: (inout SyncProgress) throws -> Result
     ) throws -> Result {
         try core.withLock { core in
-            var applied: [(Change, Bool)] = []
+            var applied: [(change: Change, isLocal: Bool)] = []
             let clockBefore = core.hlc
             var adopted = false
             let result: Result

@@ -70,7 +70,9 @@ struct TouchedRecords {
         for donation in donations {
             // A donation the merge kept is still there at the end of the batch unless the event's
             // limit pruned it or a deletion removed it: only then is it looked up.
-            if !eachMerged || trimmedEvents.contains(donation.event) || deletedEvents.contains(donation.event) {
+            if !eachMerged || (!trimmedEvents.isEmpty && trimmedEvents.contains(donation.event))
+                || (!deletedEvents.isEmpty && deletedEvents.contains(donation.event))
+            {
                 guard let record = state.events[donation.event], record.ids.contains(donation.id) else { continue }
             }
             try rows.append(donation, db)

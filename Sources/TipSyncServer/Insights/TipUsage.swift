@@ -35,10 +35,11 @@ public struct TipUsage: Sendable, Hashable {
         -> [TipUsage]
     {
         var state = ReplicaState()
+        // The log at once, as a device merges a pull page (donations sorted and merged per event).
+        _ = state.apply(changes)
         var firstDisplay: [String: Int64] = [:]
         var tips: Set<String> = []
         for change in changes {
-            _ = state.apply(change)
             switch change.operation {
             case .eligibility(let tip, _):
                 tips.insert(tip)

@@ -16,6 +16,11 @@ public final class ChangeNotifier: Sendable {
             case live(LiveSubscription)
         }
 
+        var isLive: Bool {
+            if case .live = sink { return true }
+            return false
+        }
+
         func yieldChanges() {
             switch sink {
             case .news(let continuation): continuation.yield()
@@ -83,11 +88,13 @@ public final class ChangeNotifier: Sendable {
 
     /// The account's log grew: long-polls answer, live streams write. `primed`: the entries this
     /// instance's push appended and where they start, written to streams at the end of the log before
-    /// them without a store read.
-    public func notify(account: Int64, primed: (after: Int64, page: LivePages.Page)? = nil) {
+    /// them without a store read; built only when the account has a live stream to write them to.
+    public func notify(account: Int64, primed: () -> (after: Int64, page: LivePages.Page)? = { nil }) {
         livePages.invalidate(account: account)
-        if let primed { livePages.prime(account: account, after: primed.after, page: primed.page) }
-        let subscribers = subscribers.withLock { Array(($0.byAccount[account] ?? [:]).values) }
+        let subscribers = subscribers.withLock { $0.byAccount[account].map { Array($0.values) } ?? [] }
+        if subscribers.contains(where: \.isLive), let primed = primed() {
+            livePages.prime(account: account, after: primed.after, page: primed.page)
+        }
         for subscriber in subscribers { subscriber.yieldChanges() }
     }
 

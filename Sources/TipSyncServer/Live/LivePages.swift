@@ -26,9 +26,15 @@ public final class LivePages: Sendable {
     /// A read under way or done: for streams with `limit`, or for any stream whose limit holds it
     /// (`limit == nil`: a page that is everything after its position, primed by a push).
     private struct Shared {
-        var read: Task<Page, any Error>
+        var read: Read
         var limit: Int?
         var count: Int
+
+        /// A store read under way (or done), or a page a push handed over (no task for it).
+        enum Read {
+            case reading(Task<Page, any Error>)
+            case ready(Page)
+        }
 
         func serves(limit wanted: Int) -> Bool { limit.map { $0 == wanted } ?? (count <= wanted) }
     }
@@ -50,28 +56,32 @@ public final class LivePages: Sendable {
     func page(
         account: Int64, after position: Int64, limit: Int, read: @escaping @Sendable () async throws -> Page
     ) async throws -> Page {
-        let task = shared.withLock { shared -> Task<Page, any Error> in
+        let source = shared.withLock { shared -> Shared.Read in
             if let existing = shared[account]?[position], existing.serves(limit: limit) { return existing.read }
             readCount.add(1, ordering: .relaxed)
             let task = Task { try await read() }
-            shared[account, default: [:]][position] = Shared(read: task, limit: limit, count: 0)
-            return task
+            shared[account, default: [:]][position] = Shared(read: .reading(task), limit: limit, count: 0)
+            return .reading(task)
         }
-        do {
-            return try await task.value
-        } catch {
-            // A failed read is not shared with streams that come later.
-            shared.withLock { shared in _ = shared[account]?.removeValue(forKey: position) }
-            throw error
+        switch source {
+        case .ready(let page):
+            return page
+        case .reading(let task):
+            do {
+                return try await task.value
+            } catch {
+                // A failed read is not shared with streams that come later.
+                shared.withLock { shared in _ = shared[account]?.removeValue(forKey: position) }
+                throw error
+            }
         }
     }
 
     /// A push's own entries, for streams that were at the end of the log before it (`after`): they
     /// get the page without a store read. Call after ``invalidate(account:)`` for the same push.
     func prime(account: Int64, after position: Int64, page: Page) {
-        let task = Task<Page, any Error> { page }
         shared.withLock { shared in
-            shared[account, default: [:]][position] = Shared(read: task, limit: nil, count: page.count)
+            shared[account, default: [:]][position] = Shared(read: .ready(page), limit: nil, count: page.count)
         }
     }
 

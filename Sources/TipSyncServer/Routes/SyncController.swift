@@ -104,14 +104,15 @@ struct SyncController: Sendable {
         metrics.duplicatesIgnored.increment(by: outcome.duplicates)
         if outcome.accepted > 0 {
             // The push's own entries are the page for streams that were at the end of the log.
-            let primed = outcome.appended.flatMap { appended -> (after: Int64, page: LivePages.Page)? in
-                guard let generation, !appended.bodies.isEmpty else { return nil }
-                let page = PullPage(
-                    bodies: appended.bodies, cursor: appended.last, more: false, snapshot: false,
-                    logEnd: appended.last, generation: generation)
-                return (appended.first - 1, LivePages.event(page, from: appended.first - 1, serverTime: serverTime))
+            notifier.notify(account: identity.accountID) { [generation] in
+                outcome.appended.flatMap { appended -> (after: Int64, page: LivePages.Page)? in
+                    guard let generation, !appended.bodies.isEmpty else { return nil }
+                    let page = PullPage(
+                        bodies: appended.bodies, cursor: appended.last, more: false, snapshot: false,
+                        logEnd: appended.last, generation: generation)
+                    return (appended.first - 1, LivePages.event(page, from: appended.first - 1, serverTime: serverTime))
+                }
             }
-            notifier.notify(account: identity.accountID, primed: primed)
             compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
         }
         return try Self.json(
