@@ -40,3 +40,14 @@ public struct PushResponse: Sendable, Hashable, Codable {
         self.generation = generation
     }
 }
+
+extension PushResponse {
+    /// The answer as ``JSONCoding/encoder`` writes it (members in sorted order), without an encoder:
+    /// the server writes one per push.
+    public var jsonText: String {
+        var text = #"{"accepted":\#(accepted),"duplicates":\#(duplicates),"#
+        if let generation { text += #""generation":\#(JSONValue.string(generation).canonicalText),"# }
+        text += #""highestSeq":\#(highestSeq),"serverTime":\#(serverTime)}"#
+        return text
+    }
+}

@@ -115,10 +115,11 @@ struct SyncController: Sendable {
             }
             compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
         }
-        return try Self.json(
-            PushResponse(
+        return Self.json(
+            text: PushResponse(
                 accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,
-                serverTime: serverTime, generation: generation))
+                serverTime: serverTime, generation: generation
+            ).jsonText)
     }
 
     @Sendable func pull(_ request: Request, context: SyncRequestContext) async throws -> Response {
