@@ -203,19 +203,12 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
-        try readNow { db in
+        try await pool.read { db in
             try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [hash]
             )
             .map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
         }
-    }
-
-    /// A short indexed read on the calling thread: a WAL reader never waits for the writer, and
-    /// an idle reader's queue runs the block right here, so no thread hop (two per request through
-    /// the async read: to a reader's queue and back) for a lookup of a few microseconds.
-    private func readNow<T>(_ block: (Database) throws -> T) throws -> T {
-        try pool.read(block)
     }
 
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {
