@@ -209,6 +209,11 @@ struct LiveLatency: AsyncParsableCommand {
     @Option var port = 18_082
     @Option(help: "Other live devices of the same account, each receiving and merging every change.") var others = 1000
     @Option var rounds = 200
+    @Flag(help: "B long-polls instead of following the live stream (for comparison).") var longPoll = false
+    @Flag(
+        help:
+            "A runs in this process beside B instead of in a process of its own (their URLSessions then share one process's threads and timers)."
+    ) var sameProcess = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
@@ -222,60 +227,158 @@ struct LiveLatency: AsyncParsableCommand {
             : nil
         defer { receivers?.terminate() }
 
-        func replica(_ name: String) throws -> TipsReplica {
-            try TipsReplica(
-                directory: FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "tipsync-bench-\(UUID().uuidString)"),
-                deviceID: name)
-        }
-        let a = try replica("a")
-        let b = try replica("b")
-        let clientA = SyncClient(replica: a, configuration: SyncConfiguration(server: server.url, token: tokens["a"]!))
-        let clientB = SyncClient(replica: b, configuration: SyncConfiguration(server: server.url, token: tokens["b"]!))
-        try await clientA.syncOnce()
+        let a: any LiveLatencyDevice =
+            sameProcess
+            ? try await InProcessDevice(server: server.url, token: tokens["a"]!)
+            : try await LivePusher.spawn(server: server.url, token: tokens["a"]!)
+        defer { a.stop() }
+        let b = try benchReplica("b")
+        var configurationB = SyncConfiguration(server: server.url, token: tokens["b"]!)
+        configurationB.liveStream = !longPoll
+        let clientB = SyncClient(replica: b, configuration: configurationB)
         let running = Task { try await clientB.run() }
         defer { running.cancel() }
-        let tip = TipDefinition(id: "bench-tip", title: "Bench")
-        var updates = b.statusUpdates { tip }.makeAsyncIterator()
+        let tip = TipDefinition(id: LivePusher.tip, title: "Bench")
+        // B's status changes, each with the instant B had it, taken by a task of its own as the
+        // change arrives (not when this loop gets to it: A's answer may come later than B's merge).
+        let (observed, observer) = AsyncStream<(TipStatus, UInt64)>.makeStream()
+        let watching = Task {
+            for await status in b.statusUpdates(of: { tip }) {
+                observer.yield((status, DispatchTime.now().uptimeNanoseconds))
+            }
+        }
+        defer { watching.cancel() }
+        var updates = observed.makeAsyncIterator()
         _ = await updates.next()
-        var measurement = Measurement()
-        // Where the time goes: A's local change, its push (until A has the answer), and the rest
-        // until B's status changed (delivery, B's merge and its status update).
+        // Where the time goes: A's local change, its push (until A has the answer), and B's status
+        // change after A's answer (negative when B had it first). Instants are CLOCK_MONOTONIC
+        // nanoseconds, the same in both processes.
+        var total = Measurement()
         var local = Measurement()
         var push = Measurement()
         var delivery = Measurement()
-        let clock = ContinuousClock()
         for round in 0..<rounds {
             let invalidate = round % 2 == 0
             let expected: TipStatus = invalidate ? .invalidated(.tipClosed) : .available
-            try await measurement.timeAsync {
-                let started = clock.now
-                if invalidate {
-                    try a.invalidate(tip: tip.id, reason: .tipClosed)
-                } else {
-                    try a.resetEligibility(tip: tip.id)
-                }
-                let changed = clock.now
-                // What A's sync loop does after a local change: push it (B's stream brings it).
-                try await clientA.push()
-                let pushed = clock.now
-                while let status = await updates.next(), status != expected {}
-                local.samples.append(changed - started)
-                push.samples.append(pushed - changed)
-                delivery.samples.append(clock.now - pushed)
+            let instants = try await a.change(invalidate: invalidate)
+            var merged: UInt64 = 0
+            while let (status, instant) = await updates.next() {
+                merged = instant
+                if status == expected { break }
             }
+            func duration(_ from: UInt64, _ to: UInt64) -> Duration { .nanoseconds(Int64(to) - Int64(from)) }
+            total.samples.append(duration(instants.started, merged))
+            local.samples.append(duration(instants.started, instants.changed))
+            push.samples.append(duration(instants.changed, instants.pushed))
+            delivery.samples.append(duration(instants.pushed, merged))
         }
         func summary(_ measurement: Measurement) -> String {
             "p50 \(format(measurement.percentile(0.5).milliseconds, 2)) / p99 "
                 + "\(format(measurement.percentile(0.99).milliseconds, 2)) ms"
         }
         print(
-            "live-latency others=\(others) rounds=\(rounds): p50 \(format(measurement.percentile(0.5).milliseconds, 2)) ms, "
-                + "p99 \(format(measurement.percentile(0.99).milliseconds, 2)) ms from A's change to B's merge "
+            "live-latency others=\(others) rounds=\(rounds)\(sameProcess ? " same-process" : "")\(longPoll ? " long-poll" : ""): "
+                + "p50 \(format(total.percentile(0.5).milliseconds, 2)) ms, "
+                + "p99 \(format(total.percentile(0.99).milliseconds, 2)) ms from A's change to B's merge "
                 + "(\(others) other devices receiving and merging every change); A's change \(summary(local)), "
-                + "its push \(summary(push)), then until B's status changed \(summary(delivery))"
+                + "its push \(summary(push)), B's status change after A's answer \(summary(delivery))"
         )
     }
+}
+
+/// A new replica in a temporary directory.
+func benchReplica(_ device: String) throws -> TipsReplica {
+    try TipsReplica(
+        directory: FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-bench-\(UUID().uuidString)"),
+        deviceID: device)
+}
+
+/// Device A of `live-latency`: makes a change and pushes it as its sync loop does (`push()`).
+protocol LiveLatencyDevice: Sendable {
+    /// Invalidates the tip (or resets its eligibility) and pushes; the instants (CLOCK_MONOTONIC
+    /// nanoseconds) it started, had the change, and had the push's answer.
+    func change(invalidate: Bool) async throws -> (started: UInt64, changed: UInt64, pushed: UInt64)
+    func stop()
+}
+
+/// A in the benchmark's own process.
+struct InProcessDevice: LiveLatencyDevice {
+    let replica: TipsReplica
+    let client: SyncClient
+
+    init(server: URL, token: String) async throws {
+        replica = try benchReplica("a")
+        client = SyncClient(replica: replica, configuration: SyncConfiguration(server: server, token: token))
+        try await client.syncOnce()
+    }
+
+    func change(invalidate: Bool) async throws -> (started: UInt64, changed: UInt64, pushed: UInt64) {
+        try await LivePusher.change(replica, client, invalidate: invalidate)
+    }
+
+    func stop() {}
+}
+
+/// Child process: device A of `live-latency` in a process of its own, as a real device is. Reads
+/// `invalidate` or `reset` lines on stdin; for each, changes the tip, pushes with its `SyncClient`
+/// and prints the three instants. Prints `ready` first.
+struct LivePusher: AsyncParsableCommand, LiveLatencyDevice {
+    static let configuration = CommandConfiguration(commandName: "live-pusher", shouldDisplay: false)
+    static let tip = "bench-tip"
+    @Option var server: String
+    @Option var token: String
+    var process: Process?
+
+    enum CodingKeys: CodingKey { case server, token }
+
+    func run() async throws {
+        let replica = try benchReplica("a")
+        let client = SyncClient(
+            replica: replica, configuration: SyncConfiguration(server: URL(string: server)!, token: token))
+        try await client.syncOnce()
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        while let line = readLine() {
+            let instants = try await Self.change(replica, client, invalidate: line == "invalidate")
+            FileHandle.standardOutput.write(Data("\(instants.started) \(instants.changed) \(instants.pushed)\n".utf8))
+        }
+    }
+
+    static func change(_ replica: TipsReplica, _ client: SyncClient, invalidate: Bool) async throws -> (
+        started: UInt64, changed: UInt64, pushed: UInt64
+    ) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        if invalidate {
+            try replica.invalidate(tip: tip, reason: .tipClosed)
+        } else {
+            try replica.resetEligibility(tip: tip)
+        }
+        let changed = DispatchTime.now().uptimeNanoseconds
+        try await client.push()
+        return (started, changed, DispatchTime.now().uptimeNanoseconds)
+    }
+
+    static func spawn(server: URL, token: String) async throws -> LivePusher {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["live-pusher", "--server", server.absoluteString, "--token", token]
+        process.standardOutput = Pipe()
+        process.standardInput = Pipe()
+        try process.run()
+        guard try await LiveReceivers.nextLine(process) == "ready" else { throw BenchError("A did not start") }
+        var pusher = try LivePusher.parse(["--server", server.absoluteString, "--token", token])
+        pusher.process = process
+        return pusher
+    }
+
+    func change(invalidate: Bool) async throws -> (started: UInt64, changed: UInt64, pushed: UInt64) {
+        guard let process, let input = process.standardInput as? Pipe else { throw BenchError("A is not running") }
+        try input.fileHandleForWriting.write(contentsOf: Data((invalidate ? "invalidate\n" : "reset\n").utf8))
+        let numbers = try await LiveReceivers.nextLine(process).split(separator: " ").compactMap { UInt64($0) }
+        guard numbers.count == 3 else { throw BenchError("A failed to push") }
+        return (numbers[0], numbers[1], numbers[2])
+    }
+
+    func stop() { process?.terminate() }
 }
 
 /// Server CPU per change delivered over live streams: D devices of one account each hold a stream
