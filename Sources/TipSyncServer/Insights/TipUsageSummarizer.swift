@@ -23,14 +23,19 @@ extension SyncStore {
 }
 
 /// Keeps every account's tip usage (the console's tips page) up to date: every `interval` it
-/// derives it again for the accounts whose log grew since, so the page lags pushes by at most about
-/// one interval and never reads a log when it is viewed.
+/// derives it again for the accounts whose log grew since, so the page lags pushes by about one
+/// interval and never reads a log when it is viewed. An account whose summary takes long (a large
+/// log) waits in proportion before its next one (``SummaryPacing``): its page lags more, and the
+/// server does not spend its time re-reading one busy account's log every interval.
 struct TipUsageSummarizer: Service {
     let store: any SyncStore
     let interval: Duration
     let logger: Logger
     /// Told of every summary: the work warms caches the server releases once quiet.
     var memory: MemoryRelease? = nil
+    var pacing = SummaryPacing()
+    /// The clock summaries are timed with (tests move it by hand).
+    var now: @Sendable () -> ContinuousClock.Instant = { .now }
 
     func run() async throws {
         await Periodic.run(every: interval, immediately: true) {
@@ -43,7 +48,8 @@ struct TipUsageSummarizer: Service {
         }
     }
 
-    /// Summarizes every account whose log grew, 100 at a time in id order; how many it summarized.
+    /// Summarizes every account whose log grew and whose turn has come (the others stay pending),
+    /// 100 at a time in id order; how many it summarized.
     @discardableResult
     func summarizePending() async throws -> Int {
         var after: Int64 = 0
@@ -51,12 +57,15 @@ struct TipUsageSummarizer: Service {
         while true {
             let accounts = try await store.accountsWithNewChanges(after: after, limit: 100)
             guard let last = accounts.last else { return summarized }
-            for account in accounts {
+            for account in accounts where pacing.allows(account, at: now()) {
                 try Task.checkCancellation()
+                let started = now()
                 try await store.summarizeTipUsage(account: account)
+                let finished = now()
+                pacing.summarized(account, took: finished - started, at: finished)
                 memory?.noteActivity()
+                summarized += 1
             }
-            summarized += accounts.count
             after = last
         }
     }
