@@ -16,7 +16,11 @@ func makeAgentStore(tips: Int, donations: Int) throws -> AgentStore {
             #"{"id":"tip-\#(index)","title":"Tip \#(index)","rules":[{">=":[{"count":{"donatedWithin":[{"donations":"event-\#(index)"},{"days":7}]}},3]},{"==":[{"param":"plan"},"free"]}],"options":{"maxDisplayCount":5}}"#
         )
     }
-    let text = #"{"parameters":[{"id":"plan","default":"free"}],"tips":["# + catalog.joined(separator: ",") + "]}"
+    // Every event a rule reads is declared (a catalog that reads an undeclared event is refused).
+    let events = (0..<tips).map { #"{"id":"event-\#($0)"}"# }.joined(separator: ",")
+    let text =
+        #"{"parameters":[{"id":"plan","default":"free"}],"events":["# + events + #"],"tips":["#
+        + catalog.joined(separator: ",") + "]}"
     let file = directory.appendingPathComponent("bench-catalog.json")
     try Data(text.utf8).write(to: file)
     let agent = try Agent(store: store, environment: [:])
