@@ -49,10 +49,15 @@ import TipSyncTestSupport
     func vectorHoldsInEveryDeliveryOrder(_ name: String) throws {
         let vector = try Self.load(name)
         for (label, deliveries) in Self.deliveries(of: vector.changes) {
-            let state = Self.replay(deliveries, limits: vector.catalog.donationLimits)
-            for (index, check) in vector.checks.enumerated() {
-                for mismatch in Self.mismatches(state: state, catalog: vector.catalog, check: check) {
-                    Issue.record("\(name) expect[\(index)], delivered \(label): \(mismatch)")
+            // One change at a time (a local change, a push), and each delivery as a page merged at
+            // once (a pull page, a live page, the server's tip usage): both must meet every check.
+            for pages in [false, true] {
+                let state = Self.replay(deliveries, limits: vector.catalog.donationLimits, asPages: pages)
+                for (index, check) in vector.checks.enumerated() {
+                    for mismatch in Self.mismatches(state: state, catalog: vector.catalog, check: check) {
+                        Issue.record(
+                            "\(name) expect[\(index)], delivered \(label)\(pages ? " as pages" : ""): \(mismatch)")
+                    }
                 }
             }
         }
@@ -90,7 +95,9 @@ import TipSyncTestSupport
         return result
     }
 
-    static func replay(_ steps: [Step], limits: [String: DonationLimit]) -> ReplicaState {
+    /// `asPages`: each batch merged at once (``ReplicaState/apply(_:donationLimits:)`` over the
+    /// array, as a device merges a pull page), the log rebuilt after a compaction in one batch too.
+    static func replay(_ steps: [Step], limits: [String: DonationLimit], asPages: Bool = false) -> ReplicaState {
         var state = ReplicaState()
         var log: [LogCompaction.Entry] = []
         // (device, seq) by the device id's bytes: Swift's String equality would merge two devices
@@ -100,8 +107,9 @@ import TipSyncTestSupport
         for step in steps {
             switch step {
             case .batch(let changes):
+                if asPages { _ = state.apply(changes, donationLimits: limits) }
                 for change in changes {
-                    state.apply(change, donationLimits: limits)
+                    if !asPages { state.apply(change, donationLimits: limits) }
                     if seen.insert(Array(change.device.utf8) + [0] + Array(String(change.seq).utf8)).inserted {
                         log.append(LogCompaction.Entry(position: nextPosition, change: change))
                         nextPosition += 1
@@ -111,7 +119,11 @@ import TipSyncTestSupport
                 let dropped = LogCompaction.superseded(log)
                 log.removeAll { dropped.contains($0.position) }
                 state = ReplicaState()
-                for entry in log { state.apply(entry.change, donationLimits: limits) }
+                if asPages {
+                    _ = state.apply(log.map(\.change), donationLimits: limits)
+                } else {
+                    for entry in log { state.apply(entry.change, donationLimits: limits) }
+                }
             }
         }
         return state
