@@ -322,14 +322,11 @@ struct InProcessDevice: LiveLatencyDevice {
 /// Child process: device A of `live-latency` in a process of its own, as a real device is. Reads
 /// `invalidate` or `reset` lines on stdin; for each, changes the tip, pushes with its `SyncClient`
 /// and prints the three instants. Prints `ready` first.
-struct LivePusher: AsyncParsableCommand, LiveLatencyDevice {
+struct LivePusher: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "live-pusher", shouldDisplay: false)
     static let tip = "bench-tip"
     @Option var server: String
     @Option var token: String
-    var process: Process?
-
-    enum CodingKeys: CodingKey { case server, token }
 
     func run() async throws {
         let replica = try benchReplica("a")
@@ -357,7 +354,8 @@ struct LivePusher: AsyncParsableCommand, LiveLatencyDevice {
         return (started, changed, DispatchTime.now().uptimeNanoseconds)
     }
 
-    static func spawn(server: URL, token: String) async throws -> LivePusher {
+    /// Starts the child; returns it once its replica has synced.
+    static func spawn(server: URL, token: String) async throws -> Child {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = ["live-pusher", "--server", server.absoluteString, "--token", token]
@@ -365,20 +363,23 @@ struct LivePusher: AsyncParsableCommand, LiveLatencyDevice {
         process.standardInput = Pipe()
         try process.run()
         guard try await LiveReceivers.nextLine(process) == "ready" else { throw BenchError("A did not start") }
-        var pusher = try LivePusher.parse(["--server", server.absoluteString, "--token", token])
-        pusher.process = process
-        return pusher
+        return Child(process: process)
     }
 
-    func change(invalidate: Bool) async throws -> (started: UInt64, changed: UInt64, pushed: UInt64) {
-        guard let process, let input = process.standardInput as? Pipe else { throw BenchError("A is not running") }
-        try input.fileHandleForWriting.write(contentsOf: Data((invalidate ? "invalidate\n" : "reset\n").utf8))
-        let numbers = try await LiveReceivers.nextLine(process).split(separator: " ").compactMap { UInt64($0) }
-        guard numbers.count == 3 else { throw BenchError("A failed to push") }
-        return (numbers[0], numbers[1], numbers[2])
-    }
+    /// The running child, as `live-latency` drives it.
+    struct Child: LiveLatencyDevice {
+        let process: Process
 
-    func stop() { process?.terminate() }
+        func change(invalidate: Bool) async throws -> (started: UInt64, changed: UInt64, pushed: UInt64) {
+            guard let input = process.standardInput as? Pipe else { throw BenchError("A is not running") }
+            try input.fileHandleForWriting.write(contentsOf: Data((invalidate ? "invalidate\n" : "reset\n").utf8))
+            let numbers = try await LiveReceivers.nextLine(process).split(separator: " ").compactMap { UInt64($0) }
+            guard numbers.count == 3 else { throw BenchError("A failed to push") }
+            return (numbers[0], numbers[1], numbers[2])
+        }
+
+        func stop() { process.terminate() }
+    }
 }
 
 /// Server CPU per change delivered over live streams: D devices of one account each hold a stream
