@@ -44,7 +44,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
     if let memory { services.append(memory) }
     return Application(
-        router: router,
+        responder: LiveStreamResponder(base: router.buildResponder()),
         server: .http1(
             configuration: .init(
                 additionalChannelHandlers: [
@@ -81,7 +81,6 @@ func buildRouter(
     let history = RequestHistory()
     // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
-        LiveRequestMiddleware()
         // Outside ErrorMiddleware, so error answers carry the CORS headers too.
         CORSMiddleware(origins: configuration.corsOrigins)
         ErrorMiddleware(now: now)

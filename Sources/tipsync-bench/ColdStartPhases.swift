@@ -49,15 +49,18 @@ struct ColdStartPhases: AsyncParsableCommand {
             defer { try? FileManager.default.removeItem(at: directory) }
             let replica = try TipsReplica(directory: directory, deviceID: "reader")
             started = clock.now
+            let cpu = processCPUSeconds()
             for page in decoded {
                 try replica.applyRemote(page.changes) { $0.pullCursor = page.cursor }
             }
             let persisted = clock.now - started
+            let persistedCPU = processCPUSeconds() - cpu
             guard state == replica.state else { throw BenchError("the persisted replica differs from the merge") }
             func ms(_ duration: Duration) -> String { format(duration.milliseconds, 1) + " ms" }
             print(
                 "cold-phases changes=\(changes) pullLimit=\(pullLimit): decode \(ms(decode)), "
-                    + "merge into memory \(ms(merge)), merge into a new persisted replica \(ms(persisted))")
+                    + "merge into memory \(ms(merge)), merge into a new persisted replica \(ms(persisted)) "
+                    + "(CPU \(format(persistedCPU * 1000, 1)) ms)")
         }
     }
 }

@@ -85,6 +85,11 @@ struct ColdPull: AsyncParsableCommand {
     @Flag(help: "The new device is a fresh `tipsync-agent sync`, timed as a whole process.") var agent = false
     @Flag(help: "The new device keeps the changes in memory (a `ReplicaState`), as the Yjs peer's client does.")
     var memory = false
+    @Flag(
+        help:
+            "Only fetch the pages (each next page requested from the cursor), no decode nor merge: the server's and the transport's share."
+    )
+    var fetchOnly = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
@@ -102,8 +107,9 @@ struct ColdPull: AsyncParsableCommand {
             try await Self.agentSync(server: server, token: tokens["reader"]!, directory: directory, changes: changes)
             return
         }
-        if memory {
-            try await Self.intoMemory(server: server, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit)
+        if memory || fetchOnly {
+            try await Self.intoMemory(
+                server: server, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit, fetchOnly: fetchOnly)
             return
         }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
@@ -126,7 +132,9 @@ extension ColdPull {
     /// Pulls every page and merges it into a `ReplicaState` (no database), pipelined as the sync
     /// client pulls: while page n merges, page n+1 decodes and page n+2 is requested (from n+1's
     /// cursor, read before its decode).
-    static func intoMemory(server: BenchServer, token: String, changes: Int, pullLimit: Int) async throws {
+    static func intoMemory(
+        server: BenchServer, token: String, changes: Int, pullLimit: Int, fetchOnly: Bool = false
+    ) async throws {
         let transport = URLSessionTransport(baseURL: server.url)
         @Sendable func fetch(after cursor: String?) async throws -> Data {
             var path = "/v1/pull?limit=\(pullLimit)"
@@ -145,7 +153,27 @@ extension ColdPull {
             return (Task.detached { try JSONCoding.decode(PullResponse.self, from: body) }, next)
         }
         let clock = ContinuousClock()
+        if fetchOnly {
+            let start = clock.now
+            let cpu = processCPUSeconds()
+            var cursor: String? = nil
+            var pages = 0
+            var bytes = 0
+            repeat {
+                let body = try await fetch(after: cursor)
+                pages += 1
+                bytes += body.count
+                cursor = PullResponse.continuation(of: body).flatMap { $0.more ? $0.cursor : nil }
+            } while cursor != nil
+            let elapsed = clock.now - start
+            print(
+                "cold-pull --fetch-only changes=\(changes) pullLimit=\(pullLimit): \(pages) pages, \(bytes) bytes in "
+                    + "\(format(elapsed.milliseconds, 1)) ms, process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms"
+            )
+            return
+        }
         let start = clock.now
+        let cpu = processCPUSeconds()
         var state = ReplicaState()
         var current = read(try await fetch(after: nil))
         while true {
@@ -163,6 +191,7 @@ extension ColdPull {
         guard donations == changes - changes / 10 else { throw BenchError("memory holds \(donations) donations") }
         print(
             "cold-pull --memory changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into memory"
+                + " (process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms, server's and client's)"
         )
     }
 
@@ -498,13 +527,20 @@ struct IdleConnections: AsyncParsableCommand {
             tokens += try await server.account("idle-\(account)", devices: (0..<100).map { "d\($0)" }).values
         }
         let before = residentMemoryBytes()
+        let heapBefore = SystemAllocator.heapStatistics()
         let holder = try HoldConnections.spawn(port: port, tokens: tokens)
         defer { holder.terminate() }
         try await HoldConnections.waitUntilHeld(holder)
         let after = residentMemoryBytes()
+        let heapAfter = SystemAllocator.heapStatistics()
+        let heap = heapBefore.flatMap { before in heapAfter.map { (before, $0) } }.map { before, after in
+            "; live heap \((after.inUse - before.inUse) / max(1, connections)) bytes per connection, "
+                + "heap held \((after.held - before.held) / max(1, connections))"
+        }
         print(
             "idle-connections n=\(connections): server RSS \(after / 1_048_576) MiB with them open "
-                + "(\(before / 1_048_576) MiB before; \((after - before) / max(1, connections)) bytes per connection)")
+                + "(\(before / 1_048_576) MiB before; \((after - before) / max(1, connections)) bytes per connection\(heap ?? ""))"
+        )
     }
 }
 
