@@ -85,6 +85,32 @@ import TipSyncServer
         }
     }
 
+    /// protocol.md section 8: a page sends `cursor` and `more` before `changes`, so a client can read
+    /// them and request the next page without scanning this one's changes.
+    @Test func aPageSendsItsCursorAndMoreBeforeItsChanges() async throws {
+        let fixture = try await ServerFixture.make()
+        let changes = (1...3).map {
+            change("phone", Int64($0), .donation(event: "e", id: "phone:\($0)", date: 1, info: nil))
+        }
+        _ = try await fixture.store.push(changes, from: DeviceIdentity(accountID: fixture.accountID, device: "phone"))
+        try await fixture.app().test(.router) { client in
+            for uri in ["/v1/pull?limit=2", "/v1/pull"] {
+                try await client.execute(uri: uri, method: .get, headers: fixture.headers("laptop")) { response in
+                    let text = String(buffer: response.body)
+                    let page = try decode(PullResponse.self, response.body)
+                    let cursor = try #require(text.range(of: #""cursor":"#))
+                    let more = try #require(text.range(of: #""more":"#))
+                    let list = try #require(text.range(of: #""changes":["#))
+                    #expect(text.hasPrefix(#"{"cursor":""#))
+                    #expect(cursor.lowerBound < list.lowerBound && more.lowerBound < list.lowerBound)
+                    let found = try #require(PullResponse.continuation(of: Data(text.utf8)))
+                    #expect(found.cursor == page.cursor && found.more == page.more)
+                    #expect(page.changes.count == (uri.contains("limit=2") ? 2 : 3))
+                }
+            }
+        }
+    }
+
     @Test func badInputIsRejectedWholeAndStoresNothing() async throws {
         var configuration = ServerConfiguration()
         configuration.maxBodyBytes = 4096

@@ -36,10 +36,15 @@ enum ContentCoding {
 
     /// A JSON response, compressed when the request accepts it and the body is large enough.
     static func json(_ text: String, for request: Request) -> Response {
+        json(ByteBuffer(string: text), for: request)
+    }
+
+    /// A JSON response from its bytes, compressed when the request accepts it and the body is large enough.
+    static func json(_ bytes: ByteBuffer, for request: Request) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.vary] = "Accept-Encoding"
-        var body = ByteBuffer(string: text)
+        var body = bytes
         if body.readableBytes >= threshold, let (name, algorithm) = negotiate(request.headers[.acceptEncoding]),
             let compressed = try? body.compress(with: algorithm)
         {

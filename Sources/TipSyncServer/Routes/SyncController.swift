@@ -164,11 +164,22 @@ struct SyncController: Sendable {
         let highestSeq = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
         // The uploaded catalog's version (protocol.md §16): a device that follows it fetches on a change.
         let catalog = try await notifier.catalogVersion.current(store).map { #""catalog":\#(Self.quoted($0)),"# } ?? ""
-        // The page is assembled from the stored canonical JSON of each change, without re-encoding.
-        let text =
-            "{" + catalog + #""changes":["# + page.bodies.joined(separator: ",") + #"],"cursor":""# + Cursor.text(page)
-            + #"","generation":"\#(page.generation)","highestSeq":\#(highestSeq),"more":\#(page.more),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
-        return ContentCoding.json(text, for: request)
+        // The page is assembled from the stored canonical JSON of each change, without re-encoding,
+        // straight into the buffer that is sent (or compressed).
+        // `cursor` and `more` come first: a client reads them to request the next page before it
+        // decodes this one, and need not scan the changes to find them (protocol.md section 8).
+        let head = #"{"cursor":""# + Cursor.text(page) + #"","more":\#(page.more),"# + catalog + #""changes":["#
+        let tail =
+            #"],"generation":"\#(page.generation)","highestSeq":\#(highestSeq),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
+        var body = ByteBuffer()
+        body.reserveCapacity(page.bodies.reduce(head.utf8.count + tail.utf8.count) { $0 + $1.utf8.count + 1 })
+        body.writeString(head)
+        for (index, change) in page.bodies.enumerated() {
+            if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
+            body.writeString(change)
+        }
+        body.writeString(tail)
+        return ContentCoding.json(body, for: request)
     }
 
     /// Server-sent events (protocol.md §9), in one of two modes:

@@ -276,17 +276,28 @@ public struct SQLiteSyncStore: SyncStore {
             let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
             let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
             let start = cursor
-            let rows = try Row.fetchAll(
+            // Read through a cursor (one reused row), not copied row by row: a cold start's pages
+            // hold thousands of changes each.
+            let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql:
                         "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?"
                 ),
                 arguments: [account, start, limit + 1])
-            let page = rows.prefix(limit)
+            var bodies: [String] = []
+            var last = start
+            var more = false
+            while let row = try rows.next() {
+                guard bodies.count < limit else {
+                    more = true
+                    break
+                }
+                last = row[0]
+                bodies.append(row[1])
+            }
             return PullPage(
-                bodies: page.map { $0["body"] }, cursor: page.last?["position"] ?? start, more: rows.count > limit,
-                snapshot: snapshot, logEnd: max(lastHandedOut, compactedThrough),
-                generation: try Self.cursorGeneration(db))
+                bodies: bodies, cursor: last, more: more, snapshot: snapshot,
+                logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db))
         }
     }
 
