@@ -58,4 +58,30 @@ import TipSyncTestSupport
         }
         #expect(states.allSatisfy { $0 == states[0] })
     }
+
+    /// A page's donation rows are bound from one buffer of their texts: every shape of text — short
+    /// and long, non-ASCII, an empty string, an absent payload — in full statements and a last short
+    /// one, reloads exactly.
+    @Test func donationTextsOfEveryShapeReloadExactly() throws {
+        let events = ["e", "événement", String(repeating: "long-event-name-", count: 8)]
+        let devices = ["d", "appareil-🎉", String(repeating: "x", count: 40)]
+        let infos: [JSONValue?] = [
+            nil, .string(""), .object(["ключ": .string("значение 🎉")]), .int(7),
+            .array([.string(String(repeating: "y", count: 300)), .bool(true)]),
+        ]
+        let changes = (1...257).map { n -> Change in
+            let device = devices[n % devices.count]
+            return Change(
+                device: device, seq: Int64(n), hlc: HLC(milliseconds: 1_700_000_000_000 + UInt64(n), counter: 0),
+                operation: .donation(
+                    event: events[n % events.count], id: n % 4 == 0 ? "\(device):ü\(n)" : "\(device):\(n)",
+                    date: Int64(n), info: infos[n % infos.count]))
+        }
+        let directory = temporaryDirectory()
+        let reader = try makeReplica("reader", directory: directory)
+        try reader.applyRemote(changes)
+        #expect(reader.state.events.values.reduce(0) { $0 + $1.donations.count } == changes.count)
+        let reopened = try makeReplica("reader", directory: directory)
+        #expect(reopened.state == reader.state)
+    }
 }
