@@ -34,6 +34,12 @@ public final class Agent: Sendable {
         catalogModified = Mutex(modified)
     }
 
+    /// Closes the replica's database (``TipsReplica/close()``), for a process about to end; the
+    /// agent must not be used after.
+    public func close() throws {
+        try replica.close()
+    }
+
     // MARK: Catalog
 
     /// Validates a catalog file, stores it in the agent store and loads it. An invalid file changes nothing.

@@ -15,6 +15,14 @@ struct TipSyncAgentCommand: AsyncParsableCommand {
             Init.self, CatalogCommand.self, Donate.self, ParamCommand.self, Display.self, Invalidate.self,
             ResetEligibility.self, Status.self, Sync.self, Run.self, Watch.self, ExportHistory.self,
         ])
+
+    /// Runs the command (a failure exits with its message and status, as `ArgumentParser` does),
+    /// then closes the store and ends the process without freeing the replica (``OpenedAgents``).
+    static func main() async {
+        await main(nil)
+        OpenedAgents.closeAll()
+        Foundation.exit(0)
+    }
 }
 
 /// Options every command takes.
@@ -46,8 +54,9 @@ struct GlobalOptions: ParsableArguments {
         return value
     }
 
+    /// The agent on the store, kept until the process ends (``OpenedAgents``).
     func openAgent() throws -> Agent {
-        try Agent(store: agentStore, clockOffset: try offset(), environment: environment)
+        OpenedAgents.keep(try Agent(store: agentStore, clockOffset: try offset(), environment: environment))
     }
 }
 

@@ -82,6 +82,37 @@ import TipSyncTestSupport
         #expect(try await phone.status("favorite").status == "pending")
     }
 
+    /// A command ends its process without freeing the replica (OpenedAgents): it must still close
+    /// the store, its write-ahead log checkpointed into the database file and emptied, so the next
+    /// command — or a copy of the database file alone — finds everything written.
+    @Test func aCommandEndsWithItsStoreClosedAndEverythingWritten() async throws {
+        let directory = scratchDirectory()
+        let server = try await TestServer(directory: directory)
+        try await server.start()
+        defer { server.terminate() }
+        let phone = try await TestAgent("phone", in: directory, server: server)
+        let database = URL(fileURLWithPath: phone.store).appendingPathComponent("replica/replica.sqlite")
+        for arguments in [["invalidate", "welcome"], ["donate", "viewed-yard", "--value", "7"], ["sync"]] {
+            try await phone.check(arguments)
+            let log = try? FileManager.default.attributesOfItem(atPath: database.path + "-wal")[.size] as? Int
+            #expect((log ?? 0) == 0, "after \(arguments)")
+        }
+        // The database file alone (no log beside it) holds the dismissal.
+        let copy = directory.appendingPathComponent("copy")
+        try FileManager.default.createDirectory(
+            at: copy.appendingPathComponent("replica"), withIntermediateDirectories: true)
+        for file in ["agent.json", "catalog.json"] {
+            let source = URL(fileURLWithPath: phone.store).appendingPathComponent(file)
+            if FileManager.default.fileExists(atPath: source.path) {
+                try FileManager.default.copyItem(at: source, to: copy.appendingPathComponent(file))
+            }
+        }
+        try FileManager.default.copyItem(at: database, to: copy.appendingPathComponent("replica/replica.sqlite"))
+        let report = try await runTool("tipsync-agent", ["status", "welcome", "--json", "--store", copy.path])
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains(#""status":"invalidated""#), "\(report.stdout)")
+    }
+
     @Test func runningDaemonsCarryADismissalLiveAndServeTheLocalAPI() async throws {
         let directory = scratchDirectory()
         let server = try await TestServer(directory: directory)

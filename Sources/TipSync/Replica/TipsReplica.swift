@@ -224,6 +224,17 @@ public final class TipsReplica: Sendable {
         }
     }
 
+    /// Closes the replica's database now, its write-ahead log checkpointed into the database file,
+    /// for a process about to end (a command-line tool that leaves the replica's memory to the
+    /// process's exit rather than freeing it object by object). Nothing may use the replica after:
+    /// reads and writes then fail.
+    public func close() throws {
+        // The pool closes its writer before its read-only readers, and a read-only connection
+        // cannot checkpoint: without this the log would stay beside the database file.
+        try database.writer.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        try database.writer.close()
+    }
+
     /// This device's changes with sequence numbers above `seq`, in order (the outbox and history).
     public func localChanges(after seq: Int64 = 0, limit: Int = .max) throws -> [Change] {
         try database.localChanges(after: seq, limit: limit)
