@@ -231,7 +231,7 @@ public final class TipsReplica: Sendable {
     public func close() throws {
         // The pool closes its writer before its read-only readers, and a read-only connection
         // cannot checkpoint: without this the log would stay beside the database file.
-        try database.writer.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        _ = try database.writer.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try database.writer.close()
     }
 
