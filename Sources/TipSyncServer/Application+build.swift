@@ -26,7 +26,8 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger, memory: memory)
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
-        compactor: compactor, memory: memory, registry: registry, metrics: metrics, now: now)
+        compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: dependencies.tokens,
+        now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
         requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
@@ -68,13 +69,13 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
         store: dependencies.store, configuration: configuration, notifier: dependencies.notifier,
         activity: dependencies.activity, jwt: dependencies.jwt, compactor: nil, memory: nil,
         registry: dependencies.registry, metrics: ServerMetrics(registry: dependencies.registry),
-        now: dependencies.now)
+        tokens: dependencies.tokens, now: dependencies.now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
-    metrics: ServerMetrics, now: @escaping @Sendable () -> Int64
+    metrics: ServerMetrics, tokens: TokenIdentityCache, now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
@@ -110,7 +111,7 @@ func buildRouter(
     let v1 = router.group("v1")
         .add(
             middleware: BearerAuthMiddleware(
-                store: store, jwt: jwt, activity: activity, signIns: signIns,
+                store: store, tokens: tokens, jwt: jwt, activity: activity, signIns: signIns,
                 maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now)
         )
         .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))

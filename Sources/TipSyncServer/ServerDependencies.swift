@@ -23,6 +23,8 @@ public struct ServerDependencies: Sendable {
     /// Called with the listening channel once the server accepts connections (tests that bind
     /// port 0 read the port from it).
     public var onServerRunning: @Sendable (any Channel) async -> Void
+    /// Which device each recently used token names (tests look inside or plant a stale entry).
+    var tokens = TokenIdentityCache()
 
     public init(
         store: any SyncStore,

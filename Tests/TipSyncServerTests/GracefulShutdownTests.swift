@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
@@ -82,6 +83,14 @@ struct GatedStore: SyncStore {
     let gatesAccountDetails: Bool
     private let inside: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
     private let open: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+    private let lookups = Lookups()
+
+    final class Lookups: Sendable {
+        let count = Atomic(0)
+    }
+
+    /// How many times a device token was looked up (``identity(forTokenHash:)``).
+    var tokenLookups: Int { lookups.count.load(ordering: .relaxed) }
 
     init(base: SQLiteSyncStore, gatesRecordedPulls: Bool = false, gatesAccountDetails: Bool = false) {
         self.base = base
@@ -98,10 +107,12 @@ struct GatedStore: SyncStore {
 
     func letPushesThrough() { open.continuation.finish() }
 
-    func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+    func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+        async throws -> PushOutcome
+    {
         inside.continuation.yield()
         for await _ in open.stream {}
-        return try await base.push(changes, from: identity)
+        return try await base.push(changes, from: identity, confirming: token)
     }
 
     func migrate() async throws { try await base.migrate() }
@@ -111,13 +122,16 @@ struct GatedStore: SyncStore {
     }
     func accountID(named name: String) async throws -> Int64? { try await base.accountID(named: name) }
     func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
-        try await base.identity(forTokenHash: hash)
+        lookups.count.add(1, ordering: .relaxed)
+        return try await base.identity(forTokenHash: hash)
     }
     func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await base.highestSeq(account: account, device: device)
     }
-    func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
-        try await base.pull(account: account, after: cursor, limit: limit)
+    func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+        async throws -> PullPage
+    {
+        try await base.pull(account: account, after: cursor, limit: limit, confirming: token)
     }
     func compact(account: Int64) async throws -> Int { try await base.compact(account: account) }
     func rotateCursorGeneration() async throws -> String { try await base.rotateCursorGeneration() }

@@ -24,7 +24,8 @@ import TipSync
         let router = buildRouter(
             store: fixture.store, configuration: ServerConfiguration(), notifier: ChangeNotifier(),
             activity: DeviceActivity(), jwt: nil, compactor: nil, memory: memory, registry: registry,
-            metrics: ServerMetrics(registry: registry), now: { Int64(Date().timeIntervalSince1970 * 1000) })
+            metrics: ServerMetrics(registry: registry), tokens: TokenIdentityCache(),
+            now: { Int64(Date().timeIntervalSince1970 * 1000) })
         // A server that has served nothing has nothing to give back.
         #expect(await memory.tick() == false)
 

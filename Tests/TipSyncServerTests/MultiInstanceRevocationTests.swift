@@ -103,6 +103,19 @@ import TipSyncTestSupport
         let delivered = await laptop.read(until: "event: changes", within: 30)
         #expect(delivered.contains("event: changes"), "\(delivered)")
 
+        // The second instance knew the phone's token (its stream), and learns nothing of the
+        // revocation but through the database: its next push and pull there are refused anyway.
+        let refused = try await RawConnection.exchange(
+            port: fleet.second.port, method: "POST", path: "/v1/push",
+            headers: ["Authorization": "Bearer \(fleet.tokens["phone"]!)", "Content-Type": "application/json"],
+            body: Array(
+                try JSONCoding.encoder.encode(
+                    PushRequest(changes: [
+                        Change(
+                            device: "phone", seq: 1, hlc: HLC(milliseconds: 1_700_000_000_000, counter: 0),
+                            operation: .parameter(id: "welcome", value: .bool(false)))
+                    ]))))
+        #expect(refused.status == 401)
         #expect(try await fleet.pullStatus("phone", on: fleet.second) == 401)
         #expect(try await fleet.pullStatus("phone", on: fleet.first) == 401)
         #expect(try await fleet.pullStatus("laptop", on: fleet.second) == 200)

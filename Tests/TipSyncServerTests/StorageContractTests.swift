@@ -103,6 +103,43 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         }
     }
 
+    /// A push or pull told to confirm a token (one the server remembered) goes ahead while the token
+    /// names the device, and is refused with ``UnconfirmedToken/Gone``, storing nothing, once it does
+    /// not: revoked, or naming another device.
+    @Test(arguments: Backend.allCases)
+    func aPushOrPullConfirmsItsTokenInItsTransaction(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            let token = try await store.createToken(accountName: "alice", device: "phone")
+            _ = try await store.createToken(accountName: "alice", device: "laptop")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let laptop = DeviceIdentity(accountID: account, device: "laptop")
+            let confirmed = UnconfirmedToken(hash: TokenHasher.hash(token), identity: phone)
+            let pushed = try await store.push(
+                parameterChanges(device: "phone", seqs: 1...2), from: phone, confirming: confirmed)
+            #expect(pushed.accepted == 2)
+            #expect(
+                try await store.pull(account: account, after: 0, limit: 10, confirming: confirmed).bodies.count == 2)
+            // The phone's token does not name the laptop.
+            let elsewhere = UnconfirmedToken(hash: confirmed.hash, identity: laptop)
+            await #expect(throws: UnconfirmedToken.Gone.self) {
+                try await store.push(
+                    parameterChanges(device: "laptop", seqs: 1...1), from: laptop, confirming: elsewhere)
+            }
+            _ = try await store.revokeTokens(accountName: "alice", device: "phone", at: 1)
+            await #expect(throws: UnconfirmedToken.Gone.self) {
+                try await store.push(
+                    parameterChanges(device: "phone", seqs: 3...3), from: phone, confirming: confirmed)
+            }
+            await #expect(throws: UnconfirmedToken.Gone.self) {
+                try await store.pull(account: account, after: 0, limit: 10, confirming: confirmed)
+            }
+            #expect(try await store.logCount(account: account) == 2)
+            #expect(try await store.highestSeq(account: account, device: "phone") == 2)
+            #expect(try await store.highestSeq(account: account, device: "laptop") == 0)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func pullsPageThroughTheLogWithServerCursors(_ backend: Backend) async throws {
         try await backend.withStore { store in

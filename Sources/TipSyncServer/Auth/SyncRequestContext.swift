@@ -7,6 +7,9 @@ import NIOEmbedded
 public struct SyncRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: DeviceIdentity?
+    /// Set when ``identity`` came from ``TokenIdentityCache``: the route's store operation confirms
+    /// the token (push, pull).
+    public var unconfirmedToken: UnconfirmedToken?
     /// When the credential stops being valid (a JWT's `exp`, milliseconds): live streams end then.
     public var credentialExpiresAt: Int64?
     /// The admin key's name, once the admin middleware accepted the request (`/admin/v1`).

@@ -3,8 +3,15 @@ import Hummingbird
 /// Requires `Authorization: Bearer <credential>` on `/v1`: a device token (`ts_…`, resolved by its
 /// hash) or, when JWT sign-in is configured, a JWT from the app's identity provider. Records that
 /// the device was seen.
+///
+/// A push or a pull with a device token the server has seen takes its identity from
+/// ``TokenIdentityCache`` and leaves the store's confirmation to the operation that serves it
+/// (``UnconfirmedToken``). Any answer other than success is sent only once the store has confirmed
+/// the token, so a revoked token gets `401` whatever else is wrong with its request, as without
+/// the cache.
 struct BearerAuthMiddleware: RouterMiddleware {
     let store: any SyncStore
+    let tokens: TokenIdentityCache
     let jwt: JWTSignIn?
     let activity: DeviceActivity
     /// Refused sign-ins per address (a guessed token, a forged JWT): too many, and the address waits.
@@ -17,6 +24,9 @@ struct BearerAuthMiddleware: RouterMiddleware {
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
         try signIns.check(request, context, now: now())
+        if let cached = cachedIdentity(request) {
+            return try await serve(request, context, cached, next: next)
+        }
         let identity: DeviceIdentity
         var context = context
         do {
@@ -30,6 +40,52 @@ struct BearerAuthMiddleware: RouterMiddleware {
         context.logger[metadataKey: "device"] = "\(identity.accountID)/\(identity.device)"
         return try await next(request, context)
     }
+
+    /// The cache's identity for the request's device token, on a route that confirms it in the store.
+    private func cachedIdentity(_ request: Request) -> UnconfirmedToken? {
+        guard SyncController.confirmsTokenInStore(request), let credential = BearerCredential(request),
+            jwt == nil || !JWTSignIn.looksLikeJWT(credential.token)
+        else { return nil }
+        let hash = TokenHasher.hash(credential.token)
+        return tokens.identity(forTokenHash: hash).map { UnconfirmedToken(hash: hash, identity: $0) }
+    }
+
+    /// Serves a request whose identity came from the cache: success means the store confirmed the
+    /// token; any other answer waits for the store to confirm it first.
+    private func serve(
+        _ request: Request, _ context: SyncRequestContext, _ token: UnconfirmedToken,
+        next: (Request, SyncRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        context.identity = token.identity
+        context.unconfirmedToken = token
+        context.logger[metadataKey: "device"] = "\(token.identity.accountID)/\(token.identity.device)"
+        do {
+            let response = try await next(request, context)
+            activity.seen(token.identity, at: now())
+            return response
+        } catch is UnconfirmedToken.Gone {
+            throw refuse(request, context, token)
+        } catch {
+            guard try await store.identity(forTokenHash: token.hash) == token.identity else {
+                throw refuse(request, context, token)
+            }
+            activity.seen(token.identity, at: now())
+            throw error
+        }
+    }
+
+    /// A cached token the store no longer knows: forgotten, and `401` as for any unknown token.
+    private func refuse(_ request: Request, _ context: SyncRequestContext, _ token: UnconfirmedToken) -> SyncError {
+        tokens.forget(tokenHash: token.hash)
+        let error = Self.unknownToken
+        signIns.failed(request, context, kind: .device, reason: error.message, now: now())
+        return error
+    }
+
+    static let unknownToken = SyncError.unauthorized(
+        "unknown or revoked token; create one with 'tipsync-server tokens create'"
+            + " or POST /admin/v1/accounts/{account}/devices/{device}/tokens")
 
     /// The device the request's credential names; `401` naming why there is none.
     func authenticate(_ request: Request, _ context: inout SyncRequestContext) async throws -> DeviceIdentity {
@@ -54,11 +110,9 @@ struct BearerAuthMiddleware: RouterMiddleware {
             }
             context.credentialExpiresAt = claims.expiresAt
         } else {
-            guard let found = try await store.identity(forTokenHash: TokenHasher.hash(credential.token)) else {
-                throw SyncError.unauthorized(
-                    "unknown or revoked token; create one with 'tipsync-server tokens create'"
-                        + " or POST /admin/v1/accounts/{account}/devices/{device}/tokens")
-            }
+            let hash = TokenHasher.hash(credential.token)
+            guard let found = try await store.identity(forTokenHash: hash) else { throw Self.unknownToken }
+            tokens.remember(found, forTokenHash: hash)
             identity = found
         }
         return identity

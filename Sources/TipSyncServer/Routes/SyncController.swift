@@ -28,6 +28,16 @@ struct SyncController: Sendable {
         group.on("devices/:device", method: .get, recordingIn: table, prefix: "/v1", use: device)
     }
 
+    /// Whether the request's route confirms a cached device token in its own store transaction
+    /// (``UnconfirmedToken``): a push and a pull do; every other route is served only after the
+    /// store has looked the token up.
+    static func confirmsTokenInStore(_ request: Request) -> Bool {
+        switch (request.method, request.uri.path) {
+        case (.post, "/v1/push"), (.get, "/v1/pull"): true
+        default: false
+        }
+    }
+
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         try Self.requireJSON(request)
@@ -97,7 +107,7 @@ struct SyncController: Sendable {
                 "this device pushes more than \(changeLimiter.rate.perSecond.formatted()) changes a second; retry "
                     + "after \(wait) s", retryAfter: wait)
         }
-        let outcome = try await store.push(changes, from: identity)
+        let outcome = try await store.push(changes, from: identity, confirming: context.unconfirmedToken)
         var generation = outcome.generation
         if generation == nil { generation = try await store.cursorGeneration() }
         metrics.changesAccepted.increment(by: outcome.accepted)
@@ -135,7 +145,8 @@ struct SyncController: Sendable {
             throw SyncError.invalidParameter(
                 "wait must be between 0 and \(SettingReader.text(configuration.maxWait.inSeconds)) seconds")
         }
-        var page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+        var page = try await store.pull(
+            account: identity.accountID, after: cursor.position, limit: limit, confirming: context.unconfirmedToken)
         try Self.check(cursor, against: page)
         var waited = false
         if page.bodies.isEmpty, wait > 0 {

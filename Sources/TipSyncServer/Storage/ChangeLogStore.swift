@@ -9,11 +9,17 @@ public protocol ChangeLogStore: Sendable {
     func highestSeq(account: Int64, device: String) async throws -> Int64?
     /// Stores one device's batch atomically: changes at or below the device's highest stored sequence
     /// number are duplicates (ignored); the rest must continue it without gaps, or nothing is stored
-    /// and ``SyncError`` `sequence_gap` is thrown.
-    func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome
+    /// and ``SyncError`` `sequence_gap` is thrown. With `token`, first confirms in the same
+    /// transaction that it still names `identity`, and throws ``UnconfirmedToken/Gone``, storing
+    /// nothing, when it does not.
+    func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+        async throws -> PushOutcome
     /// Up to `limit` changes of the account after `cursor`, in log order, with the database's cursor
-    /// generation and the end of the account's log, read in the same transaction.
-    func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage
+    /// generation and the end of the account's log, read in the same transaction. With `token`,
+    /// first confirms in that transaction that it still names a device of the account, and throws
+    /// ``UnconfirmedToken/Gone`` when it does not.
+    func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+        async throws -> PullPage
     /// Replaces the cursor generation (part of every cursor handed out) with a new random one, so
     /// every cursor minted before is refused (`invalid_cursor`) and devices pull from the start.
     /// Operators run it after restoring a backup. Returns the new generation.
@@ -31,6 +37,16 @@ public protocol ChangeLogStore: Sendable {
 }
 
 extension ChangeLogStore {
+    /// ``push(_:from:confirming:)`` for an identity the store itself looked up.
+    public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+        try await push(changes, from: identity, confirming: nil)
+    }
+
+    /// ``pull(account:after:limit:confirming:)`` for an identity the store itself looked up.
+    public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
+        try await pull(account: account, after: cursor, limit: limit, confirming: nil)
+    }
+
     /// The account's whole log in log order, handed to `body` a page of canonical JSON changes at a
     /// time (what `GET /admin/v1/accounts/{account}/export` and `tipsync-server accounts export` send).
     /// Returns the position the log was read through.

@@ -234,6 +234,17 @@ public struct PostgresSyncStore: SyncStore {
         return nil
     }
 
+    /// Throws ``UnconfirmedToken/Gone`` unless the token still names its device.
+    static func confirm(_ token: UnconfirmedToken, _ connection: PostgresConnection, logger: Logger) async throws {
+        var named: DeviceIdentity?
+        for try await (account, device) in try await connection.query(
+            "SELECT account, device FROM token WHERE hash = \(token.hash)", logger: logger
+        ).decode((Int64, String).self) {
+            named = DeviceIdentity(accountID: account, device: device)
+        }
+        guard named == token.identity else { throw UnconfirmedToken.Gone() }
+    }
+
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {
         let rows = try await client.query(
             "SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device)", logger: logger)
@@ -243,10 +254,13 @@ public struct PostgresSyncStore: SyncStore {
 
     // MARK: Log
 
-    public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+    public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+        async throws -> PushOutcome
+    {
         let account = identity.accountID
         let device = identity.device
         return try await transaction { connection in
+            if let token { try await Self.confirm(token, connection, logger: logger) }
             // The device's row lock: one push per device at a time, whichever instance receives it.
             var highest: Int64 = 0
             for try await seq in try await connection.query(
@@ -295,8 +309,11 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
+    public func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+        async throws -> PullPage
+    {
         try await transaction { connection in
+            if let token { try await Self.confirm(token, connection, logger: logger) }
             // `next_position` as committed: the highest position handed out (never lowered, not even by
             // compaction), so no cursor this database minted lies beyond it.
             var compactedThrough: Int64 = 0

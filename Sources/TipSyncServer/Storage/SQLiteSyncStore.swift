@@ -211,6 +211,14 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
+    /// Throws ``UnconfirmedToken/Gone`` unless the token still names its device.
+    static func confirm(_ token: UnconfirmedToken, _ db: Database) throws {
+        let named = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [token.hash]
+        ).map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
+        guard named == token.identity else { throw UnconfirmedToken.Gone() }
+    }
+
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await pool.read { db in
             try Int64.fetchOne(
@@ -218,9 +226,12 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+    public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+        async throws -> PushOutcome
+    {
         let bodies = changes.map(\.canonicalJSON)  // outside the write lock
         return try await pool.write { db in
+            if let token { try Self.confirm(token, db) }
             let stored =
                 try Int64.fetchOne(
                     db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
@@ -266,8 +277,11 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
+    public func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+        async throws -> PullPage
+    {
         try await pool.read { db in
+            if let token { try Self.confirm(token, db) }
             let counters = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT compactedThrough, nextPosition FROM account WHERE id = ?"),
                 arguments: [account])
