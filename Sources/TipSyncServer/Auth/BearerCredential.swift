@@ -8,6 +8,6 @@ struct BearerCredential {
         guard let header = request.headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        token = String(parts[1].trimmingHTTPWhitespace)
     }
 }

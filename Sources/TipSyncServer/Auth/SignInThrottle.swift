@@ -57,7 +57,7 @@ final class SignInThrottle: Sendable {
     static func client(_ request: Request, _ context: SyncRequestContext) -> String {
         let peer = context.remoteAddress ?? "unknown"
         guard isPrivate(peer), let forwarded = request.headers[.init("X-Forwarded-For")!],
-            let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty
+            let last = forwarded.split(separator: ",").last?.trimmingHTTPWhitespace, !last.isEmpty
         else { return peer }
         return String(last.prefix(64))
     }

@@ -217,13 +217,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Whether a `Content-Length` value is above `limit` (digits only; too many digits to parse is above).
     static func exceeds(_ declared: String, _ limit: Int) -> Bool {
-        let digits = declared.trimmingCharacters(in: .whitespaces)
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return false }  // the parser refuses these
+        let digits = declared.trimmingHTTPWhitespace
+        // Anything but digits: the parser refuses it.
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
         guard let value = Int(digits) else { return true }
         return value > limit
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

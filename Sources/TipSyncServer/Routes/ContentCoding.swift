@@ -20,7 +20,7 @@ enum ContentCoding {
         guard let header else { return nil }
         var quality: [String: Double] = [:]
         for item in header.split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = item.split(separator: ";").map { $0.trimmingHTTPWhitespace.lowercased() }
             guard let name = parts.first, !name.isEmpty else { continue }
             var q = 1.0
             for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
@@ -58,7 +58,7 @@ enum ContentCoding {
     /// than `limit` bytes (a small body that inflates enormously is refused like a large one), and
     /// only when the stream is whole: trailer present and right, nothing after it.
     static func decode(_ body: ByteBuffer, encoding: String?, limit: Int) throws -> ByteBuffer {
-        guard let encoding = encoding?.trimmingCharacters(in: .whitespaces).lowercased(), encoding != "identity"
+        guard let encoding = encoding?.trimmingHTTPWhitespace.lowercased(), encoding != "identity"
         else { return body }
         let format: StrictInflater.Format
         switch encoding {

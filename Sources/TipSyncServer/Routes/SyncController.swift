@@ -353,7 +353,7 @@ struct SyncController: Sendable {
     /// Push bodies are JSON: `Content-Type: application/json` (parameters such as `charset=utf-8` allowed).
     static func requireJSON(_ request: Request) throws {
         let contentType = request.headers[.contentType]
-        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let mediaType = contentType?.split(separator: ";").first?.trimmingHTTPWhitespace.lowercased()
         guard mediaType == "application/json" else { throw SyncError.unsupportedMediaType(contentType) }
     }
 
