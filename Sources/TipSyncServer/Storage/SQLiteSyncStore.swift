@@ -7,6 +7,8 @@ import TipSyncCore
 /// never skips a change committed later.
 public struct SQLiteSyncStore: SyncStore {
     let pool: DatabasePool
+    /// Pushes that arrive while the writer is busy share its next transaction.
+    let pushes: GroupCommit
 
     /// Opens (creating) the database at `path`.
     public init(path: String) throws {
@@ -21,6 +23,7 @@ public struct SQLiteSyncStore: SyncStore {
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        pushes = GroupCommit(pool: pool)
     }
 
     /// Frees SQLite's page caches and closes idle reader connections (they reopen on demand). What a
@@ -230,7 +233,7 @@ public struct SQLiteSyncStore: SyncStore {
         async throws -> PushOutcome
     {
         let bodies = changes.map(\.canonicalJSON)  // outside the write lock
-        return try await pool.write { db in
+        return try await pushes.write { db in
             if let token { try Self.confirm(token, db) }
             let stored =
                 try Int64.fetchOne(

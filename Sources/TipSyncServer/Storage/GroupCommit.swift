@@ -1,0 +1,106 @@
+import GRDB
+import Synchronization
+
+/// Writes to one SQLite database that share transactions: a write that arrives while another group
+/// is being written waits for the writer and goes into the next transaction together with every
+/// other write that arrived meanwhile (group commit). Each write runs in a savepoint of its own, so
+/// one that throws is undone alone and the others commit; a write's result is handed back only once
+/// its group has committed, so an answer never reports what a failed commit lost.
+///
+/// A lone write costs what ``DatabasePool/write(_:)`` costs. Under load — many devices pushing at
+/// once — a group takes one trip to the writer's queue and one commit instead of one each.
+final class GroupCommit: Sendable {
+    /// A write waiting for its group, its result type erased.
+    private struct Pending: Sendable {
+        /// Runs the write in a savepoint; what it returns answers the caller once the group has
+        /// committed (`nil`) or failed to (the commit's error).
+        let apply: @Sendable (Database) -> @Sendable ((any Error)?) -> Void
+        /// Answers the caller when its group failed before its write ran.
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    /// The most writes one transaction takes; the rest go into the next, after the writer's queue has
+    /// served whatever else waits on it (compaction, tokens, the console).
+    static let largestGroup = 64
+
+    private let pool: DatabasePool
+    private let state = Mutex<(waiting: [Pending], writing: Bool)>(([], false))
+
+    init(pool: DatabasePool) {
+        self.pool = pool
+    }
+
+    /// Writes waiting for a group (a test lets the writer go once a known number wait).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Runs `updates` in the next group's transaction and returns its result once that has committed.
+    /// - Throws: what `updates` throws (only its own changes are undone), or the group's commit error.
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let pending = Pending(
+                apply: { db in
+                    let result: Result<T, any Error>
+                    do {
+                        var value: T?
+                        try db.inSavepoint {
+                            value = try updates(db)
+                            return .commit
+                        }
+                        result = .success(value!)
+                    } catch {
+                        result = .failure(error)
+                    }
+                    return { commitError in
+                        if let commitError, case .success = result {
+                            continuation.resume(throwing: commitError)
+                        } else {
+                            continuation.resume(with: result)
+                        }
+                    }
+                },
+                fail: { continuation.resume(throwing: $0) })
+            let startsWriter = state.withLock { state in
+                state.waiting.append(pending)
+                guard !state.writing else { return false }
+                state.writing = true
+                return true
+            }
+            if startsWriter { scheduleGroup() }
+        }
+    }
+
+    private func scheduleGroup() {
+        pool.asyncWriteWithoutTransaction { db in self.writeGroup(db) }
+    }
+
+    /// One transaction for the writes waiting now; then the next group, if any arrived meanwhile.
+    private func writeGroup(_ db: Database) {
+        let group = state.withLock { state in
+            let group = Array(state.waiting.prefix(Self.largestGroup))
+            state.waiting.removeFirst(group.count)
+            return group
+        }
+        var answers: [@Sendable ((any Error)?) -> Void] = []
+        answers.reserveCapacity(group.count)
+        do {
+            try db.inTransaction {
+                for pending in group {
+                    // A failed statement can make SQLite roll the whole transaction back; a savepoint
+                    // outside one would then commit on its own, before the group knows how it ends.
+                    guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT) }
+                    answers.append(pending.apply(db))
+                }
+                return .commit
+            }
+            for answer in answers { answer(nil) }
+        } catch {
+            for answer in answers { answer(error) }
+            for pending in group.dropFirst(answers.count) { pending.fail(error) }
+        }
+        let more = state.withLock { state in
+            state.writing = !state.waiting.isEmpty
+            return state.writing
+        }
+        if more { scheduleGroup() }
+    }
+}

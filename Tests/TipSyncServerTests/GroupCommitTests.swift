@@ -1,0 +1,156 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+@testable import TipSyncServer
+
+/// Writes that arrive while the writer is busy share its next transaction (``GroupCommit``). What
+/// must hold: each write's result is its own, one that fails is undone alone, and none is reported
+/// stored unless its group committed.
+@Suite(.timeLimit(.minutes(1))) struct GroupCommitTests {
+    /// A database with one table, a count of the transactions that committed, and a way to hold the
+    /// writer busy while writes queue up.
+    struct Database {
+        let pool: DatabasePool
+        let groups: GroupCommit
+        let commits = CommitCounter()
+
+        init() throws {
+            let path = FileManager.default.temporaryDirectory
+                .appendingPathComponent("group-commit-\(UUID().uuidString).sqlite").path
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = true
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE parent (id INTEGER PRIMARY KEY);
+                        CREATE TABLE item (
+                            name TEXT PRIMARY KEY NOT NULL,
+                            parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
+                        INSERT INTO parent (id) VALUES (1);
+                        """)
+            }
+            pool.add(transactionObserver: commits, extent: .databaseLifetime)
+            groups = GroupCommit(pool: pool)
+        }
+
+        /// Occupies the writer until the returned gate opens: writes issued meanwhile wait for it.
+        func holdWriter() -> DispatchSemaphore {
+            let gate = DispatchSemaphore(value: 0)
+            pool.asyncWriteWithoutTransaction { _ in gate.wait() }
+            return gate
+        }
+
+        /// Inserts `name` through the group commit and returns how many items the transaction saw.
+        func insert(_ name: String, parent: Int64 = 1) async throws -> Int {
+            try await groups.write { db in
+                try db.execute(sql: "INSERT INTO item (name, parent) VALUES (?, ?)", arguments: [name, parent])
+                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item")!
+            }
+        }
+
+        func names() throws -> [String] {
+            try pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM item ORDER BY name") }
+        }
+
+        /// Returns once `count` writes wait for the writer (they queue as their tasks start).
+        func untilWaiting(_ count: Int) async {
+            while groups.waitingCount < count { await Task.yield() }
+        }
+    }
+
+    final class CommitCounter: TransactionObserver, Sendable {
+        private let count = Mutex(0)
+        var commits: Int { count.withLock { $0 } }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseDidCommit(_ db: GRDB.Database) { count.withLock { $0 += 1 } }
+        func databaseDidRollback(_ db: GRDB.Database) {}
+    }
+
+    @Test func aLoneWriteCommitsAtOnce() async throws {
+        let database = try Database()
+        #expect(try await database.insert("a") == 1)
+        #expect(try await database.insert("b") == 2)
+        #expect(try database.names() == ["a", "b"])
+        #expect(database.commits.commits == 2)
+    }
+
+    @Test func writesThatArriveWhileTheWriterIsBusyShareOneTransaction() async throws {
+        let database = try Database()
+        let gate = database.holdWriter()
+        let names = (0..<10).map { "item-\($0)" }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for name in names { group.addTask { try await database.insert(name) } }
+            await database.untilWaiting(names.count)
+            #expect(database.commits.commits == 0)
+            gate.signal()
+            // Each write saw the ones before it in the same transaction: counts 1…10, each once.
+            var seen: [Int] = []
+            for try await count in group { seen.append(count) }
+            #expect(seen.sorted() == Array(1...10))
+        }
+        #expect(try database.names() == names.sorted())
+        // The first write found the writer busy too and waited with the rest: one transaction.
+        #expect(database.commits.commits == 1)
+    }
+
+    @Test func aWriteThatThrowsIsUndoneAloneAndTheRestCommit() async throws {
+        let database = try Database()
+        try await database.pool.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('taken')") }
+        let gate = database.holdWriter()
+        let results = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+            for name in ["a", "taken", "b"] {
+                group.addTask {
+                    do {
+                        _ = try await database.insert(name)
+                        return (name, true)
+                    } catch {
+                        return (name, false)
+                    }
+                }
+            }
+            await database.untilWaiting(3)
+            gate.signal()
+            return try await group.reduce(into: [String: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results == ["a": true, "taken": false, "b": true])
+        #expect(try database.names() == ["a", "b", "taken"])
+        #expect(database.commits.commits == 2)
+    }
+
+    /// A deferred foreign key is checked at `COMMIT`: the group's commit fails after every write in it
+    /// succeeded on its own. None may be reported stored, and none is.
+    @Test func whenTheGroupsCommitFailsEveryWriteInItFails() async throws {
+        let database = try Database()
+        let gate = database.holdWriter()
+        let failures = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await database.insert("a")) == nil }
+            group.addTask { (try? await database.insert("orphan", parent: 99)) == nil }
+            group.addTask { (try? await database.insert("b")) == nil }
+            await database.untilWaiting(3)
+            gate.signal()
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(failures == [true, true, true])
+        #expect(try database.names() == [])
+        // The writer is fine afterwards.
+        #expect(try await database.insert("c") == 1)
+    }
+
+    @Test func groupsAreBoundedAndTheRestFollow() async throws {
+        let database = try Database()
+        let gate = database.holdWriter()
+        let count = GroupCommit.largestGroup * 2 + 1
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<count { group.addTask { try await database.insert("item-\(index)") } }
+            await database.untilWaiting(count)
+            gate.signal()
+            for try await _ in group {}
+        }
+        #expect(try database.names().count == count)
+        #expect(database.commits.commits == 3)
+    }
+}
