@@ -76,7 +76,7 @@ import TipSyncTestSupport
     /// The walkthrough as a person runs it: configure with sync, then change things at once. Its
     /// dismissal reaches an agent device of the same account while the program runs (before the
     /// fix it stayed on the phone: the changes landed during the first round's pull).
-    @Test(.timeLimit(.minutes(2))) func theWalkthroughsDismissalReachesAnAgentWhileItRuns() async throws {
+    @Test(.timeLimit(.minutes(5))) func theWalkthroughsDismissalReachesAnAgentWhileItRuns() async throws {
         let directory = scratchDirectory()
         let server = try await TestServer(directory: directory)
         try await server.start()
@@ -97,7 +97,7 @@ import TipSyncTestSupport
 
     /// A program killed before it could reach the server (the server was down) pushes what it left
     /// at its next launch: the agent sees both launches' donations.
-    @Test(.timeLimit(.minutes(2))) func aQuitProgramsChangesArePushedAtItsNextLaunch() async throws {
+    @Test(.timeLimit(.minutes(5))) func aQuitProgramsChangesArePushedAtItsNextLaunch() async throws {
         let directory = scratchDirectory()
         let server = try await TestServer(directory: directory)
         let token = try await server.token(device: "phone")

@@ -13,7 +13,7 @@ import TipSyncTestSupport
 ///
 /// Fixed seed and budget; `TIPSYNC_FUZZ_SEED` and `TIPSYNC_FUZZ_REQUESTS` change them for a longer
 /// hunt (`TIPSYNC_FUZZ_REQUESTS=200000 swift test --filter FuzzTests`).
-@Suite(.timeLimit(.minutes(3))) struct FuzzTests {
+@Suite(.timeLimit(.minutes(5))) struct FuzzTests {
     static let environment = ProcessInfo.processInfo.environment
     static let seed = environment["TIPSYNC_FUZZ_SEED"].flatMap(UInt64.init) ?? 20_261_122
     static let budget = environment["TIPSYNC_FUZZ_REQUESTS"].flatMap(Int.init) ?? 4000

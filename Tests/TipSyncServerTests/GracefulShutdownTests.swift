@@ -15,7 +15,7 @@ import TipSyncServer
 /// What SIGTERM does (`tipsync-server serve` runs the application in a `ServiceGroup` that turns
 /// SIGTERM into a graceful shutdown): a push already being handled finishes and is answered, live
 /// streams end cleanly, and the server stops.
-@Suite(.timeLimit(.minutes(1))) struct GracefulShutdownTests {
+@Suite(.timeLimit(.minutes(5))) struct GracefulShutdownTests {
     @Test func aPushInFlightFinishesAndLiveStreamsCloseCleanly() async throws {
         let fixture = try await ServerFixture.make()
         let store = GatedStore(base: fixture.store)

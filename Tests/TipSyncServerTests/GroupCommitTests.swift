@@ -8,7 +8,7 @@ import Testing
 /// Writes that arrive while the writer is busy share its next transaction (``GroupCommit``). What
 /// must hold: each write's result is its own, one that fails is undone alone, and none is reported
 /// stored unless its group committed.
-@Suite(.timeLimit(.minutes(1))) struct GroupCommitTests {
+@Suite(.timeLimit(.minutes(5))) struct GroupCommitTests {
     /// A database with one table, a count of the transactions that committed, and a way to hold the
     /// writer busy while writes queue up.
     struct Database {

@@ -11,7 +11,7 @@ import TipSyncTestSupport
 /// the token in the operation's own transaction. What must hold: the cache saves the lookup, and a
 /// revoked token is still refused at its very next request — on every route, whatever else is
 /// wrong with the request — with nothing stored.
-@Suite(.timeLimit(.minutes(2))) struct TokenIdentityCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct TokenIdentityCacheTests {
     struct Server {
         let fixture: ServerFixture
         let store: GatedStore

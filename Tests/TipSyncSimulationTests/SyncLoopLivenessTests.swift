@@ -13,7 +13,7 @@ import TipSyncSimulation
 /// Nothing sleeps: long-polls and waits are parked in a ``LiveNetwork`` and released by the test,
 /// and each test waits for events, not time. A stranded change would leave the test waiting: the
 /// time limit turns that into a failure.
-@Suite(.timeLimit(.minutes(1))) struct SyncLoopLivenessTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncLoopLivenessTests {
     /// A once-only trigger, for hooks that act at the first request matching.
     final class Once: Sendable {
         let fired = Mutex(false)
