@@ -259,52 +259,64 @@ public struct PostgresSyncStore: SyncStore {
     {
         let account = identity.accountID
         let device = identity.device
+        // Two statements in the transaction (four round trips with BEGIN and COMMIT), not one per step:
+        // a single-change push is bound by round trips to PostgreSQL, not by its work.
         return try await transaction { connection in
-            if let token { try await Self.confirm(token, connection, logger: logger) }
-            // The device's row lock: one push per device at a time, whichever instance receives it.
+            // The device's row lock (one push per device at a time, whichever instance receives it),
+            // its highest stored seq, the cursor generation and whether the token still names the
+            // device (a token the server only remembered, ``UnconfirmedToken``).
             var highest: Int64 = 0
-            for try await seq in try await connection.query(
-                "SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device) FOR UPDATE",
+            var generation: String?
+            var confirmed = false
+            for try await row in try await connection.query(
+                """
+                SELECT (SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device) FOR UPDATE),
+                    (SELECT value FROM server_meta WHERE key = 'cursorGeneration'),
+                    EXISTS (SELECT 1 FROM token WHERE hash = \(token?.hash ?? "") AND account = \(account) AND device = \(device))
+                """,
                 logger: logger
-            ).decode(Int64.self) {
-                highest = seq
+            ) {
+                let cells = row.makeRandomAccess()
+                highest = try cells[0].decode(Int64?.self) ?? 0
+                generation = try cells[1].decode(String?.self)
+                confirmed = try cells[2].decode(Bool.self)
             }
+            if token != nil, !confirmed { throw UnconfirmedToken.Gone() }
             let plan = try PushPlan(changes, highestStored: highest)
             let (fresh, duplicates) = (plan.fresh, plan.duplicates)
             guard !fresh.isEmpty else {
-                return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest)
+                return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest, generation: generation)
             }
-            // The account's row lock, held to commit: positions become visible in order.
+            // The account's row lock, held to commit: positions become visible in order. The entries
+            // take the positions the account's counter hands out, the device's highest seq moves, and
+            // every listening instance is told — when (and only if) this transaction commits.
             let count = Int64(fresh.count)
+            let bodies = fresh.map(\.canonicalJSON)
             var end: Int64 = 0
             var compactedAtPosition: Int64 = 0
-            for try await (value, compacted) in try await connection.query(
-                "UPDATE account SET next_position = next_position + \(count) WHERE id = \(account) RETURNING next_position, compacted_at_position",
-                logger: logger
-            ).decode((Int64, Int64).self) {
-                (end, compactedAtPosition) = (value, compacted)
-            }
-            let positions = Array((end - count + 1)...end)
-            let seqs = fresh.map(\.seq)
-            let hlcs = fresh.map(\.hlc.rawValue)
-            let kinds = fresh.map(\.kind.rawValue)
-            let bodies = fresh.map(\.canonicalJSON)
-            try await connection.query(
+            for try await row in try await connection.query(
                 """
-                INSERT INTO change (account, position, device, seq, hlc, kind, body)
-                SELECT \(account), p, \(device), s, h, k, b
-                FROM UNNEST(\(positions)::BIGINT[], \(seqs)::BIGINT[], \(hlcs)::BIGINT[], \(kinds)::TEXT[], \(bodies)::TEXT[])
-                    AS batch(p, s, h, k, b)
-                """, logger: logger)
-            let newHighest = fresh.last!.seq
-            try await connection.query(
-                "UPDATE device SET highest_seq = \(newHighest) WHERE account = \(account) AND name = \(device)",
-                logger: logger)
-            // Delivered to every listening instance when (and only if) this transaction commits.
-            try await connection.query("SELECT pg_notify(\(Self.channel), \(String(account)))", logger: logger)
+                WITH counter AS (
+                    UPDATE account SET next_position = next_position + \(count) WHERE id = \(account)
+                    RETURNING next_position, compacted_at_position),
+                appended AS (
+                    INSERT INTO change (account, position, device, seq, hlc, kind, body)
+                    SELECT \(account), (SELECT next_position FROM counter) - \(count) + batch.o, \(device), s, h, k, b
+                    FROM UNNEST(\(fresh.map(\.seq))::BIGINT[], \(fresh.map(\.hlc.rawValue))::BIGINT[],
+                        \(fresh.map(\.kind.rawValue))::TEXT[], \(bodies)::TEXT[]) WITH ORDINALITY AS batch(s, h, k, b, o)),
+                moved AS (
+                    UPDATE device SET highest_seq = \(plan.highestSeq) WHERE account = \(account) AND name = \(device))
+                SELECT next_position, compacted_at_position, pg_notify(\(Self.channel), \(String(account)))::TEXT
+                FROM counter
+                """,
+                logger: logger
+            ) {
+                let cells = row.makeRandomAccess()
+                (end, compactedAtPosition) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
+            }
             return PushOutcome(
-                accepted: fresh.count, duplicates: duplicates, highestSeq: newHighest,
-                entriesSinceCompaction: end - compactedAtPosition,
+                accepted: fresh.count, duplicates: duplicates, highestSeq: plan.highestSeq,
+                entriesSinceCompaction: end - compactedAtPosition, generation: generation,
                 appended: AppendedEntries(first: end - count + 1, bodies: bodies))
         }
     }
