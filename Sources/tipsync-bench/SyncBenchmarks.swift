@@ -90,9 +90,10 @@ struct ColdPull: AsyncParsableCommand {
             "Only fetch the pages (each next page requested from the cursor), no decode nor merge: the server's and the transport's share."
     )
     var fetchOnly = false
+    @Option(help: "sqlite, postgres (a throwaway server) or a postgres:// URL.") var backend = "sqlite"
 
     func run() async throws {
-        let server = try await BenchServer.start(port: port)
+        let server = try await BenchServer.start(port: port, backend: backend)
         defer { server.stop() }
         let tokens = try await server.account("bench", devices: ["writer", "reader"])
         let writer = DeviceIdentity(accountID: 1, device: "writer")
@@ -109,7 +110,8 @@ struct ColdPull: AsyncParsableCommand {
         }
         if memory || fetchOnly {
             try await Self.intoMemory(
-                server: server, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit, fetchOnly: fetchOnly)
+                server: server, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit, fetchOnly: fetchOnly,
+                backend: backend)
             return
         }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
@@ -133,8 +135,10 @@ extension ColdPull {
     /// client pulls: while page n merges, page n+1 decodes and page n+2 is requested (from n+1's
     /// cursor, read before its decode).
     static func intoMemory(
-        server: BenchServer, token: String, changes: Int, pullLimit: Int, fetchOnly: Bool = false
+        server: BenchServer, token: String, changes: Int, pullLimit: Int, fetchOnly: Bool = false,
+        backend: String = "sqlite"
     ) async throws {
+        let named = backend == "sqlite" ? "" : " backend=postgres"
         let transport = URLSessionTransport(baseURL: server.url)
         @Sendable func fetch(after cursor: String?) async throws -> Data {
             var path = "/v1/pull?limit=\(pullLimit)"
@@ -167,7 +171,7 @@ extension ColdPull {
             } while cursor != nil
             let elapsed = clock.now - start
             print(
-                "cold-pull --fetch-only changes=\(changes) pullLimit=\(pullLimit): \(pages) pages, \(bytes) bytes in "
+                "cold-pull --fetch-only\(named) changes=\(changes) pullLimit=\(pullLimit): \(pages) pages, \(bytes) bytes in "
                     + "\(format(elapsed.milliseconds, 1)) ms, process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms"
             )
             return
@@ -190,7 +194,7 @@ extension ColdPull {
         let donations = state.events.values.reduce(0) { $0 + $1.donations.count }
         guard donations == changes - changes / 10 else { throw BenchError("memory holds \(donations) donations") }
         print(
-            "cold-pull --memory changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into memory"
+            "cold-pull --memory\(named) changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into memory"
                 + " (process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms, server's and client's)"
         )
     }

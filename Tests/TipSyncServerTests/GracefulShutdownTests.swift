@@ -128,10 +128,10 @@ struct GatedStore: SyncStore {
     func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await base.highestSeq(account: account, device: device)
     }
-    func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+    func pull(account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?)
         async throws -> PullPage
     {
-        try await base.pull(account: account, after: cursor, limit: limit, confirming: token)
+        try await base.pull(account: account, after: cursor, limit: limit, device: device, confirming: token)
     }
     func compact(account: Int64) async throws -> Int { try await base.compact(account: account) }
     func rotateCursorGeneration() async throws -> String { try await base.rotateCursorGeneration() }

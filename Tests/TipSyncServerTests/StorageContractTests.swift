@@ -140,6 +140,34 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         }
     }
 
+    /// A pull that names a device reads that device's highest stored seq with its page (a pull
+    /// answer's `highestSeq`), also when the page is empty or the device has pushed nothing.
+    @Test(arguments: Backend.allCases)
+    func aPullThatNamesADeviceReadsItsHighestSeqWithThePage(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            let other = try await store.createAccount(name: "bob")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            _ = try await store.createToken(accountName: "alice", device: "laptop")
+            _ = try await store.createToken(accountName: "bob", device: "phone")
+            _ = try await store.push(
+                parameterChanges(device: "phone", seqs: 1...3),
+                from: DeviceIdentity(accountID: account, device: "phone"))
+            _ = try await store.push(
+                parameterChanges(device: "phone", seqs: 1...1), from: DeviceIdentity(accountID: other, device: "phone"))
+            func highest(_ account: Int64, _ device: String?, after cursor: Int64 = 0) async throws -> Int64? {
+                try await store.pull(account: account, after: cursor, limit: 2, device: device, confirming: nil)
+                    .deviceHighestSeq
+            }
+            #expect(try await highest(account, "phone") == 3)
+            #expect(try await highest(account, "phone", after: 3) == 3)
+            #expect(try await highest(account, "laptop") == 0)
+            #expect(try await highest(account, "tablet") == 0)
+            #expect(try await highest(other, "phone") == 1)
+            #expect(try await highest(account, nil) == nil)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func pullsPageThroughTheLogWithServerCursors(_ backend: Backend) async throws {
         try await backend.withStore { store in

@@ -145,20 +145,26 @@ struct SyncController: Sendable {
             throw SyncError.invalidParameter(
                 "wait must be between 0 and \(SettingReader.text(configuration.maxWait.inSeconds)) seconds")
         }
+        // Each read also gives the device's highest stored seq (the answer's `highestSeq`), with the page.
         var page = try await store.pull(
-            account: identity.accountID, after: cursor.position, limit: limit, confirming: context.unconfirmedToken)
+            account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
+            confirming: context.unconfirmedToken)
         try Self.check(cursor, against: page)
         var waited = false
         if page.bodies.isEmpty, wait > 0 {
             waited = true
             // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
             let news = notifier.subscribe(identity)
-            page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+            page = try await store.pull(
+                account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
+                confirming: nil)
             if page.bodies.isEmpty {
                 metrics.longPolls.increment()
                 await Self.firstOf(news, timeout: .seconds(wait), orClose: context.connectionClosed)
                 metrics.longPolls.decrement()
-                page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+                page = try await store.pull(
+                    account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
+                    confirming: nil)
             }
         }
         if wait > 0, !waited, !page.bodies.isEmpty, !page.more, configuration.longPollGather > .zero {
@@ -168,11 +174,13 @@ struct SyncController: Sendable {
             await Self.firstOf(
                 nil, timeout: configuration.longPollGather,
                 orClose: context.connectionClosed)
-            page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+            page = try await store.pull(
+                account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
+                confirming: nil)
         }
         metrics.changesServed.increment(by: page.bodies.count)
         activity.pulled(identity, through: page.cursor)
-        let highestSeq = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
+        let highestSeq = page.deviceHighestSeq ?? 0
         // The uploaded catalog's version (protocol.md §16): a device that follows it fetches on a change.
         let catalog = try await notifier.catalogVersion.current(store).map { #""catalog":\#(Self.quoted($0)),"# } ?? ""
         // The page is assembled from the stored canonical JSON of each change, without re-encoding,

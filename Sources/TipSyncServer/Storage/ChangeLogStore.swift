@@ -15,10 +15,11 @@ public protocol ChangeLogStore: Sendable {
     func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     /// Up to `limit` changes of the account after `cursor`, in log order, with the database's cursor
-    /// generation and the end of the account's log, read in the same transaction. With `token`,
+    /// generation and the end of the account's log, read in the same transaction — and with `device`,
+    /// that device's highest stored sequence number (``PullPage/deviceHighestSeq``). With `token`,
     /// first confirms in that transaction that it still names a device of the account, and throws
     /// ``UnconfirmedToken/Gone`` when it does not.
-    func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+    func pull(account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?)
         async throws -> PullPage
     /// Replaces the cursor generation (part of every cursor handed out) with a new random one, so
     /// every cursor minted before is refused (`invalid_cursor`) and devices pull from the start.
@@ -42,9 +43,17 @@ extension ChangeLogStore {
         try await push(changes, from: identity, confirming: nil)
     }
 
-    /// ``pull(account:after:limit:confirming:)`` for an identity the store itself looked up.
+    /// ``pull(account:after:limit:device:confirming:)`` without a device's highest sequence number.
+    public func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+        async throws -> PullPage
+    {
+        try await pull(account: account, after: cursor, limit: limit, device: nil, confirming: token)
+    }
+
+    /// ``pull(account:after:limit:device:confirming:)`` for an identity the store itself looked up,
+    /// without a device's highest sequence number.
     public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
-        try await pull(account: account, after: cursor, limit: limit, confirming: nil)
+        try await pull(account: account, after: cursor, limit: limit, device: nil, confirming: nil)
     }
 
     /// The account's whole log in log order, handed to `body` a page of canonical JSON changes at a

@@ -234,17 +234,6 @@ public struct PostgresSyncStore: SyncStore {
         return nil
     }
 
-    /// Throws ``UnconfirmedToken/Gone`` unless the token still names its device.
-    static func confirm(_ token: UnconfirmedToken, _ connection: PostgresConnection, logger: Logger) async throws {
-        var named: DeviceIdentity?
-        for try await (account, device) in try await connection.query(
-            "SELECT account, device FROM token WHERE hash = \(token.hash)", logger: logger
-        ).decode((Int64, String).self) {
-            named = DeviceIdentity(accountID: account, device: device)
-        }
-        guard named == token.identity else { throw UnconfirmedToken.Gone() }
-    }
-
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {
         let rows = try await client.query(
             "SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device)", logger: logger)
@@ -321,41 +310,62 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
-        async throws -> PullPage
-    {
-        try await transaction { connection in
-            if let token { try await Self.confirm(token, connection, logger: logger) }
-            // `next_position` as committed: the highest position handed out (never lowered, not even by
-            // compaction), so no cursor this database minted lies beyond it.
-            var compactedThrough: Int64 = 0
-            var logEnd: Int64 = 0
-            for try await (compacted, next) in try await connection.query(
-                "SELECT compacted_through, next_position FROM account WHERE id = \(account)", logger: logger
-            ).decode((Int64, Int64).self) {
-                (compactedThrough, logEnd) = (compacted, next)
-            }
-            let generation = try await Self.cursorGeneration(connection, logger: logger)
-            let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
-            let start = cursor
-            var bodies: [String] = []
-            var last = start
-            let fetch = limit + 1
-            for try await (position, body) in try await connection.query(
-                "SELECT position, body FROM change WHERE account = \(account) AND position > \(start) ORDER BY position LIMIT \(fetch)",
+    public func pull(
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
+    ) async throws -> PullPage {
+        // One statement, so one round trip and one snapshot: the account's counters, the cursor
+        // generation, whether a remembered token still names its device (``UnconfirmedToken``), the
+        // named device's highest seq, and the page — each row carries the first five; no change after
+        // the cursor is one row of NULLs.
+        // `next_position` as committed is the highest position handed out (never lowered, not even by
+        // compaction), so no cursor this database minted lies beyond it.
+        let fetch = limit + 1
+        return try await client.withConnection { connection in
+            var head: (compactedThrough: Int64, logEnd: Int64, generation: String, confirmed: Bool, highest: Int64?)?
+            var rows: [(position: Int64, body: String)] = []
+            rows.reserveCapacity(min(fetch, 1024))
+            for try await row in try await connection.query(
+                """
+                SELECT head.*, page.position, page.body
+                FROM (SELECT
+                        (SELECT compacted_through FROM account WHERE id = \(account)),
+                        (SELECT next_position FROM account WHERE id = \(account)),
+                        (SELECT value FROM server_meta WHERE key = 'cursorGeneration'),
+                        EXISTS (SELECT 1 FROM token WHERE hash = \(token?.hash ?? "")
+                            AND account = \(token?.identity.accountID ?? 0) AND device = \(token?.identity.device ?? "")),
+                        (SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device ?? ""))
+                    ) AS head
+                LEFT JOIN LATERAL (
+                    SELECT position, body FROM change
+                    WHERE account = \(account) AND position > \(cursor) ORDER BY position LIMIT \(fetch)
+                ) AS page ON true
+                """,
                 logger: logger
-            ).decode((Int64, String).self) {
-                if bodies.count < limit {
-                    bodies.append(body)
-                    last = position
-                } else {
-                    return PullPage(
-                        bodies: bodies, cursor: last, more: true, snapshot: snapshot, logEnd: logEnd,
-                        generation: generation)
+            ) {
+                let cells = row.makeRandomAccess()
+                if head == nil {
+                    head = (
+                        try cells[0].decode(Int64?.self) ?? 0, try cells[1].decode(Int64?.self) ?? 0,
+                        try cells[2].decode(String?.self) ?? "", try cells[3].decode(Bool.self),
+                        try cells[4].decode(Int64?.self)
+                    )
                 }
+                guard let position = try cells[5].decode(Int64?.self) else { continue }
+                rows.append((position, try cells[6].decode(String.self)))
             }
+            guard let head else { throw StoreError("the pull's statement returned no row") }
+            if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
+            // The join hands the page's rows over in the order it read them; SQL promises no order.
+            if !zip(rows, rows.dropFirst()).allSatisfy({ $0.position < $1.position }) {
+                rows.sort { $0.position < $1.position }
+            }
+            let more = rows.count > limit
+            if more { rows.removeLast(rows.count - limit) }
             return PullPage(
-                bodies: bodies, cursor: last, more: false, snapshot: snapshot, logEnd: logEnd, generation: generation)
+                bodies: rows.map(\.body), cursor: rows.last?.position ?? cursor, more: more,
+                snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
+                logEnd: head.logEnd, generation: head.generation,
+                deviceHighestSeq: device.map { _ in head.highest ?? 0 })
         }
     }
 

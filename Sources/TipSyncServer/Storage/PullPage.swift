@@ -13,6 +13,9 @@ public struct PullPage: Sendable, Hashable {
     public var logEnd: Int64
     /// The database's cursor generation (``SyncStore/rotateCursorGeneration()``).
     public var generation: String
+    /// The highest sequence number stored from the device the pull named (0: none yet), read with the
+    /// page; `nil` when the pull named no device. A pull answer tells the device (`highestSeq`).
+    public var deviceHighestSeq: Int64?
 
     /// The `snapshot` rule, written once for every backend (protocol.md §8): `true` exactly when the
     /// request carried a cursor and compaction has removed entries after it (its position is below
@@ -24,7 +27,11 @@ public struct PullPage: Sendable, Hashable {
         cursor > 0 && cursor < compactedThrough
     }
 
-    public init(bodies: [String], cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String) {
+    public init(
+        bodies: [String], cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String,
+        deviceHighestSeq: Int64? = nil
+    ) {
+        self.deviceHighestSeq = deviceHighestSeq
         self.bodies = bodies
         self.cursor = cursor
         self.more = more

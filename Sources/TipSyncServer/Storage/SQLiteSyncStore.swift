@@ -280,9 +280,9 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
-        async throws -> PullPage
-    {
+    public func pull(
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
+    ) async throws -> PullPage {
         try await pool.read { db in
             if let token { try Self.confirm(token, db) }
             let counters = try Row.fetchOne(
@@ -312,9 +312,15 @@ public struct SQLiteSyncStore: SyncStore {
                 last = row[0]
                 bodies.append(row[1])
             }
+            let deviceHighestSeq = try device.map { device in
+                try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
+                    arguments: [account, device]) ?? 0
+            }
             return PullPage(
                 bodies: bodies, cursor: last, more: more, snapshot: snapshot,
-                logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db))
+                logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db),
+                deviceHighestSeq: deviceHighestSeq)
         }
     }
 
