@@ -42,18 +42,36 @@ import TipSyncServer
         func count(_ path: String) -> Int { requests.withLock { $0.filter { $0 == path }.count } }
     }
 
-    /// Holds every `wait()` until `open()`; after that, waits pass at once.
+    /// Sleeps that pass only when the test lets time pass: ``letOneThrough()`` ends one wait (the
+    /// one waiting now, or the next to come); after ``open()`` every wait passes at once.
     final class Gate: Sendable {
-        private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        private let state = Mutex<(open: Bool, permits: Int, waiting: [CheckedContinuation<Void, Never>])>(
+            (false, 0, []))
 
         func wait() async {
             await withCheckedContinuation { continuation in
-                let open = state.withLock { state in
-                    if !state.open { state.waiting.append(continuation) }
-                    return state.open
+                let passes = state.withLock { state in
+                    if state.open { return true }
+                    if state.permits > 0 {
+                        state.permits -= 1
+                        return true
+                    }
+                    state.waiting.append(continuation)
+                    return false
                 }
-                if open { continuation.resume() }
+                if passes { continuation.resume() }
             }
+        }
+
+        func letOneThrough() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.waiting.isEmpty else {
+                    state.permits += 1
+                    return nil
+                }
+                return state.waiting.removeFirst()
+            }
+            waiter?.resume()
         }
 
         func open() {
@@ -204,26 +222,33 @@ import TipSyncServer
             let port = try #require(server.port)
             let phoneClient = client(phone, fixture, port: port)
             let transport = WatchedTransport(port: port)
-            // The watchdog's waits (and backoffs) pass only once the test lets time pass.
-            let timePasses = Gate()
+            // The watchdog's waits pass only when the test lets a minute pass, one at a time: were
+            // every later minute to pass at once too, each new stream would be abandoned at once and
+            // the loop would open streams as fast as the server accepts them (backoffs pass at once).
+            let minutes = Gate()
             var configuration = SyncConfiguration(
                 server: URL(string: "http://127.0.0.1:1")!, token: fixture.tokens["laptop"]!)
             configuration.liveStreamSilence = 60
             let laptopClient = SyncClient(
                 replica: laptop, configuration: configuration, transport: transport,
-                sleep: { _ in await timePasses.wait() })
+                sleep: { duration in if duration >= .seconds(60) { await minutes.wait() } })
             let running = Task { try await laptopClient.run() }
-            defer { running.cancel() }
+            defer {
+                running.cancel()
+                minutes.open()  // the watchdog waiting now ends, and the cancelled loop with it
+            }
             try close("count-1", on: phone)
             try await phoneClient.syncOnce()
             await until(laptop, closed: "count-1")
             #expect(transport.streams.load(ordering: .relaxed) == 1)
             // A minute of silence passes (no heartbeat in it): the stream is taken for lost.
-            timePasses.open()
+            minutes.letOneThrough()
             while transport.streams.load(ordering: .relaxed) < 2 { await Task.yield() }
             try close("count-2", on: phone)
             try await phoneClient.syncOnce()
             await until(laptop, closed: "count-2")
+            // The second stream was not abandoned in turn: its minute has not passed.
+            #expect(transport.streams.load(ordering: .relaxed) == 2)
         }
     }
 
