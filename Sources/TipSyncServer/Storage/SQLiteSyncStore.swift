@@ -223,10 +223,14 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {
-        try await pool.read { db in
-            try Int64.fetchOne(
-                db, sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?", arguments: [account, device])
-        }
+        try await pool.read { db in try Self.highestSeq(account: account, device: device, db) }
+    }
+
+    /// The device's highest stored seq, `nil` for a device the account does not have.
+    static func highestSeq(account: Int64, device: String, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
+            arguments: [account, device])
     }
 
     public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
@@ -235,10 +239,7 @@ public struct SQLiteSyncStore: SyncStore {
         let bodies = changes.map(\.canonicalJSON)  // outside the write lock
         return try await pushes.write { db in
             if let token { try Self.confirm(token, db) }
-            let stored =
-                try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
-                    arguments: [identity.accountID, identity.device]) ?? 0
+            let stored = try Self.highestSeq(account: identity.accountID, device: identity.device, db) ?? 0
             let plan = try PushPlan(changes, highestStored: stored)
             let (accepted, duplicates, highest) = (plan.fresh.count, plan.duplicates, plan.highestSeq)
             // The account's own position counter: cursors say nothing about other accounts.
@@ -312,11 +313,7 @@ public struct SQLiteSyncStore: SyncStore {
                 last = row[0]
                 bodies.append(row[1])
             }
-            let deviceHighestSeq = try device.map { device in
-                try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT highestSeq FROM device WHERE account = ? AND name = ?"),
-                    arguments: [account, device]) ?? 0
-            }
+            let deviceHighestSeq = try device.map { try Self.highestSeq(account: account, device: $0, db) ?? 0 }
             return PullPage(
                 bodies: bodies, cursor: last, more: more, snapshot: snapshot,
                 logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db),
