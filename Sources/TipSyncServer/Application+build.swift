@@ -86,7 +86,7 @@ func buildRouter(
         CORSMiddleware(origins: configuration.corsOrigins)
         ErrorMiddleware(now: now)
         RequestLogMiddleware()
-        MetricsMiddleware()
+        RequestMetricsMiddleware(factory: metrics.factory)
         MethodMiddleware(table: table)
         RequestHistoryMiddleware(history: history, now: now)
     }

@@ -2,7 +2,7 @@ import CoreMetrics
 import Prometheus
 
 /// Makes the server's metrics in its Prometheus registry, each TipSync metric with its `# HELP`
-/// line (``help``); other metrics (Hummingbird's) as the plain Prometheus factory does.
+/// line (``help``); other metrics (the request metrics, any library's) as the plain Prometheus factory does.
 public struct DocumentedMetricsFactory: MetricsFactory {
     let registry: PrometheusCollectorRegistry
     let plain: PrometheusMetricsFactory

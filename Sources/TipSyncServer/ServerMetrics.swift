@@ -1,8 +1,9 @@
 import CoreMetrics
 import Prometheus
 
-/// The server's own metrics, exported at `/metrics` (with Hummingbird's request metrics). Made
-/// from the registry `buildApplication` is given, so each application (and each test) counts its own.
+/// The server's own metrics, exported at `/metrics` with the request metrics
+/// (``RequestMetricsMiddleware``). Made from the registry `buildApplication` is given, so each
+/// application (and each test) counts its own.
 struct ServerMetrics: Sendable {
     let changesAccepted: CoreMetrics.Counter
     let duplicatesIgnored: CoreMetrics.Counter
