@@ -35,9 +35,11 @@ struct ColdStartPhases: AsyncParsableCommand {
                 continue
             }
             started = clock.now
+            markProfileWindow("merge")
             var state = ReplicaState()
             for page in decoded { _ = state.apply(page.changes) }
             let merge = clock.now - started
+            markProfileWindow("merged")
             if through == "merge" {
                 print(
                     "cold-phases changes=\(changes) pullLimit=\(pullLimit): merge into memory \(format(merge.milliseconds, 1)) ms"

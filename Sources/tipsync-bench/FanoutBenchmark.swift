@@ -85,6 +85,8 @@ struct Fanout: AsyncParsableCommand {
 func onThread(_ body: @escaping @Sendable () throws -> Void) async throws -> Double {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Double, any Error>) in
         Thread.detachNewThread {
+            // Named, so a profile tells the load generator's threads from the server's.
+            Thread.current.name = "bench-client"
             let before = cpuSeconds(rusageThread)
             continuation.resume(with: Result { try body() }.map { cpuSeconds(rusageThread) - before })
         }

@@ -1,3 +1,4 @@
+import Foundation
 /// Timing samples and their summary.
 struct Measurement {
     var samples: [Duration] = []
@@ -28,3 +29,13 @@ func format(_ value: Double, _ digits: Int = 3) -> String {
 }
 
 private func pow10(_ n: Int) -> Double { (0..<n).reduce(1) { value, _ in value * 10 } }
+
+/// With `TIPSYNC_BENCH_MARKS` set, writes `label` and the monotonic clock's seconds to standard error:
+/// the timed window of a run under `perf record -k CLOCK_MONOTONIC` (whose sample times use that
+/// clock), for `perf report --time START,END`.
+func markProfileWindow(_ label: String) {
+    guard ProcessInfo.processInfo.environment["TIPSYNC_BENCH_MARKS"] != nil else { return }
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    FileHandle.standardError.write(Data("\(label) \(now.tv_sec).\(String(format: "%09ld", now.tv_nsec))\n".utf8))
+}

@@ -158,6 +158,8 @@ extension ColdPull {
         }
         let clock = ContinuousClock()
         if fetchOnly {
+            markProfileWindow("start")
+            defer { markProfileWindow("end") }
             let start = clock.now
             let cpu = processCPUSeconds()
             var cursor: String? = nil
@@ -176,6 +178,8 @@ extension ColdPull {
             )
             return
         }
+        markProfileWindow("start")
+        defer { markProfileWindow("end") }
         let start = clock.now
         let cpu = processCPUSeconds()
         var state = ReplicaState()
