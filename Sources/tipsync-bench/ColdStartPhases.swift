@@ -52,10 +52,12 @@ struct ColdStartPhases: AsyncParsableCommand {
             let replica = try TipsReplica(directory: directory, deviceID: "reader")
             started = clock.now
             let cpu = processCPUSeconds()
+            markProfileWindow("persist")
             for page in decoded {
                 try replica.applyRemote(page.changes) { $0.pullCursor = page.cursor }
             }
             let persisted = clock.now - started
+            markProfileWindow("persisted")
             let persistedCPU = processCPUSeconds() - cpu
             guard state == replica.state else { throw BenchError("the persisted replica differs from the merge") }
             func ms(_ duration: Duration) -> String { format(duration.milliseconds, 1) + " ms" }

@@ -17,11 +17,17 @@ struct PushIngest: AsyncParsableCommand {
     @Option(help: "Changes per push.") var batchSize = 500
     @Option(help: "Total changes.") var total = 200_000
     @Option(help: "sqlite, postgres (a throwaway server) or a postgres:// URL.") var backend = "sqlite"
+    @Flag(
+        help:
+            "Call the store's push directly (each device a task, changes already decoded): the storage's share of a push, without HTTP, authentication or JSON."
+    )
+    var storeOnly = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port, backend: backend)
         defer { server.stop() }
         let names = (0..<devices).map { "device-\($0)" }
+        if storeOnly { return try await pushToStore(server, names: names) }
         let tokens = try await server.account("bench", devices: names)
         let perDevice = total / devices
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
@@ -73,6 +79,53 @@ struct PushIngest: AsyncParsableCommand {
                 + "\(Int(Double(stored) / seconds)) changes/s; \(bytes / stored) bytes/change pushed; server CPU "
                 + "\(format(serverCPU / Double(pushes) * 1_000_000, 0)) µs per push, "
                 + "\(format(serverCPU / Double(stored) * 1_000_000, 1)) µs per change")
+    }
+}
+
+extension PushIngest {
+    /// `--store-only`: every device's changes go to `SyncStore.push` from a task of its own, one
+    /// batch after the other, as the push route calls it (the token already confirmed).
+    func pushToStore(_ server: BenchServer, names: [String]) async throws {
+        _ = try await server.account("bench", devices: names)
+        let perDevice = total / devices
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        var batches: [String: [[Change]]] = [:]
+        for name in names {
+            batches[name] = stride(from: 1, through: perDevice, by: batchSize).map { start in
+                (start..<min(start + batchSize, perDevice + 1)).map { seq in
+                    Change(
+                        device: name, seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
+                        operation: .donation(
+                            event: "opened-detail", id: "\(name):\(seq)", date: Int64(now),
+                            info: .object(["yardID": .int(7)])))
+                }
+            }
+        }
+        let store = server.store
+        let cpuBefore = processCPUSeconds()
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in names {
+                let identity = DeviceIdentity(accountID: 1, device: name)
+                let list = batches[name]!
+                group.addTask {
+                    for batch in list { _ = try await store.push(batch, from: identity) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = (clock.now - start).milliseconds / 1000
+        let cpu = processCPUSeconds() - cpuBefore
+        let stored = try await store.logCount(account: 1)
+        guard stored == perDevice * devices else {
+            throw BenchError("stored \(stored), expected \(perDevice * devices)")
+        }
+        let pushes = batches.values.reduce(0) { $0 + $1.count }
+        print(
+            "push-ingest --store-only backend=\(backend == "sqlite" ? "sqlite" : "postgres") devices=\(devices) batch=\(batchSize) changes=\(stored): "
+                + "\(format(seconds, 2)) s, \(Int(Double(stored) / seconds)) changes/s; CPU "
+                + "\(format(cpu / Double(pushes) * 1_000_000, 0)) µs per push")
     }
 }
 
