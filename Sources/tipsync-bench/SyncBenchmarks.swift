@@ -36,14 +36,7 @@ struct PushIngest: AsyncParsableCommand {
         var bytes = 0
         for name in names {
             var list: [Data] = []
-            for start in stride(from: 1, through: perDevice, by: batchSize) {
-                let changes = (start..<min(start + batchSize, perDevice + 1)).map { seq in
-                    Change(
-                        device: name, seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
-                        operation: .donation(
-                            event: "opened-detail", id: "\(name):\(seq)", date: Int64(now),
-                            info: .object(["yardID": .int(7)])))
-                }
+            for changes in batches(of: name, count: perDevice, now: now) {
                 let body = try JSONCoding.encoder.encode(PushRequest(changes: changes))
                 bytes += body.count
                 list.append(body)
@@ -83,6 +76,19 @@ struct PushIngest: AsyncParsableCommand {
 }
 
 extension PushIngest {
+    /// Device `name`'s first `count` changes, one donation each, in pushes of `batchSize`.
+    func batches(of name: String, count: Int, now: UInt64) -> [[Change]] {
+        stride(from: 1, through: count, by: batchSize).map { start in
+            (start..<min(start + batchSize, count + 1)).map { seq in
+                Change(
+                    device: name, seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
+                    operation: .donation(
+                        event: "opened-detail", id: "\(name):\(seq)", date: Int64(now),
+                        info: .object(["yardID": .int(7)])))
+            }
+        }
+    }
+
     /// `--store-only`: every device's changes go to `SyncStore.push` from a task of its own, one
     /// batch after the other, as the push route calls it (the token already confirmed).
     func pushToStore(_ server: BenchServer, names: [String]) async throws {
@@ -90,17 +96,7 @@ extension PushIngest {
         let perDevice = total / devices
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
         var batches: [String: [[Change]]] = [:]
-        for name in names {
-            batches[name] = stride(from: 1, through: perDevice, by: batchSize).map { start in
-                (start..<min(start + batchSize, perDevice + 1)).map { seq in
-                    Change(
-                        device: name, seq: Int64(seq), hlc: HLC(milliseconds: now, counter: UInt16(seq % 65_536)),
-                        operation: .donation(
-                            event: "opened-detail", id: "\(name):\(seq)", date: Int64(now),
-                            info: .object(["yardID": .int(7)])))
-                }
-            }
-        }
+        for name in names { batches[name] = self.batches(of: name, count: perDevice, now: now) }
         let store = server.store
         let cpuBefore = processCPUSeconds()
         let clock = ContinuousClock()
