@@ -201,6 +201,15 @@ import TipSyncTestSupport
                 let code = try decode(ErrorBody.self, response.body).error.code
                 #expect(code == "not_found")
             }
+            // No route matched, so no route's authentication ran: 405 without a token too.
+            try await client.execute(uri: "/v1/push", method: .put) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "POST")
+            }
+            // A route's own 404 on a known path, asked with a method it answers, stays a 404.
+            try await client.execute(uri: "/v1/catalog", method: .get, headers: fixture.headers("phone")) { response in
+                #expect(response.status == .notFound)
+            }
         }
     }
 
