@@ -341,8 +341,9 @@ final class FinishedCount: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// Several server instances on one PostgreSQL database.
-@Suite struct PostgresInstancesTests {
+/// Several server instances on one PostgreSQL database. Every wait is for an event, none for a time;
+/// a notification that never comes fails the test at its time limit instead of hanging the run.
+@Suite(.timeLimit(.minutes(5))) struct PostgresInstancesTests {
     @Test func twoInstancesShareCursorsIdempotenceAndNotifications() async throws {
         let url = try await ThrowawayPostgres.freshDatabase()
         try await DatabaseLocation(url).withStore { first in
@@ -350,36 +351,21 @@ final class FinishedCount: Sendable {
                 let account = try await first.createAccount(name: "alice")
                 _ = try await first.createToken(accountName: "alice", device: "phone")
                 let phone = DeviceIdentity(accountID: account, device: "phone")
-                // Instance 2 listens; instance 1 accepts a push.
-                let (heard, heardContinuation) = AsyncStream<Int64>.makeStream()
+                // Instance 2 listens; instance 1 accepts a push once LISTEN is in place (`.watching`).
+                // A listener that ends finishes the stream, so every wait below ends with it.
                 let (events, eventsContinuation) = AsyncStream<StoreEvent>.makeStream()
                 let listener = Task {
-                    try await second.watchChanges { event in
-                        if case .changes(let account) = event { heardContinuation.yield(account) }
-                        eventsContinuation.yield(event)
-                    }
+                    defer { eventsContinuation.finish() }
+                    try await second.watchChanges { eventsContinuation.yield($0) }
                 }
                 defer { listener.cancel() }
-                let firstHeard = Task { () -> Int64? in
-                    for await account in heard { return account }
-                    return nil
-                }
-                // LISTEN is registered asynchronously: push until instance 2 hears one (bounded).
+                var received = events.makeAsyncIterator()
+                while let event = await received.next(), event != .watching {}
+                let seq: Int64 = 1
+                _ = try await first.push(parameterChanges(device: "phone", seqs: seq...seq), from: phone)
                 var heardAccount: Int64?
-                var seq: Int64 = 0
-                while heardAccount == nil && seq < 50 {
-                    seq += 1
-                    _ = try await first.push(parameterChanges(device: "phone", seqs: seq...seq), from: phone)
-                    heardAccount = await withTaskGroup(of: Int64?.self) { group in
-                        group.addTask { await firstHeard.value }
-                        group.addTask {
-                            try? await Task.sleep(for: .milliseconds(200))
-                            return nil
-                        }
-                        let result = await group.next() ?? nil
-                        group.cancelAll()
-                        return result
-                    }
+                while heardAccount == nil, let event = await received.next() {
+                    if case .changes(let account) = event { heardAccount = account }
                 }
                 #expect(heardAccount == account)
                 // The same push through both instances at once is stored once.
@@ -399,9 +385,8 @@ final class FinishedCount: Sendable {
                 var wanted: [StoreEvent] = [
                     .revoked(account: account, device: "phone"), .erased(account: account), .catalog,
                 ]
-                for await event in events {
+                while !wanted.isEmpty, let event = await received.next() {
                     wanted.removeAll { $0 == event }
-                    if wanted.isEmpty { break }
                 }
                 #expect(wanted.isEmpty)
             }
