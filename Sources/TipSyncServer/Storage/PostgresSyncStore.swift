@@ -249,26 +249,17 @@ public struct PostgresSyncStore: SyncStore {
         let account = identity.accountID
         let device = identity.device
         // Two statements in the transaction (four round trips with BEGIN and COMMIT), not one per step:
-        // a single-change push is bound by round trips to PostgreSQL, not by its work.
+        // a single-change push is bound by round trips to PostgreSQL, not by its work. Both are
+        // prepared once per connection (``PostgresPushStatements``).
         return try await transaction { connection in
-            // The device's row lock (one push per device at a time, whichever instance receives it),
-            // its highest stored seq, the cursor generation and whether the token still names the
-            // device (a token the server only remembered, ``UnconfirmedToken``).
             var highest: Int64 = 0
             var generation: String?
             var confirmed = false
-            for try await row in try await connection.query(
-                """
-                SELECT (SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device) FOR UPDATE),
-                    (SELECT value FROM server_meta WHERE key = 'cursorGeneration'),
-                    EXISTS (SELECT 1 FROM token WHERE hash = \(token?.hash ?? "") AND account = \(account) AND device = \(device))
-                """,
-                logger: logger
-            ) {
-                let cells = row.makeRandomAccess()
-                highest = try cells[0].decode(Int64?.self) ?? 0
-                generation = try cells[1].decode(String?.self)
-                confirmed = try cells[2].decode(Bool.self)
+            for try await row in try await connection.execute(
+                PostgresPushStatements.LockDevice(account: account, device: device, tokenHash: token?.hash ?? ""),
+                logger: logger)
+            {
+                (highest, generation, confirmed) = (row.highestSeq ?? 0, row.generation, row.tokenConfirmed)
             }
             if token != nil, !confirmed { throw UnconfirmedToken.Gone() }
             let plan = try PushPlan(changes, highestStored: highest)
@@ -276,32 +267,18 @@ public struct PostgresSyncStore: SyncStore {
             guard !fresh.isEmpty else {
                 return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest, generation: generation)
             }
-            // The account's row lock, held to commit: positions become visible in order. The entries
-            // take the positions the account's counter hands out, the device's highest seq moves, and
-            // every listening instance is told — when (and only if) this transaction commits.
             let count = Int64(fresh.count)
             let bodies = fresh.map(\.canonicalJSON)
             var end: Int64 = 0
             var compactedAtPosition: Int64 = 0
-            for try await row in try await connection.query(
-                """
-                WITH counter AS (
-                    UPDATE account SET next_position = next_position + \(count) WHERE id = \(account)
-                    RETURNING next_position, compacted_at_position),
-                appended AS (
-                    INSERT INTO change (account, position, device, seq, hlc, kind, body)
-                    SELECT \(account), (SELECT next_position FROM counter) - \(count) + batch.o, \(device), s, h, k, b
-                    FROM UNNEST(\(fresh.map(\.seq))::BIGINT[], \(fresh.map(\.hlc.rawValue))::BIGINT[],
-                        \(fresh.map(\.kind.rawValue))::TEXT[], \(bodies)::TEXT[]) WITH ORDINALITY AS batch(s, h, k, b, o)),
-                moved AS (
-                    UPDATE device SET highest_seq = \(plan.highestSeq) WHERE account = \(account) AND name = \(device))
-                SELECT next_position, compacted_at_position, pg_notify(\(Self.channel), \(String(account)))::TEXT
-                FROM counter
-                """,
-                logger: logger
-            ) {
-                let cells = row.makeRandomAccess()
-                (end, compactedAtPosition) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
+            for try await row in try await connection.execute(
+                PostgresPushStatements.Append(
+                    account: account, device: device, seqs: fresh.map(\.seq), hlcs: fresh.map(\.hlc.rawValue),
+                    kinds: fresh.map(\.kind.rawValue), bodies: bodies, highestSeq: plan.highestSeq,
+                    channel: Self.channel),
+                logger: logger)
+            {
+                (end, compactedAtPosition) = (row.nextPosition, row.compactedAtPosition)
             }
             return PushOutcome(
                 accepted: fresh.count, duplicates: duplicates, highestSeq: plan.highestSeq,
