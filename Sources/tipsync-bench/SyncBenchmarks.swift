@@ -140,31 +140,55 @@ struct ColdPull: AsyncParsableCommand {
     )
     var fetchOnly = false
     @Option(help: "sqlite, postgres (a throwaway server) or a postgres:// URL.") var backend = "sqlite"
+    @Flag(
+        help:
+            "The server runs as its own `tipsync-server` process (SQLite), as devices meet it, instead of in this process, where its request handling shares the client's threads."
+    )
+    var serverProcess = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port, backend: backend)
         defer { server.stop() }
-        let tokens = try await server.account("bench", devices: ["writer", "reader"])
+        let tokens = try await server.account("bench", devices: ["writer", "reader", "warm-up"])
         let writer = DeviceIdentity(accountID: 1, device: "writer")
         let all = coldPullChanges(changes)
         for start in stride(from: 0, to: all.count, by: 1000) {
             _ = try await server.store.push(Array(all[start..<min(start + 1000, all.count)]), from: writer)
         }
+        let named = (backend == "sqlite" ? "" : " backend=postgres") + (serverProcess ? " --server-process" : "")
+        var url = server.url
+        var process: ServerProcess?
+        defer { process?.stop() }
+        if serverProcess {
+            // The same database, served by a `tipsync-server` process on the next port; the
+            // in-process server stays idle.
+            guard backend == "sqlite" else { throw BenchError("--server-process runs SQLite only") }
+            // As a server that has run a while has: the account's tip usage summarized, so the new
+            // process does not derive it from the whole log while the device pulls.
+            try await server.store.summarizeTipUsage(account: writer.accountID)
+            process = try await ServerProcess.start(
+                port: port + 1, database: "sqlite:" + server.directory.appendingPathComponent("server.sqlite").path)
+            url = URL(string: "http://127.0.0.1:\(port + 1)")!
+            // And as a server that has served before: another device's cold start first (not
+            // timed), so the process's allocator and caches are past their first use.
+            try await Self.fetchAll(server: url, token: tokens["warm-up"]!, pullLimit: pullLimit)
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-replica-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         if agent {
-            try await Self.agentSync(server: server, token: tokens["reader"]!, directory: directory, changes: changes)
+            try await Self.agentSync(
+                server: url, token: tokens["reader"]!, directory: directory, changes: changes, named: named)
             return
         }
         if memory || fetchOnly {
             try await Self.intoMemory(
-                server: server, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit, fetchOnly: fetchOnly,
-                backend: backend)
+                server: url, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit, fetchOnly: fetchOnly,
+                named: named)
             return
         }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
-        var configuration = SyncConfiguration(server: server.url, token: tokens["reader"]!)
+        var configuration = SyncConfiguration(server: url, token: tokens["reader"]!)
         configuration.pullLimit = pullLimit
         let client = SyncClient(replica: replica, configuration: configuration)
         let clock = ContinuousClock()
@@ -174,7 +198,7 @@ struct ColdPull: AsyncParsableCommand {
         let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
         guard donations == changes - changes / 10 else { throw BenchError("replica holds \(donations) donations") }
         print(
-            "cold-pull changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica"
+            "cold-pull\(named) changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica"
         )
     }
 }
@@ -184,11 +208,10 @@ extension ColdPull {
     /// client pulls: while page n merges, page n+1 decodes and page n+2 is requested (from n+1's
     /// cursor, read before its decode).
     static func intoMemory(
-        server: BenchServer, token: String, changes: Int, pullLimit: Int, fetchOnly: Bool = false,
-        backend: String = "sqlite"
+        server: URL, token: String, changes: Int, pullLimit: Int, fetchOnly: Bool = false,
+        named: String = ""
     ) async throws {
-        let named = backend == "sqlite" ? "" : " backend=postgres"
-        let transport = URLSessionTransport(baseURL: server.url)
+        let transport = URLSessionTransport(baseURL: server)
         @Sendable func fetch(after cursor: String?) async throws -> Data {
             var path = "/v1/pull?limit=\(pullLimit)"
             if let cursor { path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
@@ -211,15 +234,7 @@ extension ColdPull {
             defer { markProfileWindow("end") }
             let start = clock.now
             let cpu = processCPUSeconds()
-            var cursor: String? = nil
-            var pages = 0
-            var bytes = 0
-            repeat {
-                let body = try await fetch(after: cursor)
-                pages += 1
-                bytes += body.count
-                cursor = PullResponse.continuation(of: body).flatMap { $0.more ? $0.cursor : nil }
-            } while cursor != nil
+            let (pages, bytes) = try await fetchAll(server: server, token: token, pullLimit: pullLimit)
             let elapsed = clock.now - start
             print(
                 "cold-pull --fetch-only\(named) changes=\(changes) pullLimit=\(pullLimit): \(pages) pages, \(bytes) bytes in "
@@ -252,9 +267,29 @@ extension ColdPull {
         )
     }
 
+    /// Every page, one after another, not decoded: how many and their bytes.
+    @discardableResult
+    static func fetchAll(server: URL, token: String, pullLimit: Int) async throws -> (pages: Int, bytes: Int) {
+        let transport = URLSessionTransport(baseURL: server)
+        var cursor: String? = nil
+        var pages = 0
+        var bytes = 0
+        repeat {
+            var path = "/v1/pull?limit=\(pullLimit)"
+            if let cursor { path += "&cursor=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }
+            let response = try await transport.send(
+                SyncHTTPRequest(method: "GET", path: path, headers: ["Authorization": "Bearer \(token)"]))
+            guard response.status == 200 else { throw BenchError("pull answered \(response.status)") }
+            pages += 1
+            bytes += response.body.count
+            cursor = PullResponse.continuation(of: response.body).flatMap { $0.more ? $0.cursor : nil }
+        } while cursor != nil
+        return (pages, bytes)
+    }
+
     /// `tipsync-agent init` (not timed), then `tipsync-agent sync` on the empty store, timed from
     /// launch to exit: process start, every page pulled and persisted, the store closed.
-    static func agentSync(server: BenchServer, token: String, directory: URL, changes: Int) async throws {
+    static func agentSync(server: URL, token: String, directory: URL, changes: Int, named: String = "") async throws {
         func agentProcess(_ arguments: [String]) throws -> Process {
             let process = Process()
             process.executableURL = agentExecutable
@@ -263,7 +298,7 @@ extension ColdPull {
             return process
         }
         let initialize = try agentProcess([
-            "init", "--server", server.url.absoluteString, "--token", token, "--device", "reader",
+            "init", "--server", server.absoluteString, "--token", token, "--device", "reader",
         ])
         try initialize.run()
         initialize.waitUntilExit()
@@ -282,7 +317,7 @@ extension ColdPull {
         let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
         guard donations == changes - changes / 10 else { throw BenchError("the agent holds \(donations) donations") }
         print(
-            "cold-pull --agent changes=\(changes): `tipsync-agent sync` took \(format(elapsed.milliseconds / 1000, 3)) s as a whole process"
+            "cold-pull --agent\(named) changes=\(changes): `tipsync-agent sync` took \(format(elapsed.milliseconds / 1000, 3)) s as a whole process"
         )
     }
 }
