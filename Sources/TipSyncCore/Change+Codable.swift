@@ -53,12 +53,18 @@ extension Change: Codable {
         device = try fields.string(.device)
         seq = try fields.integer(.seq)
         hlc = try fields.hlc(.hlc)
-        let kindText = try fields.string(.kind)
-        guard let kind = Kind(rawValue: kindText) else {
-            throw fields.corrupted(
-                .kind,
-                "unknown change kind '\(kindText)'; expected one of "
-                    + Kind.allCases.map(\.rawValue).joined(separator: ", "))
+        let kind: Kind
+        if let read = fields.readKind {
+            kind = read
+        } else {
+            let kindText = try fields.string(.kind)
+            guard let known = Kind(rawValue: kindText) else {
+                throw fields.corrupted(
+                    .kind,
+                    "unknown change kind '\(kindText)'; expected one of "
+                        + Kind.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            kind = known
         }
         switch kind {
         case .parameter:

@@ -14,6 +14,10 @@ struct ChangeFields {
 
     let members: Members
     let codingPath: [any CodingKey]
+    /// `hlc` and `kind` as ``ChangeReader`` read them straight from a page's bytes (their slots
+    /// then hold a placeholder); nil: read from ``members`` as any other field.
+    var readHLC: HLC? = nil
+    var readKind: Change.Kind? = nil
 
     /// The member named `key`, if present.
     func member(_ key: Key) -> JSONValue? {
@@ -58,6 +62,7 @@ struct ChangeFields {
     }
 
     func hlc(_ key: Key) throws -> HLC {
+        if key == .hlc, let readHLC { return readHLC }
         let value = try value(key)
         if case .string(let text) = value, let hlc = HLC(text) { return hlc }
         return try decoder(value, key).decodeValue(HLC.self)

@@ -6,8 +6,10 @@ public struct Donation: Sendable, Hashable {
     public var date: Int64
     /// The payload (`Event<Info>`'s `Info` as JSON), or `nil` for `Event` without info.
     public let info: JSONValue?
-    /// The payload's top-level members, for rules: a short array scanned linearly is much faster
-    /// than hashing the field name for every donation a rule looks at.
+    /// The payload's top-level members when it has more than one, for rules: a short array scanned
+    /// linearly is much faster than hashing the field name for every donation a rule looks at. A
+    /// payload of one member (the usual `Event<Info>`) is read from `info` itself, with no array to
+    /// allocate for each of a cold start's donations.
     let fields: [(name: String, value: JSONValue)]
     /// Who wrote it and when: deletions and datastore resets remove donations stamped at or before them.
     public var stamp: Stamp
@@ -17,21 +19,26 @@ public struct Donation: Sendable, Hashable {
         self.date = date
         self.info = info
         self.stamp = stamp
-        if case .object(let members)? = info {
-            // One array, sorted only when there is something to sort (most payloads have one member).
+        if case .object(let members)? = info, members.count > 1 {
             var fields: [(name: String, value: JSONValue)] = []
             fields.reserveCapacity(members.count)
             for (name, value) in members { fields.append((name, value)) }
-            if fields.count > 1 { fields.sort { $0.name < $1.name } }
+            fields.sort { $0.name < $1.name }
             self.fields = fields
         } else {
             fields = []
         }
     }
 
+    /// A donation that holds no references: room in a list, swapped out before anyone reads it.
+    static let placeholder = Donation(id: "", date: 0, info: nil, stamp: Stamp(hlc: .zero, device: ""))
+
     /// A payload member by name, or `nil`.
     public func field(_ name: String) -> JSONValue? {
-        fields.withUnsafeBufferPointer { buffer in
+        if case .object(let members)? = info, members.count == 1, let (only, value) = members.first {
+            return only == name ? value : nil
+        }
+        return fields.withUnsafeBufferPointer { buffer in
             guard let pointer = buffer.baseAddress else { return nil }
             for index in 0..<buffer.count where pointer[index].name == name { return pointer[index].value }
             return nil

@@ -38,13 +38,15 @@ public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Parses the wire form; `nil` when `text` is not exactly 12 hex digits, `-`, 4 hex digits.
     public init?(_ text: String) {
         var text = text
-        let parsed = text.withUTF8 { utf8 -> (UInt64, UInt64)? in
-            guard utf8.count == 17, utf8[12] == UInt8(ascii: "-"),
-                let ms = Self.parseHex(utf8[0..<12]), let counter = Self.parseHex(utf8[13..<17])
-            else { return nil }
-            return (ms, counter)
-        }
-        guard let (ms, counter) = parsed else { return nil }
+        guard let hlc = text.withUTF8({ HLC(utf8: $0) }) else { return nil }
+        self = hlc
+    }
+
+    /// Parses the wire form from its UTF-8 bytes (a page reader's, without making a string first).
+    init?(utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 17, utf8[12] == UInt8(ascii: "-"),
+            let ms = Self.parseHex(utf8[0..<12]), let counter = Self.parseHex(utf8[13..<17])
+        else { return nil }
         self.init(milliseconds: ms, counter: UInt16(counter))
     }
 

@@ -46,18 +46,27 @@ extension ReplicaState {
     public mutating func apply(_ changes: [Change], donationLimits: [String: DonationLimit] = [:]) -> [Bool] {
         var changed = [Bool](repeating: false, count: changes.count)
         struct Gathered {
+            /// The event's latest deletion when the batch's first donation to it came: only a
+            /// deletion of the event moves it, and that inserts what was gathered first.
+            let deletedAt: Stamp?
             var indices: [Int] = []
             var donations: [Donation] = []
 
+            /// Gathers the donation unless the event's deletion removed it (`mergeDonation`'s rule).
             mutating func add(_ donation: Donation, at index: Int) {
+                if let deletedAt, donation.stamp <= deletedAt { return }
                 indices.append(index)
                 donations.append(donation)
             }
         }
         var gathered: [String: Gathered] = [:]
         func insertGathered(_ event: String) {
-            guard let batch = gathered.removeValue(forKey: event) else { return }
-            let inserted = events[event, default: EventRecord()].insert(contentsOf: batch.donations)
+            guard var batch = gathered.removeValue(forKey: event), !batch.donations.isEmpty else { return }
+            // Moved out, so the list handed on is the only reference to its buffer: sorting a
+            // shared one would copy every donation first.
+            var donations: [Donation] = []
+            swap(&donations, &batch.donations)
+            let inserted = events[event, default: EventRecord()].insert(contentsOf: consume donations)
             for (index, isNew) in zip(batch.indices, inserted) { changed[index] = isNew }
         }
         for (index, change) in changes.enumerated() {
@@ -66,8 +75,7 @@ extension ReplicaState {
                 // `mergeDonation`'s rules, checked now: only this event's deletion or a reset can
                 // change their answer, and both insert what was gathered first.
                 if let reset = datastoreReset, change.stamp <= reset { continue }
-                if let deletedAt = events[event]?.deletedAt, change.stamp <= deletedAt { continue }
-                gathered[event, default: Gathered()].add(
+                gathered[event, default: Gathered(deletedAt: events[event]?.deletedAt)].add(
                     Donation(id: id, date: date, info: info, stamp: change.stamp), at: index)
             case .donation(let event, _, _, _), .donationsDeleted(let event):
                 insertGathered(event)

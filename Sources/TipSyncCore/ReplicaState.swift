@@ -19,9 +19,9 @@ public struct ReplicaState: Sendable, Equatable {
 
     /// An event's donations, kept sorted by (date, id), and its latest `deleteDonations()`.
     public struct EventRecord: Sendable, Hashable {
-        public private(set) var donations: [Donation] = [] {
-            didSet { version = Self.nextVersion() }
-        }
+        /// Every mutation also takes a new ``version`` (`changed()`); not a `didSet`, under which an
+        /// append copied the whole list (a cold start's merge copied each donation ten times).
+        public private(set) var donations: [Donation] = []
         public private(set) var ids: Set<String> = []
         public var deletedAt: Stamp?
         /// Changes whenever `donations` does (never equal for two different lists), so rule results
@@ -40,8 +40,9 @@ public struct ReplicaState: Sendable, Equatable {
         }
 
         private static let versions = Atomic<UInt64>(0)
-        private static func nextVersion() -> UInt64 {
-            versions.add(1, ordering: .relaxed).newValue
+        /// `donations` changed: a new version.
+        private mutating func changed() {
+            version = Self.versions.add(1, ordering: .relaxed).newValue
         }
 
         /// Inserts keeping (date, id) order; `false` when the id is already present.
@@ -58,6 +59,7 @@ public struct ReplicaState: Sendable, Equatable {
             } else {
                 donations.append(donation)
             }
+            changed()
             return true
         }
 
@@ -70,29 +72,37 @@ public struct ReplicaState: Sendable, Equatable {
         mutating func insert(contentsOf batch: consuming [Donation]) -> [Bool] {
             var inserted: [Bool] = []
             inserted.reserveCapacity(batch.count)
+            ids.reserveCapacity(ids.count + batch.count)
             for index in batch.indices { inserted.append(ids.insert(batch[index].id).inserted) }
             var fresh: [Donation]
             if inserted.allSatisfy({ $0 }) {
-                fresh = batch
+                fresh = consume batch
             } else {
                 fresh = []
                 for (donation, isNew) in zip(batch, inserted) where isNew { fresh.append(donation) }
             }
             guard !fresh.isEmpty else { return inserted }
             fresh.sort(by: Donation.precedes)
+            changed()
             guard let last = donations.last else {
                 donations = fresh
                 return inserted
             }
+            // Room for the new ones, taken by placeholders that hold no references (appending
+            // `fresh` itself would copy each donation, only to release the copies with `fresh`).
+            var old = donations.count - 1
+            donations.append(contentsOf: repeatElement(Donation.placeholder, count: fresh.count))
             // Donated after everything held (the usual case: donations are dated when made).
             if Donation.precedes(last, fresh[0]) {
-                donations.append(contentsOf: fresh)
+                donations.withUnsafeMutableBufferPointer { buffer in
+                    fresh.withUnsafeMutableBufferPointer { incoming in
+                        for index in incoming.indices { swap(&buffer[old + 1 + index], &incoming[index]) }
+                    }
+                }
                 return inserted
             }
             // Merged in place from the back: each donation moves once, by a swap, to where it
-            // belongs (the appended copies are only placeholders, swapped out into `fresh`).
-            var old = donations.count - 1
-            donations.append(contentsOf: fresh)
+            // belongs (the placeholders are swapped out into `fresh`).
             fresh.withUnsafeMutableBufferPointer { incoming in
                 donations.withUnsafeMutableBufferPointer { buffer in
                     var new = incoming.count - 1
@@ -124,6 +134,7 @@ public struct ReplicaState: Sendable, Equatable {
             let removed = donations.filter(shouldRemove)
             guard !removed.isEmpty else { return }
             donations.removeAll(where: shouldRemove)
+            changed()
             for donation in removed { ids.remove(donation.id) }
         }
 
@@ -152,6 +163,7 @@ public struct ReplicaState: Sendable, Equatable {
             guard !dominated.isEmpty else { return }
             for index in dominated { ids.remove(donations[index].id) }
             donations = donations.indices.filter { !dominated.contains($0) }.map { donations[$0] }
+            changed()
         }
     }
 

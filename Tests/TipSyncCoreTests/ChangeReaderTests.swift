@@ -82,6 +82,20 @@ import TipSyncTestSupport
         page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"nope","seq":1}"#]),
         page([#"{"device":"a","hlc":"nope","kind":"datastoreReset","seq":1}"#]),
         page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"datastoreReset","seq":1.5}"#]),
+        // `hlc` and `kind`, which the reader reads from their bytes: an escape (the same value),
+        // another case, a longer or shorter text, a prefix of another kind, not a string.
+        page([#"{"device":"a","hlc":"018bcfe56800\u002d0001","kind":"datastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"datastore\u0052eset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018BCFE56800-0001","kind":"datastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-00011","kind":"datastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-001","kind":"datastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"DatastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"datastoreResetX","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"donation","seq":1,"event":"e"}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":5,"seq":1}"#]),
+        page([#"{"device":"a","hlc":5,"kind":"datastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","hlc":"018bcfe56800-0002","kind":"datastoreReset","seq":1}"#]),
+        page([#"{"device":"a","hlc":"018bcfe56800-0001","kind":"datastoreReset","kind":"datastoreReset","seq":1}"#]),
         page([#"{"device":7,"hlc":"018bcfe56800-0001","kind":"datastoreReset","seq":1}"#]),
         page([
             #"{"device":"a","hlc":"018bcfe56800-0001","kind":"display","seq":1,"tip":"t","count":1,"duration":1,"lastDisplayed":1,"epoch":null}"#
