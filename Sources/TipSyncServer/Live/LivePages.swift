@@ -91,13 +91,18 @@ public final class LivePages: Sendable {
     /// The `event: changes` block for a page (protocol.md §9): the pull page's fields, without the
     /// per-device `highestSeq`, and with `from`, the cursor the page continues.
     static func event(_ page: PullPage, from: Int64, serverTime: Int64) -> Page {
-        guard !page.bodies.isEmpty else { return Page(event: ByteBuffer(), cursor: page.cursor, more: false, count: 0) }
-        var text = #"event: changes\#ndata: {"changes":["#
-        text.reserveCapacity(page.bodies.reduce(200) { $0 + $1.utf8.count + 1 })
-        text += page.bodies.joined(separator: ",")
-        text += #"],"cursor":"\#(page.generation).\#(page.cursor)","from":"\#(page.generation).\#(from)","#
-        text += #""generation":"\#(page.generation)","more":\#(page.more),"serverTime":\#(serverTime),"#
-        text += #""snapshot":\#(page.snapshot)}\#n\#n"#
-        return Page(event: ByteBuffer(string: text), cursor: page.cursor, more: page.more, count: page.bodies.count)
+        guard !page.changes.isEmpty else {
+            return Page(event: ByteBuffer(), cursor: page.cursor, more: false, count: 0)
+        }
+        var tail = #"],"cursor":"\#(page.generation).\#(page.cursor)","from":"\#(page.generation).\#(from)","#
+        tail += #""generation":"\#(page.generation)","more":\#(page.more),"serverTime":\#(serverTime),"#
+        tail += #""snapshot":\#(page.snapshot)}\#n\#n"#
+        let head = #"event: changes\#ndata: {"changes":["#
+        var event = ByteBuffer()
+        event.reserveCapacity(head.utf8.count + page.changes.joined.readableBytes + tail.utf8.count)
+        event.writeString(head)
+        event.writeImmutableBuffer(page.changes.joined)
+        event.writeString(tail)
+        return Page(event: event, cursor: page.cursor, more: page.more, count: page.changes.count)
     }
 }

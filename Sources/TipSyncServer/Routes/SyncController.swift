@@ -151,14 +151,14 @@ struct SyncController: Sendable {
             confirming: context.unconfirmedToken)
         try Self.check(cursor, against: page)
         var waited = false
-        if page.bodies.isEmpty, wait > 0 {
+        if page.changes.isEmpty, wait > 0 {
             waited = true
             // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
             let news = notifier.subscribe(identity)
             page = try await store.pull(
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                 confirming: nil)
-            if page.bodies.isEmpty {
+            if page.changes.isEmpty {
                 metrics.longPolls.increment()
                 await Self.firstOf(news, timeout: .seconds(wait), orClose: context.connectionClosed)
                 metrics.longPolls.decrement()
@@ -167,7 +167,7 @@ struct SyncController: Sendable {
                     confirming: nil)
             }
         }
-        if wait > 0, !waited, !page.bodies.isEmpty, !page.more, configuration.longPollGather > .zero {
+        if wait > 0, !waited, !page.changes.isEmpty, !page.more, configuration.longPollGather > .zero {
             // Changes were already waiting when the long-poll arrived: the account is busy, so gather
             // for a moment (its devices pull a few times a second, not once per change). A long-poll
             // that had to wait answers its first news at once: an idle account's dismissal is not delayed.
@@ -178,7 +178,7 @@ struct SyncController: Sendable {
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                 confirming: nil)
         }
-        metrics.changesServed.increment(by: page.bodies.count)
+        metrics.changesServed.increment(by: page.changes.count)
         activity.pulled(identity, through: page.cursor)
         let highestSeq = page.deviceHighestSeq ?? 0
         // The uploaded catalog's version (protocol.md §16): a device that follows it fetches on a change.
@@ -191,12 +191,9 @@ struct SyncController: Sendable {
         let tail =
             #"],"generation":"\#(page.generation)","highestSeq":\#(highestSeq),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
         var body = ByteBuffer()
-        body.reserveCapacity(page.bodies.reduce(head.utf8.count + tail.utf8.count) { $0 + $1.utf8.count + 1 })
+        body.reserveCapacity(head.utf8.count + page.changes.joined.readableBytes + tail.utf8.count)
         body.writeString(head)
-        for (index, change) in page.bodies.enumerated() {
-            if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
-            body.writeString(change)
-        }
+        body.writeImmutableBuffer(page.changes.joined)
         body.writeString(tail)
         return ContentCoding.json(body, for: request)
     }

@@ -299,7 +299,8 @@ public struct PostgresSyncStore: SyncStore {
         let fetch = limit + 1
         return try await client.withConnection { connection in
             var head: (compactedThrough: Int64, logEnd: Int64, generation: String, confirmed: Bool, highest: Int64?)?
-            var rows: [(position: Int64, body: String)] = []
+            // Each body as the bytes received (`TEXT`: UTF-8 as stored), not made into a string.
+            var rows: [(position: Int64, body: ByteBuffer)] = []
             rows.reserveCapacity(min(fetch, 1024))
             for try await row in try await connection.query(
                 """
@@ -328,7 +329,8 @@ public struct PostgresSyncStore: SyncStore {
                     )
                 }
                 guard let position = try cells[5].decode(Int64?.self) else { continue }
-                rows.append((position, try cells[6].decode(String.self)))
+                guard let body = cells[6].bytes else { throw StoreError("a change's body is NULL") }
+                rows.append((position, body))
             }
             guard let head else { throw StoreError("the pull's statement returned no row") }
             if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
@@ -338,8 +340,10 @@ public struct PostgresSyncStore: SyncStore {
             }
             let more = rows.count > limit
             if more { rows.removeLast(rows.count - limit) }
+            var changes = ChangeTexts()
+            for row in rows { changes.append(row.body) }
             return PullPage(
-                bodies: rows.map(\.body), cursor: rows.last?.position ?? cursor, more: more,
+                changes: changes, cursor: rows.last?.position ?? cursor, more: more,
                 snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
                 logEnd: head.logEnd, generation: head.generation,
                 deviceHighestSeq: device.map { _ in head.highest ?? 0 })

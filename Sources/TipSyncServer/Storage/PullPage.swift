@@ -1,7 +1,9 @@
 /// One page of ``ChangeLogStore/pull(account:after:limit:)``: the body of `GET /v1/pull`'s answer.
 public struct PullPage: Sendable, Hashable {
     /// Canonical JSON of each change, in log order.
-    public var bodies: [String]
+    public var changes: ChangeTexts
+    /// Each change's canonical JSON, in log order.
+    public var bodies: [String] { changes.bodies }
     /// The log position after this page (the request's position when the page is empty).
     public var cursor: Int64
     public var more: Bool
@@ -31,8 +33,17 @@ public struct PullPage: Sendable, Hashable {
         bodies: [String], cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String,
         deviceHighestSeq: Int64? = nil
     ) {
+        self.init(
+            changes: ChangeTexts(bodies), cursor: cursor, more: more, snapshot: snapshot, logEnd: logEnd,
+            generation: generation, deviceHighestSeq: deviceHighestSeq)
+    }
+
+    public init(
+        changes: ChangeTexts, cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String,
+        deviceHighestSeq: Int64? = nil
+    ) {
         self.deviceHighestSeq = deviceHighestSeq
-        self.bodies = bodies
+        self.changes = changes
         self.cursor = cursor
         self.more = more
         self.snapshot = snapshot

@@ -2,6 +2,12 @@ import Foundation
 import GRDB
 import TipSyncCore
 
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import GRDBSQLite
+#endif
+
 /// ``SyncStore`` on one SQLite file (WAL). SQLite has one writer at a time and a reader sees only
 /// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
 /// never skips a change committed later.
@@ -293,32 +299,48 @@ public struct SQLiteSyncStore: SyncStore {
             // The highest position handed out for this account (a restored backup rewinds it).
             let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
             let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
-            let start = cursor
-            // Read through a cursor (one reused row), not copied row by row: a cold start's pages
-            // hold thousands of changes each.
-            let rows = try Row.fetchCursor(
-                db.cachedStatement(
-                    sql:
-                        "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?"
-                ),
-                arguments: [account, start, limit + 1])
-            var bodies: [String] = []
-            var last = start
-            var more = false
-            while let row = try rows.next() {
-                guard bodies.count < limit else {
-                    more = true
-                    break
-                }
-                last = row[0]
-                bodies.append(row[1])
-            }
+            let (changes, last, more) = try Self.readPage(account: account, after: cursor, limit: limit, db)
             let deviceHighestSeq = try device.map { try Self.highestSeq(account: account, device: $0, db) ?? 0 }
             return PullPage(
-                bodies: bodies, cursor: last, more: more, snapshot: snapshot,
+                changes: changes, cursor: last ?? cursor, more: more, snapshot: snapshot,
                 logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db),
                 deviceHighestSeq: deviceHighestSeq)
         }
+    }
+
+    /// Up to `limit` entries after `cursor`, in log order: their texts, the last one's position (nil:
+    /// none), and whether more follow. Stepped through SQLite itself, each text copied once from
+    /// SQLite's row into the page (a cold start's pages hold 5,000 entries; a `Row` made a string
+    /// of each, measured at a tenth of the server's work on a page).
+    static func readPage(account: Int64, after cursor: Int64, limit: Int, _ db: Database) throws -> (
+        ChangeTexts, last: Int64?, more: Bool
+    ) {
+        let statement = try db.cachedStatement(
+            sql: "SELECT position, body FROM change WHERE account = ? AND position > ? ORDER BY position LIMIT ?")
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        for (index, value) in [account, cursor, Int64(limit) + 1].enumerated() {
+            let code = sqlite3_bind_int64(handle, Int32(index + 1), value)
+            guard code == SQLITE_OK else { throw Self.error(code, statement, db) }
+        }
+        var changes = ChangeTexts()
+        var last: Int64?
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return (changes, last, false) }
+            guard code == SQLITE_ROW else { throw Self.error(code, statement, db) }
+            guard changes.count < limit else { return (changes, last, true) }
+            last = sqlite3_column_int64(handle, 0)
+            // The text first, then its length (SQLite's documented order); a stored body is never NULL.
+            let text = sqlite3_column_text(handle, 1)
+            let length = Int(sqlite3_column_bytes(handle, 1))
+            changes.append(UnsafeRawBufferPointer(start: text, count: text == nil ? 0 : length))
+        }
+    }
+
+    private static func error(_ code: Int32, _ statement: Statement, _ db: Database) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: statement.sql)
     }
 
     static func cursorGeneration(_ db: Database) throws -> String {
