@@ -35,8 +35,6 @@ struct BenchServer {
             store = PostgresSyncStore(client: client)
         }
         try await store.migrate()
-        // As `tipsync-server serve` does (this process also runs the benchmark's clients).
-        SystemAllocator.keepLargeBlocksForReuse(environment: ProcessInfo.processInfo.environment)
         var configuration = ServerConfiguration()
         configuration.heartbeat = .seconds(30)
         // Benchmarks measure the server's capacity, not its per-device limits.

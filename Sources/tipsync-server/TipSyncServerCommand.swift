@@ -87,7 +87,6 @@ struct Serve: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(DocumentedMetricsFactory(registry: registry))
         let logger = Logger(label: "tipsync-server")
-        SystemAllocator.keepLargeBlocksForReuse(environment: ProcessInfo.processInfo.environment)
         // Every connection holds a descriptor: the usual soft limit (1024) is far too low for a server.
         let files = FileDescriptorLimit.raiseSoftLimitToHardLimit()
         logger.info(

@@ -137,26 +137,6 @@ import TipSync
         #expect(limiter.take(quiet, cost: 20, now: 1000) == nil)
     }
 
-    /// `tipsync-server serve` has glibc keep large blocks for reuse, unless the operator set glibc's
-    /// own malloc settings in the environment; then those stand.
-    @Test func largeBlocksAreKeptForReuseUnlessTheOperatorSetTheThresholds() {
-        for environment in [
-            ["MALLOC_MMAP_THRESHOLD_": "1"], ["MALLOC_TRIM_THRESHOLD_": "1"],
-            ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=65536"],
-            ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=65536"],
-        ] {
-            #expect(!SystemAllocator.keepLargeBlocksForReuse(environment: environment), "\(environment)")
-        }
-        #if canImport(Glibc)
-            // The deployment's own tunables (deploy/tipsync-server.env) combine with it.
-            #expect(SystemAllocator.keepLargeBlocksForReuse(environment: [:]))
-            #expect(
-                SystemAllocator.keepLargeBlocksForReuse(environment: [
-                    "GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=0"
-                ]))
-        #endif
-    }
-
     /// The load benchmark tells a leak (the live heap grows) from memory the allocator keeps, using
     /// the totals `malloc_info` prints after the last arena.
     @Test func heapStatisticsAreReadFromTheTotalsAfterTheLastArena() throws {
