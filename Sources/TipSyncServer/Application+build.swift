@@ -108,6 +108,7 @@ func buildRouter(
     memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
     let signIns = SignInThrottle(rate: configuration.failedSignInRate, factory: metrics.factory)
     memory?.onRelease { signIns.forgetRefilled(now: now()) }
+    memory?.onRelease { [tokens] in tokens.forgetAll() }
     let v1 = router.group("v1")
         .add(
             middleware: BearerAuthMiddleware(

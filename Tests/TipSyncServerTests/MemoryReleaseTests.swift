@@ -21,10 +21,11 @@ import TipSync
             factory: PrometheusMetricsFactory(registry: registry), continuationsSettle: .zero)
         let forgotten = Mutex(0)
         memory.onRelease { forgotten.withLock { $0 += 1 } }
+        let tokens = TokenIdentityCache()
         let router = buildRouter(
             store: fixture.store, configuration: ServerConfiguration(), notifier: ChangeNotifier(),
             activity: DeviceActivity(), jwt: nil, compactor: nil, memory: memory, registry: registry,
-            metrics: ServerMetrics(registry: registry), tokens: TokenIdentityCache(),
+            metrics: ServerMetrics(registry: registry), tokens: tokens,
             now: { Int64(Date().timeIntervalSince1970 * 1000) })
         // A server that has served nothing has nothing to give back.
         #expect(await memory.tick() == false)
@@ -54,10 +55,13 @@ import TipSync
             try await pull(20)
             #expect(await memory.tick() == false)
             #expect(forgotten.withLock { $0 } == 0)
-            // Traffic falls to a trickle (2 of 20): released, once.
+            // Traffic falls to a trickle (2 of 20): released, once. The devices' remembered tokens
+            // go too (a burst of 5,000 devices left a megabyte of them, round after round).
             try await pull(2)
+            #expect(tokens.count == 2)
             #expect(await memory.tick() == true)
             #expect(forgotten.withLock { $0 } == 1)
+            #expect(tokens.count == 0)
             // A steady trickle afterwards: nothing more to release.
             for _ in 0..<3 {
                 try await pull(2)
