@@ -109,6 +109,7 @@ func buildRouter(
     let signIns = SignInThrottle(rate: configuration.failedSignInRate, factory: metrics.factory)
     memory?.onRelease { signIns.forgetRefilled(now: now()) }
     memory?.onRelease { [tokens] in tokens.forgetAll() }
+    memory?.onRelease { ResponseDeflater.shared.forgetIdle() }
     let v1 = router.group("v1")
         .add(
             middleware: BearerAuthMiddleware(

@@ -263,7 +263,8 @@ extension ColdPull {
         guard donations == changes - changes / 10 else { throw BenchError("memory holds \(donations) donations") }
         print(
             "cold-pull --memory\(named) changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into memory"
-                + " (process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms, server's and client's)"
+                + " (process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms, "
+                + (named.contains("--server-process") ? "the client's)" : "server's and client's)")
         )
     }
 

@@ -1,4 +1,3 @@
-import CompressNIO
 import Hummingbird
 import NIOCore
 
@@ -10,13 +9,10 @@ enum ContentCoding {
     /// Smaller bodies are sent as they are: compressing them saves less than the header costs.
     static let threshold = 1024
 
-    /// zlib's fastest level for responses: on pull pages (JSON with repeated keys and names) it
-    /// compresses to about 20% more bytes than the default level in about half the CPU time (BENCHMARKS.md).
-    static var responseLevel: ZlibConfiguration { ZlibConfiguration(compressionLevel: 1) }
-
     /// The coding to answer with: `gzip` if acceptable, else `deflate` (HTTP's "deflate" is zlib
-    /// format), else none. `q=0` refuses a coding; `*` accepts any not named.
-    static func negotiate(_ header: String?) -> (name: String, algorithm: CompressionAlgorithm)? {
+    /// format), else none. `q=0` refuses a coding; `*` accepts any not named. Responses are
+    /// compressed at zlib's fastest level (``ResponseDeflater``).
+    static func negotiate(_ header: String?) -> (name: String, format: ResponseDeflater.Format)? {
         guard let header else { return nil }
         var quality: [String: Double] = [:]
         for item in header.split(separator: ",") {
@@ -29,8 +25,8 @@ enum ContentCoding {
             quality[name] = q
         }
         func accepts(_ name: String) -> Bool { (quality[name] ?? quality["*"] ?? 0) > 0 }
-        if accepts("gzip") { return ("gzip", .gzip(configuration: responseLevel)) }
-        if accepts("deflate") { return ("deflate", .zlib(configuration: responseLevel)) }
+        if accepts("gzip") { return ("gzip", .gzip) }
+        if accepts("deflate") { return ("deflate", .zlib) }
         return nil
     }
 
@@ -41,15 +37,28 @@ enum ContentCoding {
 
     /// A JSON response from its bytes, compressed when the request accepts it and the body is large enough.
     static func json(_ bytes: ByteBuffer, for request: Request) -> Response {
+        json(parts: [bytes], for: request)
+    }
+
+    /// A JSON response whose body is `parts` one after another (a pull page: its head, its changes
+    /// as stored, its tail), compressed from the parts when the request accepts it and the body is
+    /// large enough, else joined.
+    static func json(parts: [ByteBuffer], for request: Request) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.vary] = "Accept-Encoding"
-        var body = bytes
-        if body.readableBytes >= threshold, let (name, algorithm) = negotiate(request.headers[.acceptEncoding]),
-            let compressed = try? body.compress(with: algorithm)
+        let length = parts.reduce(0) { $0 + $1.readableBytes }
+        if length >= threshold, let (name, format) = negotiate(request.headers[.acceptEncoding]),
+            let compressed = ResponseDeflater.shared.compress(parts, format: format)
         {
             headers[.contentEncoding] = name
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: compressed))
+        }
+        guard var body = parts.first else { return Response(status: .ok, headers: headers, body: .init()) }
+        if parts.count > 1 {
+            body = ByteBuffer()
+            body.reserveCapacity(length)
+            for part in parts { body.writeImmutableBuffer(part) }
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }

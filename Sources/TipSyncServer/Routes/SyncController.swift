@@ -183,19 +183,15 @@ struct SyncController: Sendable {
         let highestSeq = page.deviceHighestSeq ?? 0
         // The uploaded catalog's version (protocol.md §16): a device that follows it fetches on a change.
         let catalog = try await notifier.catalogVersion.current(store).map { #""catalog":\#(Self.quoted($0)),"# } ?? ""
-        // The page is assembled from the stored canonical JSON of each change, without re-encoding,
-        // straight into the buffer that is sent (or compressed).
+        // The page is the stored canonical JSON of each change, without re-encoding, between a head
+        // and a tail: compressed from those three parts, or joined into the buffer that is sent.
         // `cursor` and `more` come first: a client reads them to request the next page before it
         // decodes this one, and need not scan the changes to find them (protocol.md section 8).
         let head = #"{"cursor":""# + Cursor.text(page) + #"","more":\#(page.more),"# + catalog + #""changes":["#
         let tail =
             #"],"generation":"\#(page.generation)","highestSeq":\#(highestSeq),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
-        var body = ByteBuffer()
-        body.reserveCapacity(head.utf8.count + page.changes.joined.readableBytes + tail.utf8.count)
-        body.writeString(head)
-        body.writeImmutableBuffer(page.changes.joined)
-        body.writeString(tail)
-        return ContentCoding.json(body, for: request)
+        return ContentCoding.json(
+            parts: [ByteBuffer(string: head), page.changes.joined, ByteBuffer(string: tail)], for: request)
     }
 
     /// Server-sent events (protocol.md §9), in one of two modes:
