@@ -6,9 +6,8 @@ import Testing
 /// Response bodies compressed with kept zlib streams: each answer is exactly its parts, one after
 /// another, whatever the stream compressed before; the kept streams are bounded and freed on demand.
 @Suite struct ResponseDeflaterTests {
-    static func inflated(_ body: ByteBuffer, _ format: ResponseDeflater.Format) throws -> String {
-        let inflater: StrictInflater.Format = format == .gzip ? .gzip : .zlib
-        return String(buffer: try StrictInflater.inflate(body, format: inflater, limit: 50_000_000))
+    static func inflated(_ body: ByteBuffer, _ format: ZlibFormat) throws -> String {
+        String(buffer: try StrictInflater.inflate(body, format: format, limit: 50_000_000))
     }
 
     /// A page-like text: JSON that repeats, about `count` × 60 bytes.
@@ -16,8 +15,8 @@ import Testing
         (0..<count).map { #"{"id":"d:\#($0 * seed)","kind":"donation","n":\#($0 % 7)}"# }.joined(separator: ",")
     }
 
-    @Test(arguments: [ResponseDeflater.Format.gzip, .zlib])
-    func partsComeOutAsOneBodyOnAStreamUsedBefore(format: ResponseDeflater.Format) throws {
+    @Test(arguments: [ZlibFormat.gzip, .zlib])
+    func partsComeOutAsOneBodyOnAStreamUsedBefore(format: ZlibFormat) throws {
         let cases: [[String]] = [
             ["{\"cursor\":\"c\",\"changes\":[", Self.text(20_000, seed: 3), "]}"],
             [Self.text(10, seed: 1)],

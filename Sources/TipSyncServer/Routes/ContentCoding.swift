@@ -12,7 +12,7 @@ enum ContentCoding {
     /// The coding to answer with: `gzip` if acceptable, else `deflate` (HTTP's "deflate" is zlib
     /// format), else none. `q=0` refuses a coding; `*` accepts any not named. Responses are
     /// compressed at zlib's fastest level (``ResponseDeflater``).
-    static func negotiate(_ header: String?) -> (name: String, format: ResponseDeflater.Format)? {
+    static func negotiate(_ header: String?) -> (name: String, format: ZlibFormat)? {
         guard let header else { return nil }
         var quality: [String: Double] = [:]
         for item in header.split(separator: ",") {
@@ -69,7 +69,7 @@ enum ContentCoding {
     static func decode(_ body: ByteBuffer, encoding: String?, limit: Int) throws -> ByteBuffer {
         guard let encoding = encoding?.trimmingHTTPWhitespace.lowercased(), encoding != "identity"
         else { return body }
-        let format: StrictInflater.Format
+        let format: ZlibFormat
         switch encoding {
         case "gzip", "x-gzip": format = .gzip
         case "deflate": format = .zlib

@@ -16,20 +16,6 @@ import Synchronization
 final class ResponseDeflater: Sendable {
     static let shared = ResponseDeflater()
 
-    enum Format: Sendable {
-        /// RFC 1952 (`Content-Encoding: gzip`).
-        case gzip
-        /// RFC 1950 (`Content-Encoding: deflate`, as HTTP means it): a zlib stream.
-        case zlib
-
-        var windowBits: Int32 {
-            switch self {
-            case .gzip: 15 + 16
-            case .zlib: 15
-            }
-        }
-    }
-
     /// zlib's fastest level: on pull pages (JSON with repeated keys and names) it compresses to
     /// about 20% more bytes than the default level in about half the CPU time (BENCHMARKS.md).
     static let level: Int32 = 1
@@ -45,7 +31,7 @@ final class ResponseDeflater: Sendable {
     deinit { forgetIdle() }
 
     /// The bytes of `parts`, in order, compressed as one stream; nil if zlib refuses (out of memory).
-    func compress(_ parts: [ByteBuffer], format: Format) -> ByteBuffer? {
+    func compress(_ parts: [ByteBuffer], format: ZlibFormat) -> ByteBuffer? {
         guard var stream = idle.withLock({ $0[format]?.popLast() }) ?? Stream(format: format) else { return nil }
         let compressed = stream.compress(parts)
         stream.reset()
@@ -70,7 +56,7 @@ final class ResponseDeflater: Sendable {
     /// How many idle streams are kept (for tests).
     var idleCount: Int { idle.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
-    private let idle = Mutex<[Format: [Stream]]>([:])
+    private let idle = Mutex<[ZlibFormat: [Stream]]>([:])
 
     /// One zlib deflate stream and the buffer it writes into. Used by one response at a time: taken
     /// from ``idle`` under its lock and put back after, so never shared between threads at once.
@@ -78,7 +64,7 @@ final class ResponseDeflater: Sendable {
         let state: UnsafeMutablePointer<z_stream>
         var output = ByteBuffer()
 
-        init?(format: Format) {
+        init?(format: ZlibFormat) {
             state = .allocate(capacity: 1)
             state.initialize(to: z_stream())
             guard

@@ -7,20 +7,6 @@ import NIOCore
 /// used for responses, accepts a stream without its trailer or with bytes after it, and checks its
 /// size only between chunks.
 enum StrictInflater {
-    enum Format {
-        /// RFC 1952 (`Content-Encoding: gzip`): one member.
-        case gzip
-        /// RFC 1950 (`Content-Encoding: deflate`, as HTTP means it): a zlib stream.
-        case zlib
-
-        var windowBits: Int32 {
-            switch self {
-            case .gzip: 15 + 16
-            case .zlib: 15
-            }
-        }
-    }
-
     enum Failure: Error, Equatable {
         /// The output would exceed the limit.
         case tooLarge
@@ -28,7 +14,7 @@ enum StrictInflater {
         case malformed(String)
     }
 
-    static func inflate(_ body: ByteBuffer, format: Format, limit: Int) throws(Failure) -> ByteBuffer {
+    static func inflate(_ body: ByteBuffer, format: ZlibFormat, limit: Int) throws(Failure) -> ByteBuffer {
         var stream = z_stream()
         guard inflateInit2_(&stream, format.windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { throw .malformed("zlib could not start") }
