@@ -54,7 +54,8 @@ public struct ServerConfiguration: Sendable {
     public var autoCompactAfter: Int
     /// The server counts requests per interval of this length; when an interval's count falls to a
     /// tenth or less of the busiest since the last release (a burst is over), it frees SQLite's page
-    /// caches and idle reader connections, forgets rate-limit buckets of quiet devices, empties
+    /// caches and idle reader connections, forgets rate-limit buckets of quiet devices, the device
+    /// tokens it remembers and the zlib streams it keeps for compressed answers, empties
     /// libdispatch's per-thread continuation caches, and returns glibc's free heap pages to the system
     /// (``MemoryRelease``, ``DispatchContinuationCache``). Zero turns it off.
     public var memoryReleaseInterval: Duration

@@ -6,9 +6,10 @@ import ServiceLifecycle
 import Synchronization
 
 /// Gives memory back to the system once a burst of traffic is over: a burst of connections leaves
-/// SQLite's page caches warm, idle reader connections open, rate-limit buckets of devices that left,
-/// and glibc's heap arenas holding what was freed. Without this the server's resident memory stays
-/// near its peak until the next burst reuses it.
+/// SQLite's page caches warm, idle reader connections open, rate-limit buckets and remembered tokens
+/// (``TokenIdentityCache``) of devices that left, zlib streams kept for answers
+/// (``ResponseDeflater``), and glibc's heap arenas holding what was freed. Without this the server's
+/// resident memory stays near its peak until the next burst reuses it.
 ///
 /// It counts activity per `interval`: requests begun (not `/health` and `/metrics`: monitoring is
 /// not traffic) and background work that reads or writes the logs (tip-usage summaries,
