@@ -19,8 +19,8 @@ public struct ReplicaState: Sendable, Equatable {
 
     /// An event's donations, kept sorted by (date, id), and its latest `deleteDonations()`.
     public struct EventRecord: Sendable, Hashable {
-        /// Every mutation also takes a new ``version`` (`changed()`); not a `didSet`, under which an
-        /// append copied the whole list (a cold start's merge copied each donation ten times).
+        /// Every mutation also takes a new ``version`` (`changed()`, called where the list changes,
+        /// checked on every path by `EventRecordVersionTests`).
         public private(set) var donations: [Donation] = []
         public private(set) var ids: Set<String> = []
         public var deletedAt: Stamp?
