@@ -19,6 +19,15 @@ struct CanonicalJSON {
         return writer.text
     }
 
+    /// Writes `value`'s canonical text at the end of `bytes`, without making a string of it (a
+    /// replica persisting a page writes a payload for each of thousands of donations).
+    static func append(_ value: JSONValue, to bytes: inout [UInt8]) {
+        var writer = CanonicalJSON(capacity: 0)
+        swap(&writer.bytes, &bytes)
+        writer.write(value)
+        swap(&writer.bytes, &bytes)
+    }
+
     mutating func write(_ value: JSONValue) {
         switch value {
         case .null: raw("null")
@@ -33,6 +42,14 @@ struct CanonicalJSON {
                 write(item)
             }
             bytes.append(UInt8(ascii: "]"))
+        case .object(let members) where members.count == 1:
+            // The usual payload (one member): nothing to sort, no list of keys to make.
+            let (key, member) = members.first!
+            bytes.append(UInt8(ascii: "{"))
+            write(key)
+            bytes.append(UInt8(ascii: ":"))
+            write(member)
+            bytes.append(UInt8(ascii: "}"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
             for (index, key) in members.keys.sorted(by: Self.utf8Precedes).enumerated() {

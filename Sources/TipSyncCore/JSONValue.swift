@@ -152,6 +152,11 @@ extension JSONValue {
     /// Canonical JSON text: sorted keys, no whitespace. Equal values give identical bytes.
     public var canonicalText: String { CanonicalJSON.text(of: self) }
 
+    /// Writes ``canonicalText``'s bytes at the end of `bytes`, without making a string.
+    public func appendCanonicalText(to bytes: inout [UInt8]) {
+        CanonicalJSON.append(self, to: &bytes)
+    }
+
     /// Parses JSON text.
     public init(parsing text: String) throws {
         self = try JSONParser.parse(text.utf8)

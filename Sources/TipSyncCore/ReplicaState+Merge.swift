@@ -69,22 +69,25 @@ extension ReplicaState {
             let inserted = events[event, default: EventRecord()].insert(contentsOf: consume donations)
             for (index, isNew) in zip(batch.indices, inserted) { changed[index] = isNew }
         }
-        for (index, change) in changes.enumerated() {
-            switch change.operation {
+        // By index: iterating the array would copy each change (retaining its strings and payload)
+        // before the donation takes its own copies of them.
+        for index in changes.indices {
+            switch changes[index].operation {
             case .donation(let event, let id, let date, let info) where donationLimits[event]?.maximumCount == nil:
                 // `mergeDonation`'s rules, checked now: only this event's deletion or a reset can
                 // change their answer, and both insert what was gathered first.
-                if let reset = datastoreReset, change.stamp <= reset { continue }
+                let stamp = changes[index].stamp
+                if let reset = datastoreReset, stamp <= reset { continue }
                 gathered[event, default: Gathered(deletedAt: events[event]?.deletedAt)].add(
-                    Donation(id: id, date: date, info: info, stamp: change.stamp), at: index)
+                    Donation(id: id, date: date, info: info, stamp: stamp), at: index)
             case .donation(let event, _, _, _), .donationsDeleted(let event):
                 insertGathered(event)
-                changed[index] = apply(change, donationLimits: donationLimits)
+                changed[index] = apply(changes[index], donationLimits: donationLimits)
             case .datastoreReset:
                 for event in Array(gathered.keys) { insertGathered(event) }
-                changed[index] = apply(change, donationLimits: donationLimits)
+                changed[index] = apply(changes[index], donationLimits: donationLimits)
             default:
-                changed[index] = apply(change, donationLimits: donationLimits)
+                changed[index] = apply(changes[index], donationLimits: donationLimits)
             }
         }
         for event in Array(gathered.keys) { insertGathered(event) }

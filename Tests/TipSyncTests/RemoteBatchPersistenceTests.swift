@@ -60,14 +60,15 @@ import TipSyncTestSupport
     }
 
     /// A page's donation rows are bound from one buffer of their texts: every shape of text — short
-    /// and long, non-ASCII, an empty string, an absent payload — in full statements and a last short
-    /// one, reloads exactly.
+    /// and long, non-ASCII, an empty string, an absent payload, payloads of one member and of several
+    /// (written in canonical order) — in full statements and a last short one, reloads exactly.
     @Test func donationTextsOfEveryShapeReloadExactly() throws {
         let events = ["e", "événement", String(repeating: "long-event-name-", count: 8)]
         let devices = ["d", "appareil-🎉", String(repeating: "x", count: 40)]
         let infos: [JSONValue?] = [
             nil, .string(""), .object(["ключ": .string("значение 🎉")]), .int(7),
             .array([.string(String(repeating: "y", count: 300)), .bool(true)]),
+            .object(["b": .int(1), "a": .object(["z": .null, "y": .double(1.5)]), "ä": .string("\u{1}\"")]),
         ]
         let changes = (1...257).map { n -> Change in
             let device = devices[n % devices.count]

@@ -145,8 +145,7 @@ public final class TipsReplica: Sendable {
                     }
                     changes.append(change)
                 }
-                try ReplicaDatabase.persist(
-                    changes.map { ($0, true) }, state: core.state, limits: core.donationLimits, db)
+                try ReplicaDatabase.persist(changes, local: true, state: core.state, limits: core.donationLimits, db)
             }
         } catch {
             reloadAfterFailure(&core)
@@ -172,7 +171,7 @@ public final class TipsReplica: Sendable {
         _ changes: [Change], updatingSyncProgress update: (inout SyncProgress) throws -> Result
     ) throws -> Result {
         try core.withLock { core in
-            var applied: [(change: Change, isLocal: Bool)] = []
+            var anyChanged = false
             let clockBefore = core.hlc
             var adopted = false
             let result: Result
@@ -205,21 +204,21 @@ public final class TipsReplica: Sendable {
                     let now = UInt64(max(0, nowMilliseconds))
                     for change in merging { core.hlc.observe(change.hlc, physicalMilliseconds: now) }
                     let changed = merge.applyAll(&core.state, merging, core.donationLimits)
-                    for (change, isChanged) in zip(merging, changed) where isChanged { applied.append((change, false)) }
-                    guard !applied.isEmpty || core.hlc != clockBefore else { return result }
+                    anyChanged = changed.contains(true)
+                    guard anyChanged || core.hlc != clockBefore else { return result }
                     // Remember the latest *remote* stamp (not our own clock, which a skewed device
                     // may have pushed far ahead): re-stamping after `clock_skew` restarts from it.
                     let remoteLatest = changes.lazy.filter { $0.device != self.deviceID }.map(\.hlc).max()
                     try ReplicaDatabase.persist(
-                        applied, state: core.state, limits: core.donationLimits, observed: remoteLatest,
-                        eachMerged: true, db)
+                        merging, merged: changed, local: false, state: core.state, limits: core.donationLimits,
+                        observed: remoteLatest, eachMerged: true, db)
                     return result
                 }
             } catch {
                 reloadAfterFailure(&core)
                 throw error
             }
-            if !applied.isEmpty || adopted { notifyObservers(&core) }
+            if anyChanged || adopted { notifyObservers(&core) }
             return result
         }
     }

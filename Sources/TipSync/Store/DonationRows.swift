@@ -22,44 +22,55 @@ struct DonationRows {
     }
 
     static let perStatement = 100
-    private var pending: [Row] = []
+    /// The pending rows' texts, four a row (event, id, info, device), one after another: bound in
+    /// place when the rows are written. Each row's values are copied here as it is appended, so
+    /// no row is kept (a kept row is a copy, retaining its strings and payload).
+    private var texts: [UInt8] = []
+    /// Where each pending text is in ``texts``; nil binds NULL (a donation without a payload).
+    private var spans: [(start: Int, count: Int)?] = []
+    /// Each pending row's date and HLC.
+    private var numbers: [(date: Int64, hlc: Int64)] = []
 
     init() {
-        pending.reserveCapacity(Self.perStatement)
+        texts.reserveCapacity(Self.perStatement * 64)
+        spans.reserveCapacity(Self.perStatement * 4)
+        numbers.reserveCapacity(Self.perStatement)
     }
 
     /// Adds a row; writes a full statement's worth when it has one.
     mutating func append(_ row: Row, _ db: Database) throws {
-        pending.append(row)
-        if pending.count == Self.perStatement { try flush(db) }
+        add(row.event)
+        add(row.id)
+        if let info = row.info {
+            let start = texts.count
+            // Written straight into the buffer: no string is made for the payload's text.
+            info.appendCanonicalText(to: &texts)
+            spans.append((start, texts.count - start))
+        } else {
+            spans.append(nil)
+        }
+        add(row.stamp.device)
+        numbers.append((row.date, row.stamp.hlc.rawValue))
+        if numbers.count == Self.perStatement { try flush(db) }
+    }
+
+    private mutating func add(_ text: String) {
+        var text = text
+        let start = texts.count
+        text.withUTF8 { texts.append(contentsOf: $0) }
+        spans.append((start, texts.count - start))
     }
 
     /// Writes what is pending.
     mutating func flush(_ db: Database) throws {
-        guard !pending.isEmpty else { return }
+        guard !numbers.isEmpty else { return }
         // Full statements are reused; the last, shorter one of a batch is prepared once.
         let statement =
-            pending.count == Self.perStatement
-            ? try db.cachedStatement(sql: Self.fullStatement) : try db.makeStatement(sql: Self.sql(rows: pending.count))
-        // Every text goes into one buffer first, bound in place (SQLITE_STATIC) while the buffer
-        // lives: binding each as SQLITE_TRANSIENT had SQLite allocate and copy every value (its
-        // allocator takes a lock each time), which cost more than inserting the rows.
-        var texts: [UInt8] = []
-        texts.reserveCapacity(pending.count * 64)
-        var spans: [(start: Int, count: Int)?] = []
-        spans.reserveCapacity(pending.count * 4)
-        func add(_ text: String?) {
-            guard var text else { return spans.append(nil) }
-            let start = texts.count
-            text.withUTF8 { texts.append(contentsOf: $0) }
-            spans.append((start, texts.count - start))
-        }
-        for row in pending {
-            add(row.event)
-            add(row.id)
-            add(row.info?.canonicalText)
-            add(row.stamp.device)
-        }
+            numbers.count == Self.perStatement
+            ? try db.cachedStatement(sql: Self.fullStatement) : try db.makeStatement(sql: Self.sql(rows: numbers.count))
+        // Every text is bound in place (SQLITE_STATIC) while the buffer lives: binding each as
+        // SQLITE_TRANSIENT had SQLite allocate and copy every value (its allocator takes a lock
+        // each time), which cost more than inserting the rows.
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         let code = try texts.withUnsafeBufferPointer { buffer -> Int32 in
@@ -82,23 +93,25 @@ struct DonationRows {
                 column += 1
                 try check(sqlite3_bind_int64(handle, column, number))
             }
-            for row in pending {
+            for (date, hlc) in numbers {
                 try bindText()  // event
                 try bindText()  // id
-                try bind(row.date)
+                try bind(date)
                 try bindText()  // info
-                try bind(row.stamp.hlc.rawValue)
+                try bind(hlc)
                 try bindText()  // device
             }
             let code = sqlite3_step(handle)
-            // The bound texts point into `texts`, which goes away: unbind them before anything else
-            // can step this statement.
+            // The bound texts point into `texts`, which is emptied next: unbind them before
+            // anything else can step this statement.
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
             return code
         }
         guard code == SQLITE_DONE else { throw Self.error(code, db) }
-        pending.removeAll(keepingCapacity: true)
+        texts.removeAll(keepingCapacity: true)
+        spans.removeAll(keepingCapacity: true)
+        numbers.removeAll(keepingCapacity: true)
     }
 
     /// The statement for `rows` rows.

@@ -6,15 +6,19 @@ import TipSyncCore
 /// that already merged it, in the same transaction as the change-log entry.
 extension ReplicaDatabase {
     /// Persists changes already merged into `state`, inside a transaction the caller holds.
-    /// Local changes also go into the change log.
+    /// `local`: this device's own changes, which also go into the change log.
+    /// `merged`: which of `changes` changed the state when merged (the others touched nothing and
+    /// are skipped); nil: all of them.
     /// `observed`: the clock after observing remote changes, remembered across restarts.
-    /// `eachMerged`: every change changed the state when merged (see ``TouchedRecords/eachMerged``).
+    /// `eachMerged`: every change kept changed the state when merged (see ``TouchedRecords/eachMerged``).
     static func persist(
-        _ changes: [(change: Change, isLocal: Bool)], state: ReplicaState, limits: [String: DonationLimit],
-        observed: HLC? = nil, eachMerged: Bool = false, _ db: Database
+        _ changes: [Change], merged: [Bool]? = nil, local: Bool, state: ReplicaState,
+        limits: [String: DonationLimit], observed: HLC? = nil, eachMerged: Bool = false, _ db: Database
     ) throws {
-        for (change, isLocal) in changes where isLocal { try appendToLog(change, db) }
-        try TouchedRecords(changes.lazy.map(\.change), limits: limits, eachMerged: eachMerged).write(state: state, db)
+        if local {
+            for index in changes.indices where merged?[index] ?? true { try appendToLog(changes[index], db) }
+        }
+        try TouchedRecords(changes, merged: merged, limits: limits, eachMerged: eachMerged).write(state: state, db)
         if let observed {
             let known = try meta(.observedHLC, db).flatMap { Int64($0) } ?? Int64.min
             if observed.rawValue > known { try setMeta(.observedHLC, String(observed.rawValue), db) }

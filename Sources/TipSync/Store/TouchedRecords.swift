@@ -24,16 +24,22 @@ struct TouchedRecords {
         var key: DisplayCounter.Key
     }
 
-    init(_ changes: some Sequence<Change>, limits: [String: DonationLimit], eachMerged: Bool = false) {
+    /// What `changes` touched; with `merged`, only the changes it marks `true` (the others left
+    /// the state as it was).
+    init(_ changes: [Change], merged: [Bool]? = nil, limits: [String: DonationLimit], eachMerged: Bool = false) {
         self.eachMerged = eachMerged
-        for change in changes {
-            switch change.operation {
+        // By index: iterating the array would copy each change (retaining its strings) only to
+        // read a few of its fields.
+        for index in changes.indices where merged?[index] ?? true {
+            switch changes[index].operation {
             case .parameter(let id, _): parameters.insert(id)
             case .eligibility(let tip, _): tips.insert(tip)
             case .display(let tip, let epoch, _, _, _):
-                displays.insert(TouchedDisplay(tip: tip, key: DisplayCounter.Key(device: change.device, epoch: epoch)))
+                displays.insert(
+                    TouchedDisplay(tip: tip, key: DisplayCounter.Key(device: changes[index].device, epoch: epoch)))
             case .donation(let event, let id, let date, let info):
-                donations.append(DonationRows.Row(event: event, id: id, date: date, info: info, stamp: change.stamp))
+                donations.append(
+                    DonationRows.Row(event: event, id: id, date: date, info: info, stamp: changes[index].stamp))
                 if limits[event] != nil { trimmedEvents.insert(event) }
             case .donationsDeleted(let event): deletedEvents.insert(event)
             case .datastoreReset: datastoreReset = true
