@@ -38,6 +38,29 @@ import TipSyncTestSupport
         }
     }
 
+    /// A replica writes payloads with `appendCanonicalText(to:)` (no string each): the bytes it
+    /// appends are exactly `canonicalText`'s, whatever the buffer held before, one-member objects
+    /// (written without sorting keys) included.
+    @Test func appendedCanonicalTextIsCanonicalText() {
+        var random = SeededGenerator(seed: 7)
+        var buffer: [UInt8] = Array("prefix".utf8)
+        var values = (0..<300).map { _ in Self.randomValue(depth: 0, using: &random) }
+        values += [
+            .object(["only": .string("é\"\n")]), .object(["b": .int(1), "a": .object(["z": .null])]), .object([:]),
+        ]
+        for value in values {
+            let before = buffer.count
+            value.appendCanonicalText(to: &buffer)
+            #expect(Array(buffer[before...]) == Array(value.canonicalText.utf8))
+        }
+        #expect(Array(buffer.prefix(6)) == Array("prefix".utf8))
+        // A one-member object as the general path writes it (members sorted, nested ones too).
+        #expect(JSONValue.object(["only": .string("é\"\n")]).canonicalText == #"{"only":"é\"\n"}"#)
+        #expect(
+            JSONValue.object(["x": .object(["b": .int(1), "a": .array([.double(1.5)])])]).canonicalText
+                == #"{"x":{"a":[1.5],"b":1}}"#)
+    }
+
     @Test(arguments: [
         "", "{", "[1,]", "{\"a\":}", "{\"a\" 1}", "[1 2]", "01", "1.", "-", "1e", "tru", "nul", "\"abc",
         "\"\\x\"", "\"\\ud800\"", "\"a\nb\"", "[] []", "{\"a\":1,}", "NaN", "1e999",
