@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TipSyncCore
+import TipSyncTestSupport
 
 @testable import TipSyncAgent
 
@@ -89,7 +90,7 @@ import TipSyncCore
 /// The agent CLI quirks met by a client written from the documents (issue 30).
 @Suite struct AgentCommandLineTests {
     func store() throws -> (environment: [String: String], directory: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-cli-\(UUID().uuidString)")
+        let directory = Scratch.path("agent-cli")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return (["TIPSYNC_STORE": directory.appendingPathComponent("store").path], directory)
     }

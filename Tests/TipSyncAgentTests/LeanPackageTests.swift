@@ -12,7 +12,7 @@ import TipSyncTestSupport
             readme.split(separator: "\n").first { $0.hasPrefix(#".package(url: "https://github.com/<you>/TipSync""#) })
         #expect(line.contains("traits: []"), "the README's line is what this test resolves: \(line)")
 
-        let app = FileManager.default.temporaryDirectory.appendingPathComponent("lean-app-\(UUID().uuidString)")
+        let app = Scratch.path("lean-app")
         try FileManager.default.createDirectory(
             at: app.appendingPathComponent("Sources/App"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: app) }

@@ -20,11 +20,10 @@ let productsDirectory: URL = {
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// A fresh temporary directory (short path: Unix socket paths are limited to ~100 bytes).
+/// A fresh directory (short path: Unix socket paths are limited to ~100 bytes), removed with the
+/// test process's ``Scratch`` root when the process exits.
 func scratchDirectory() -> URL {
-    let url = URL(fileURLWithPath: "/tmp/tsa-\(UUID().uuidString.prefix(8))")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    Scratch.directory("tsa")
 }
 
 struct CommandResult {

@@ -102,7 +102,7 @@ import TipSyncTestSupport
 /// form and `JSON.stringify`'s string escapes — checked against Node, the JavaScript implementation.
 @Suite struct CanonicalTextMatchesJavaScriptTests {
     static func node(_ script: String, input: String) async throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("canonical-\(UUID().uuidString).json")
+        let file = Scratch.path("canonical", pathExtension: "json")
         try Data(input.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try await ChildProcess.run("/usr/bin/env", ["node", "-e", script, file.path])

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TipSync
+import TipSyncTestSupport
 
 @testable import TipSyncServer
 
@@ -17,8 +18,7 @@ import TipSync
         _ = try await fixture.store.push(parameterChanges(device: "phone", seqs: 1...2), from: phone)
 
         // The nightly backup (SQLite's online backup API, as deploy/README.md says), then more pushes.
-        let backupPath = FileManager.default.temporaryDirectory
-            .appendingPathComponent("tipsync-backup-\(UUID().uuidString).sqlite").path
+        let backupPath = Scratch.path("tipsync-backup", pathExtension: "sqlite").path
         try fixture.store.pool.backup(to: try DatabaseQueue(path: backupPath))
         _ = try await fixture.store.push(parameterChanges(device: "phone", seqs: 3...4, value: 1), from: phone)
 
@@ -84,8 +84,7 @@ import TipSync
 
     @Test func aDeviceWithNothingNewRepushesWhatTheRestoredServerLost() async throws {
         let fixture = try await ServerFixture.make()
-        let backupPath = FileManager.default.temporaryDirectory
-            .appendingPathComponent("tipsync-backup-\(UUID().uuidString).sqlite").path
+        let backupPath = Scratch.path("tipsync-backup", pathExtension: "sqlite").path
         let phone = try makeDevice("phone")
         let laptop = try makeDevice("laptop")
         @Sendable func client(_ replica: TipsReplica, _ port: Int) -> SyncClient {

@@ -37,7 +37,7 @@ struct ConsoleBrowserTests {
         // button (Revoke tokens, Compact, Erase…) inside it, not scrolled off sideways (issue 31,
         // item 10). Screenshots go to TIPSYNC_SCREENSHOTS when set.
         let directory =
-            shots ?? FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-shots-\(UUID())").path
+            shots ?? Scratch.path("tipsync-shots").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func look(_ name: String) async throws {
             for (width, height) in [(1280, 900), (390, 844)] {

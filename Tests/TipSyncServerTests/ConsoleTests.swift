@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import Testing
 import TipSync
+import TipSyncTestSupport
 
 @testable import TipSyncServer
 
@@ -388,7 +389,7 @@ import TipSync
     }
 
     @Test func aRestoredBackupCarriesItsOwnTipUsage() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-console-\(UUID())")
+        let directory = Scratch.path("tipsync-console")
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         let account = try await store.createAccount(name: "alice")

@@ -8,7 +8,7 @@ import TipSyncTestSupport
 /// a throwaway PostgreSQL.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct CrashConsistencyTests {
     @Test func sqliteLosesNothingAcknowledgedAcrossKills() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-crash-\(UUID())")
+        let directory = Scratch.path("tipsync-crash")
         try await Self.run(database: "sqlite:" + directory.appendingPathComponent("server.sqlite").path, seed: 11)
     }
 

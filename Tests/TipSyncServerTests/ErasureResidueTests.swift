@@ -5,6 +5,7 @@ import Logging
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncTestSupport
 
 /// Right to erasure, down to the bytes (issue 31, item 5): after `DELETE /admin/v1/accounts/X` the
 /// erased name and data were still in the SQLite `-wal` file while the server ran, and the name in
@@ -26,7 +27,7 @@ import TipSyncServer
     }
 
     @Test func anErasedAccountLeavesNoBytesInTheDatabaseFilesAndNoNameInTheLog() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-erase-\(UUID())")
+        let directory = Scratch.path("tipsync-erase")
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         _ = try await store.createAccount(name: Self.name)

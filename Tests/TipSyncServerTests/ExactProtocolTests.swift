@@ -187,9 +187,7 @@ import TipSyncTestSupport
     /// Databases from before per-account positions are renumbered in order, keep every change, and
     /// refuse the old cursors once (the generation rotates), so no device skips a change.
     @Test func anExistingSQLiteDatabaseIsRenumberedPerAccount() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "tipsync-migrate-\(UUID().uuidString)/server.sqlite"
-        ).path
+        let path = Scratch.path("tipsync-migrate").appendingPathComponent("server.sqlite").path
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         // The v2 schema, as a server of the previous release left it: positions interleaved.

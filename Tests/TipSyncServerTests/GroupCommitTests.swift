@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+import TipSyncTestSupport
 
 @testable import TipSyncServer
 
@@ -17,8 +18,7 @@ import Testing
         let commits = CommitCounter()
 
         init() throws {
-            let path = FileManager.default.temporaryDirectory
-                .appendingPathComponent("group-commit-\(UUID().uuidString).sqlite").path
+            let path = Scratch.path("group-commit", pathExtension: "sqlite").path
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
             pool = try DatabasePool(path: path, configuration: configuration)

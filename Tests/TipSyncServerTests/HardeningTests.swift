@@ -242,7 +242,7 @@ import TipSyncTestSupport
     static func processServer(_ arguments: [String]) async throws -> (
         server: CrashConsistencyTests.ServerUnderTest, token: String
     ) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-conn-\(UUID())")
+        let directory = Scratch.path("tipsync-conn")
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
         _ = try await ServerProcessTests.run(["accounts", "create", "conn", "--database", database])
         let token = try await ServerProcessTests.run([
@@ -315,7 +315,7 @@ import TipSyncTestSupport
     /// 200 slow-loris connections trickling a byte a second must not stop anyone else. A real
     /// `tipsync-server` process, so its 200 accepted sockets are its own, not the test process's.
     @Test func othersAreServedWhileSlowLorisConnectionsTrickle() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-loris-\(UUID())")
+        let directory = Scratch.path("tipsync-loris")
         let server = try await CrashConsistencyTests.ServerUnderTest.start(
             database: "sqlite:" + directory.appendingPathComponent("server.sqlite").path,
             arguments: ["--request-head-timeout", "120"])  // so the lorises stay, however slow this machine
@@ -341,7 +341,7 @@ import TipSyncTestSupport
     /// A real `tipsync-server` process: its sockets are its own, out of reach of anything else the
     /// test process does with descriptors; the counts are read from its `/metrics`.
     @Test func clientsThatLeaveAreReleasedAtOnceAndCountedCorrectly() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-leave-\(UUID())")
+        let directory = Scratch.path("tipsync-leave")
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
         #expect(try await ServerProcessTests.run(["accounts", "create", "leave", "--database", database]).status == 0)
         let token = try await ServerProcessTests.run([

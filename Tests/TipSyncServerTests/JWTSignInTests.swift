@@ -6,6 +6,7 @@ import JWTKit
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncTestSupport
 
 /// Device sign-in with the app's own identity provider's JWTs (HS256 secret, JWKS public keys).
 @Suite struct JWTSignInTests {
@@ -26,7 +27,7 @@ import TipSyncServer
     static let secret = String(repeating: "s", count: 32)
 
     static func temporaryFile(_ contents: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-jwt-\(UUID().uuidString)")
+        let url = Scratch.path("tipsync-jwt")
         try Data(contents.utf8).write(to: url)
         return url.path
     }

@@ -6,6 +6,7 @@ import Prometheus
 import Synchronization
 import Testing
 import TipSync
+import TipSyncTestSupport
 
 @testable import TipSyncServer
 
@@ -92,7 +93,7 @@ import TipSync
     /// finished and the process hung (the likely reason a CI run of the whole suite never ended). Here the pool has one
     /// thread, so the old code hangs every time; the release must wait for the read, not block it.
     @Test func releasingMemoryWaitsForReadsWithoutHoldingTheirThread() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-\(UUID())")
+        let directory = Scratch.path("tipsync")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()

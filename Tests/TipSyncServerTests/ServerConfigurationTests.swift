@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TipSyncTestSupport
 
 @testable import TipSyncServer
 
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func aFlagWinsOverTheEnvironmentWhichWinsOverTheFile() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString).env")
+        let file = Scratch.path("settings", pathExtension: "env")
         defer { try? FileManager.default.removeItem(at: file) }
         try """
         # a comment

@@ -24,7 +24,7 @@ import TipSyncTestSupport
     /// `migrate`, `accounts create` and `admin-keys create` may create one; every command says which
     /// database it opened.
     @Test func commandsNameTheirDatabaseAndOnlyCreatingOnesCreateIt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-cwd-\(UUID())")
+        let directory = Scratch.path("tipsync-cwd")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let tool = Self.productsDirectory.appendingPathComponent("tipsync-server").path
         func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
@@ -50,8 +50,7 @@ import TipSyncTestSupport
     }
 
     @Test func operatorCommandsAndTwoDevicesSyncingThroughTheRealServer() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "tipsync-process-\(UUID().uuidString)")
+        let directory = Scratch.path("tipsync-process")
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
         let account = try await Self.run(["accounts", "create", "alice", "--database", database])
         #expect(account.status == 0)

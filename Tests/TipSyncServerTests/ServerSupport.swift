@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncTestSupport
 
 /// A server store in a temporary directory with one account and device tokens.
 struct ServerFixture {
@@ -12,8 +13,7 @@ struct ServerFixture {
     var tokens: [String: String] = [:]
 
     static func make(devices: [String] = ["phone", "laptop"], account: String = "alice") async throws -> ServerFixture {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "tipsync-server-\(UUID().uuidString)")
+        let directory = Scratch.path("tipsync-server")
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         var fixture = ServerFixture(store: store, accountID: try await store.createAccount(name: account))
@@ -60,7 +60,7 @@ func change(
 
 /// A replica in a temporary directory.
 func makeDevice(_ name: String, clock: TipsClock = .system) throws -> TipsReplica {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-device-\(UUID().uuidString)")
+    let directory = Scratch.path("tipsync-device")
     return try TipsReplica(directory: directory, deviceID: name, clock: clock, environment: [:])
 }
 

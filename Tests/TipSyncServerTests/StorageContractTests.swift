@@ -18,9 +18,7 @@ enum Backend: String, CaseIterable, Sendable {
         switch self {
         case .sqlite:
             "sqlite:"
-                + FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "tipsync-contract-\(UUID().uuidString)/server.sqlite"
-                ).path
+                + Scratch.path("tipsync-contract").appendingPathComponent("server.sqlite").path
         case .postgres: try await ThrowawayPostgres.freshDatabase()
         }
     }

@@ -32,7 +32,7 @@ struct WebClientTests {
     /// the ones in `clients/web/types/` (regenerate: `cd clients/web && tsc -p tsconfig.json`).
     @Test func theTypesCheckAndTheShippedDeclarationsAreCurrent() async throws {
         let tsc = try #require(InstalledTool.path("tsc"), "tsc is not installed (apt-get install -y node-typescript)")
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-web-types-\(UUID())")
+        let output = Scratch.path("tipsync-web-types")
         defer { try? FileManager.default.removeItem(at: output) }
         let result = try await ChildProcess.run(
             tsc, ["-p", "tsconfig.json", "--outDir", output.path], directory: Self.client.path)

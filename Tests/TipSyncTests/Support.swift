@@ -1,10 +1,10 @@
 import Foundation
 import TipSync
+import TipSyncTestSupport
 
-/// A fresh directory under the system temp dir, unique per call.
+/// A fresh directory (under the test process's ``Scratch`` root, removed when it exits).
 func temporaryDirectory(_ name: String = "replica") -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("tipsync-tests-\(UUID().uuidString)").appendingPathComponent(name)
+    let url = Scratch.path("tipsync-tests").appendingPathComponent(name)
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }

@@ -3,7 +3,7 @@
 // from the server's "listening" log line; an account `demo` with tokens for the devices asked for.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,8 +35,12 @@ export async function startServer(devices = ['phone', 'laptop'], flags = []) {
     tokens,
     adminKey,
     database,
+    /** Stops the server and removes its database directory. */
     stop: () => new Promise((resolve) => {
-      child.once('exit', resolve);
+      child.once('exit', () => {
+        rmSync(directory, { recursive: true, force: true });
+        resolve(undefined);
+      });
       child.kill('SIGTERM');
     }),
   };
