@@ -41,16 +41,14 @@ public final class HeadlessChromium: Sendable {
         }
         let commands = try ChildProcess.pipe()
         let replies = try ChildProcess.pipe()
-        profile = Scratch.directory("tipsync-chromium").path
+        profile = Scratch.path("tipsync-chromium").path
         process = try ChildProcess(
             executable,
             [
                 "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu", "--no-first-run",
                 "--disable-dev-shm-usage", "--user-data-dir=\(profile)", "--window-size=\(width),\(height)",
                 "about:blank",
-            ],
-            // Its own temporary files (a singleton socket) go into the profile, removed with it.
-            environment: ["TMPDIR": profile], descriptors: [3: commands.read, 4: replies.write])
+            ], descriptors: [3: commands.read, 4: replies.write])
         close(commands.read)
         close(replies.write)
         toBrowser = commands.write
