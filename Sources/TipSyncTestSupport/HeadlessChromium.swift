@@ -41,12 +41,14 @@ public final class HeadlessChromium: Sendable {
         }
         let commands = try ChildProcess.pipe()
         let replies = try ChildProcess.pipe()
-        profile = Scratch.path("tipsync-chromium").path
+        profile = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-chromium-\(UUID())").path
         process = try ChildProcess(
             executable,
             [
                 "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu", "--no-first-run",
                 "--disable-dev-shm-usage", "--user-data-dir=\(profile)", "--window-size=\(width),\(height)",
+                // No component downloads into the profile (they outlive `quit()` in helper processes).
+                "--disable-component-update", "--disable-background-networking",
                 "about:blank",
             ], descriptors: [3: commands.read, 4: replies.write])
         close(commands.read)
@@ -72,11 +74,18 @@ public final class HeadlessChromium: Sendable {
         try? FileManager.default.removeItem(atPath: profile)
     }
 
-    /// Ends the browser and waits for it.
+    /// Ends the browser, waits for it, and removes its profile.
     public func quit() async {
         _ = try? await send("Browser.close", session: nil)
         process.terminate()
         await process.exitStatus()
+        // Its helper processes may still be writing into the profile for a moment after the main one
+        // exits: try again, for at most a second, until the profile is gone.
+        for _ in 0..<100 {
+            try? FileManager.default.removeItem(atPath: profile)
+            if !FileManager.default.fileExists(atPath: profile) { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Loads `url` (in the first page, or `tab`) and waits for its load event.

@@ -10,11 +10,20 @@ public enum Scratch {
     private static let rootPath = "/tmp/tipsync-\(getpid())"
 
     /// Created on first use (a directory of an earlier process with the same pid is emptied first);
-    /// removal is registered with `atexit`, which runs when the test process ends normally.
+    /// its removal is registered with `atexit`, which runs when the test process ends normally.
     private static let root: URL = {
         try? FileManager.default.removeItem(atPath: rootPath)
         try? FileManager.default.createDirectory(atPath: rootPath, withIntermediateDirectories: true)
-        atexit { try? FileManager.default.removeItem(atPath: Scratch.rootPath) }
+        atexit {
+            // A program a test started may still be writing below the root as the process ends
+            // (Chromium's helper processes outlive its main one by a moment): try again, for at most
+            // a second, until the root is gone.
+            for _ in 0..<100 {
+                try? FileManager.default.removeItem(atPath: Scratch.rootPath)
+                if !FileManager.default.fileExists(atPath: Scratch.rootPath) { return }
+                usleep(10_000)
+            }
+        }
         return URL(fileURLWithPath: rootPath, isDirectory: true)
     }()
 

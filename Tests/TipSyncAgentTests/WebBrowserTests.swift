@@ -83,10 +83,7 @@ struct WebBrowserTests {
         }
         let first = try await HeadlessChromium()
         let second = try await HeadlessChromium()
-        defer {
-            Task { await first.quit() }
-            Task { await second.quit() }
-        }
+        // Both quit (awaited) at the end; a test that throws before leaves them to `deinit`.
         let firstURL = try await page("browser-a")
         try await first.open(firstURL)
         try await second.open(try await page("browser-b"))
@@ -174,6 +171,8 @@ struct WebBrowserTests {
         #expect(try await second.evaluate("tipsync.status('welcome')") as? String == "invalidated:tipClosed")
         #expect(try await second.evaluate("tipsync.status('search')") as? String == "invalidated:actionPerformed")
         #expect(try await second.evaluate(Self.shown("welcome")) as? Bool == false)
+        await first.quit()
+        await second.quit()
     }
 }
 
@@ -214,7 +213,6 @@ extension WebBrowserTests {
             shell.stdout.text.firstMatch(of: /open (http\S+)/).map { String($0.1) }, "\(shell.stdout.text)")
 
         let browser = try await HeadlessChromium()
-        defer { Task { await browser.quit() } }
         try await browser.open(url)
         #expect(try await browser.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
         #expect(
@@ -235,5 +233,6 @@ extension WebBrowserTests {
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         try Data("go\n".utf8).write(to: URL(fileURLWithPath: proceed))
         #expect(await shell.exitStatus() == 0, "stderr: \(shell.stderr.text)")
+        await browser.quit()
     }
 }
