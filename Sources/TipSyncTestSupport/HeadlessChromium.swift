@@ -79,13 +79,7 @@ public final class HeadlessChromium: Sendable {
         _ = try? await send("Browser.close", session: nil)
         process.terminate()
         await process.exitStatus()
-        // Its helper processes may still be writing into the profile for a moment after the main one
-        // exits: try again, for at most a second, until the profile is gone.
-        for _ in 0..<100 {
-            try? FileManager.default.removeItem(atPath: profile)
-            if !FileManager.default.fileExists(atPath: profile) { return }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        Scratch.remove(atPath: profile)
     }
 
     /// Loads `url` (in the first page, or `tab`) and waits for its load event.

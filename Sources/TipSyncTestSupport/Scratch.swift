@@ -1,8 +1,8 @@
 import Foundation
 
 /// Where tests put their files: everything under one directory per test process,
-/// `/tmp/tipsync-<pid>`, which is removed when the process exits. A test run leaves nothing in
-/// `/tmp`, however its tests end (a failed `#expect`, a thrown error, a test that forgot a `defer`).
+/// `/tmp/tipsync-<pid>`, which is removed when the process exits: what tests put here is gone however
+/// they end (a failed `#expect`, a thrown error, a test that forgot a `defer`).
 ///
 /// The root is short on purpose: agents listen on Unix sockets inside these directories, and a
 /// socket's path is limited to about 100 bytes.
@@ -14,16 +14,7 @@ public enum Scratch {
     private static let root: URL = {
         try? FileManager.default.removeItem(atPath: rootPath)
         try? FileManager.default.createDirectory(atPath: rootPath, withIntermediateDirectories: true)
-        atexit {
-            // A program a test started may still be writing below the root as the process ends
-            // (Chromium's helper processes outlive its main one by a moment): try again, for at most
-            // a second, until the root is gone.
-            for _ in 0..<100 {
-                try? FileManager.default.removeItem(atPath: Scratch.rootPath)
-                if !FileManager.default.fileExists(atPath: Scratch.rootPath) { return }
-                usleep(10_000)
-            }
-        }
+        atexit { Scratch.remove(atPath: Scratch.rootPath) }
         return URL(fileURLWithPath: rootPath, isDirectory: true)
     }()
 
@@ -39,5 +30,16 @@ public enum Scratch {
         let url = path(prefix)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
+    }
+
+    /// Removes `path` and everything below it. A program a test started may still be writing there
+    /// for a moment after it ended (Chromium's helper processes outlive its main one): this tries
+    /// again every 10 ms, for at most a second, until the path is gone.
+    public static func remove(atPath path: String) {
+        for _ in 0..<100 {
+            try? FileManager.default.removeItem(atPath: path)
+            if !FileManager.default.fileExists(atPath: path) { return }
+            usleep(10_000)
+        }
     }
 }
