@@ -107,6 +107,7 @@ let package = Package(
                 tool("NIOEmbedded", "swift-nio"),
                 tool("NIOHTTP1", "swift-nio"),
                 tool("NIOHTTPTypes", "swift-nio-extras"),
+                tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
                 tool("JWTKit", "jwt-kit"),
                 tool("UnixSignals", "swift-service-lifecycle"),
                 tool("Configuration", "swift-configuration"),

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Prometheus
@@ -44,15 +45,38 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     ]
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
     if let memory { services.append(memory) }
+    let responder = LiveStreamResponder(base: router.buildResponder())
+    let serverName = "tipsync-server"
+    // What Hummingbird's connection task does with a request, for the live streams served on their
+    // connection's pipeline instead (``SyncServerChannel``).
+    let respondLive: LiveConnection.Respond = { request, channel in
+        var logger = logger
+        logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+        let context = SyncRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+        var response: Response
+        do {
+            response = try await responder.respond(to: request, context: context)
+        } catch {
+            response = Response(status: .internalServerError)
+        }
+        response.headers[.date] = HTTPDate.text(Date())
+        response.headers[.server] = serverName
+        return response
+    }
+    let connectionMetrics = metrics.connections
     return Application(
-        responder: LiveStreamResponder(base: router.buildResponder()),
-        server: .http1(
-            configuration: .init(
-                additionalChannelHandlers: [
-                    ConnectionGuard(limits: limits, metrics: metrics.connections, idle: idle, now: now)
-                ])),
+        responder: responder,
+        server: HTTPServerBuilder { appResponder in
+            SyncServerChannel(
+                http1: HTTP1Channel(
+                    responder: appResponder,
+                    configuration: .init(additionalChannelHandlers: [
+                        ConnectionGuard(limits: limits, metrics: connectionMetrics, idle: idle, now: now)
+                    ])),
+                limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive)
+        },
         configuration: .init(
-            address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "tipsync-server",
+            address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: serverName,
             availableConnectionsDelegate: ConnectionCounter(
                 maximum: maxConnections, idle: idle, logger: logger, factory: metrics.factory)),
         services: services,

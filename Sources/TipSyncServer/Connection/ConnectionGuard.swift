@@ -16,8 +16,7 @@ import TipSyncCore
 /// — its head, or its body's chunked framing before any answer began — with `400 malformed_request`
 /// (an unknown method, or `CONNECT`: `405 method_not_allowed`), all as JSON and closing the
 /// connection. A request head with `Expect: 100-continue` gets the interim `100 Continue` at once.
-/// Its reads start at 512 bytes and grow as requests need (NIO starts at 2 KB): an idle live stream
-/// keeps its last read buffer for as long as it stays open.
+/// Its reads start at 512 bytes (``setReadSizes(_:)``).
 ///
 /// One instance per connection; it lives on the connection's event loop.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -56,10 +55,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.now = now
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        try? context.channel.syncOptions?.setOption(
+    /// Reads start at 512 bytes and grow as requests need (NIO starts at 2 KB): an idle live stream
+    /// keeps its last read buffer for as long as it stays open. Called on the channel's event loop.
+    static func setReadSizes(_ channel: any Channel) {
+        try? channel.syncOptions?.setOption(
             ChannelOptions.recvAllocator,
             value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536))
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        Self.setReadSizes(context.channel)
         if context.channel.isActive {
             arm(.head, context: context)
             idle.opened(context.channel)

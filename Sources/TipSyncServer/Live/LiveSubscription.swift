@@ -3,32 +3,38 @@ import Synchronization
 /// One live stream's (`GET /v1/live`) link to the ``ChangeNotifier``: wake-ups, and whether news
 /// arrived since the stream last wrote. Wake-ups collapse (at most one is pending), but news is never
 /// lost: a heartbeat's wake-up that finds news pending writes `changes`.
+///
+/// Wake-ups call one function (``onWake(_:)``), so no task needs to wait for them: an idle stream
+/// served on the connection's pipeline (``LiveConnectionHandler``) costs no task at all. A stream
+/// written by a task reads them as ``wakeUps``.
 public final class LiveSubscription: Sendable {
-    /// One element per wake-up; finishes when the stream must end.
-    public let wakeUps: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
     private let pending = Atomic<Bool>(false)
     private let catalogPending = Atomic<Bool>(false)
-    private let endings = Endings()
+    private let state = Mutex(State())
 
-    init() {
-        (wakeUps, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        continuation.onTermination = { [endings] _ in endings.run() }
+    private struct State {
+        var wake: (@Sendable () -> Void)?
+        /// A wake-up arrived before anyone listened.
+        var woken = false
+        var ended = false
+        var endings: [@Sendable () -> Void] = []
     }
+
+    init() {}
 
     /// The account's log grew.
     func changes() {
         pending.store(true, ordering: .releasing)
-        continuation.yield()
+        wakeUp()
     }
 
     /// A new catalog was uploaded.
     func catalogChanged() {
         catalogPending.store(true, ordering: .releasing)
-        continuation.yield()
+        wakeUp()
     }
 
-    func heartbeat() { continuation.yield() }
+    func heartbeat() { wakeUp() }
 
     /// Whether a new catalog was uploaded since the last call (then the stream writes `catalog`).
     public func takeCatalog() -> Bool { catalogPending.exchange(false, ordering: .acquiringAndReleasing) }
@@ -36,33 +42,59 @@ public final class LiveSubscription: Sendable {
     /// Whether news arrived since the last call (then the stream writes `changes`, else a heartbeat).
     public func takeChanges() -> Bool { pending.exchange(false, ordering: .acquiringAndReleasing) }
 
+    /// Calls `wake` on every wake-up from now on until the stream ends (at once if one arrived
+    /// before, even when the stream has ended since). A stream has one reader: a second call
+    /// replaces the first.
+    public func onWake(_ wake: @escaping @Sendable () -> Void) {
+        let woken = state.withLock { state in
+            if !state.ended { state.wake = wake }
+            defer { state.woken = false }
+            return state.woken
+        }
+        if woken { wake() }
+    }
+
+    /// The wake-ups as a sequence, for a stream a task writes; it finishes when the stream ends, and
+    /// the stream ends when the task stops reading it.
+    public var wakeUps: AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in self?.finish() }
+        // A wake-up that came before is read before the end.
+        onWake { continuation.yield() }
+        onTermination { continuation.finish() }
+        return stream
+    }
+
     /// Ends the stream (revocation, erasure, shutdown, the client leaving, the credential expiring).
-    public func finish() { continuation.finish() }
+    public func finish() {
+        let endings = state.withLock { state in
+            guard !state.ended else { return [@Sendable () -> Void]() }
+            state.ended = true
+            state.wake = nil
+            defer { state.endings = [] }
+            return state.endings
+        }
+        for action in endings { action() }
+    }
+
+    /// Whether the stream has ended.
+    public var isFinished: Bool { state.withLock(\.ended) }
 
     /// Runs `action` once the stream has ended (at once if it already has).
     func onTermination(_ action: @escaping @Sendable () -> Void) {
-        endings.add(action)
+        let ended = state.withLock { state in
+            if !state.ended { state.endings.append(action) }
+            return state.ended
+        }
+        if ended { action() }
     }
 
-    /// What runs when the stream ends, each once.
-    private final class Endings: Sendable {
-        private let state = Mutex<(ended: Bool, actions: [@Sendable () -> Void])>((false, []))
-
-        func add(_ action: @escaping @Sendable () -> Void) {
-            let ended = state.withLock { state in
-                if !state.ended { state.actions.append(action) }
-                return state.ended
-            }
-            if ended { action() }
+    private func wakeUp() {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.ended else { return nil }
+            if state.wake == nil { state.woken = true }
+            return state.wake
         }
-
-        func run() {
-            let actions = state.withLock { state in
-                state.ended = true
-                defer { state.actions = [] }
-                return state.actions
-            }
-            for action in actions { action() }
-        }
+        wake?()
     }
 }

@@ -231,7 +231,6 @@ struct SyncController: Sendable {
                 throw error
             }
         }
-        let metrics = metrics
         // The client left (ConnectionGuard closes the connection on its FIN): end at once.
         context.connectionClosed?.whenComplete { _ in subscription.finish() }
         // A JWT's stream ends when the JWT expires: the client reconnects with a fresh one.
@@ -244,60 +243,19 @@ struct SyncController: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
-        guard let start else {
-            return Response(
-                status: .ok, headers: headers,
-                body: ResponseBody { writer in
-                    metrics.liveConnections.increment()
-                    defer { metrics.liveConnections.decrement() }
-                    try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-                    // The server's graceful shutdown waits for open requests: end the stream when it begins.
-                    try await withGracefulShutdownHandler {
-                        for await _ in subscription.wakeUps {
-                            let changes = subscription.takeChanges()
-                            let catalog = subscription.takeCatalog()
-                            if changes { try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n")) }
-                            if catalog { try await writer.write(ByteBuffer(string: "event: catalog\ndata: {}\n\n")) }
-                            if !changes, !catalog { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
-                        }
-                    } onGracefulShutdown: {
-                        subscription.finish()
-                    }
-                    try await writer.finish(nil)
-                })
-        }
-        let feed = LiveFeed(
-            account: identity.accountID, device: identity, limit: start.limit, store: store, notifier: notifier,
-            activity: activity, metrics: metrics, now: now)
-        let opened = firstPage
-        return Response(
-            status: .ok, headers: headers,
-            body: ResponseBody { writer in
-                var position = start.position
-                metrics.liveConnections.increment()
-                defer { metrics.liveConnections.decrement() }
-                try await writer.write(
-                    ByteBuffer(string: #"event: ready\#ndata: {"cursor":"\#(start.generation).\#(position)"}\#n\#n"#))
-                try await withGracefulShutdownHandler {
-                    // What was already there when the stream opened (the subscription came first, so
-                    // nothing that lands from here on is missed).
-                    if let opened {
-                        try await feed.write(LivePages.event(opened, from: position, serverTime: now()), to: &writer)
-                        position = opened.cursor
-                        if opened.more { position = try await feed.catchUp(after: position, to: &writer) }
-                    }
-                    for await _ in subscription.wakeUps {
-                        let changes = subscription.takeChanges()
-                        let catalog = subscription.takeCatalog()
-                        if changes { position = try await feed.catchUp(after: position, to: &writer) }
-                        if catalog { try await writer.write(try await feed.catalogEvent()) }
-                        if !changes, !catalog { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
-                    }
-                } onGracefulShutdown: {
-                    subscription.finish()
-                }
-                try await writer.finish(nil)
-            })
+        let mode: LiveStream.Mode =
+            start.map { start in
+                .carrying(
+                    LiveFeed(
+                        account: identity.accountID, device: identity, limit: start.limit, store: store,
+                        notifier: notifier, activity: activity, metrics: metrics, now: now),
+                    generation: start.generation, opened: firstPage)
+            } ?? .notifyOnly
+        let stream = LiveStream(
+            subscription: subscription, mode: mode, position: start?.position ?? 0, metrics: metrics, now: now)
+        let handoff = LiveHandoff.current
+        handoff?.take(stream)
+        return Response(status: .ok, headers: headers, body: stream.body(handedOff: handoff != nil))
     }
 
     @Sendable func device(_ request: Request, context: SyncRequestContext) async throws -> Response {
