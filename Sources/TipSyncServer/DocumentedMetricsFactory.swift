@@ -18,6 +18,9 @@ public struct DocumentedMetricsFactory: MetricsFactory {
         "tipsync_push_duplicates_total": "Changes in pushes the server already held (retried pushes), ignored.",
         "tipsync_changes_served_total": "Changes sent to devices in pull pages.",
         "tipsync_live_connections": "Live (server-sent events) streams open on this instance.",
+        "tipsync_live_streams_opened_total":
+            "Live streams opened, by where they are served: pipeline (the connection's first request; no task "
+            + "while idle) or connection_task (asked for after other requests on the connection; more memory).",
         "tipsync_long_polls": "Long-poll pulls waiting for news on this instance.",
         "tipsync_rate_limited_total": "Requests and pushes refused with 429 rate_limited.",
         "tipsync_auto_compactions_total": "Background compactions run.",

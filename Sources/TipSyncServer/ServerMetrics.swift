@@ -10,6 +10,9 @@ struct ServerMetrics: Sendable {
     let changesServed: CoreMetrics.Counter
     /// Open live (SSE) streams on this instance.
     let liveConnections: CoreMetrics.Meter
+    /// Live streams opened on their connection's pipeline, and on Hummingbird's connection task.
+    let liveStreamsOnPipeline: CoreMetrics.Counter
+    let liveStreamsOnConnectionTask: CoreMetrics.Counter
     /// Long-poll pulls waiting on this instance.
     let longPolls: CoreMetrics.Meter
     let connections: ConnectionMetrics
@@ -28,6 +31,10 @@ struct ServerMetrics: Sendable {
         duplicatesIgnored = CoreMetrics.Counter(label: "tipsync_push_duplicates_total", factory: factory)
         changesServed = CoreMetrics.Counter(label: "tipsync_changes_served_total", factory: factory)
         liveConnections = CoreMetrics.Meter(label: "tipsync_live_connections", factory: factory)
+        liveStreamsOnPipeline = CoreMetrics.Counter(
+            label: "tipsync_live_streams_opened_total", dimensions: [("path", "pipeline")], factory: factory)
+        liveStreamsOnConnectionTask = CoreMetrics.Counter(
+            label: "tipsync_live_streams_opened_total", dimensions: [("path", "connection_task")], factory: factory)
         longPolls = CoreMetrics.Meter(label: "tipsync_long_polls", factory: factory)
         connections = ConnectionMetrics(factory: factory)
         rateLimited = CoreMetrics.Counter(label: "tipsync_rate_limited_total", factory: factory)

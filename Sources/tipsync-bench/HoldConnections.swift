@@ -5,24 +5,26 @@ import Foundation
     import Glibc
 #endif
 
-/// Child process: opens one `GET /v1/live` stream per token to a loopback port and keeps them idle
+/// Child process: opens one `GET /v1/live` stream per line (`TOKEN QUERY`, the query empty or
+/// `?cursor=…`), each as its connection's first request, to a loopback port and keeps them idle
 /// until killed. (A separate process, so the server's descriptors and memory are measured alone.)
 struct HoldConnections: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "hold-connections", shouldDisplay: false)
     @Option var port: Int
-    @Option(help: "File with one token per line.") var tokens: String
+    @Option(help: "File with one `TOKEN QUERY` per line.") var tokens: String
 
     func run() throws {
         let list = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n").map(String.init)
         var sockets: [Int32] = []
-        for token in list {
+        for line in list {
+            let (token, query) = (line.prefix { $0 != " " }, line.drop { $0 != " " }.dropFirst())
             let fd: Int32
             do {
                 fd = try connectLoopback(port: port)
             } catch {
                 throw BenchError("after \(sockets.count) connections: \(error)")
             }
-            let request = "GET /v1/live HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
+            let request = "GET /v1/live\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
             _ = request.withCString { send(fd, $0, strlen($0), 0) }
             sockets.append(fd)
         }

@@ -611,13 +611,17 @@ struct IdleConnections: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "idle-connections")
     @Option var port = 18_083
     @Option var connections = 10_000
+    @Flag(help: "Open streams that carry changes (`?cursor=`, as devices do) instead of notify-only ones.")
+    var carrying = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port)
         defer { server.stop() }
         var tokens: [String] = []
         for account in 0..<(connections / 100) {
-            tokens += try await server.account("idle-\(account)", devices: (0..<100).map { "d\($0)" }).values
+            let devices = try await server.account("idle-\(account)", devices: (0..<100).map { "d\($0)" }).values
+            let query = carrying ? "?cursor=\(try await startCursor(server, token: devices.first!))" : ""
+            tokens += devices.map { "\($0) \(query)" }
         }
         let before = residentMemoryBytes()
         let heapBefore = SystemAllocator.heapStatistics()
@@ -631,7 +635,7 @@ struct IdleConnections: AsyncParsableCommand {
                 + "heap held \((after.held - before.held) / max(1, connections))"
         }
         print(
-            "idle-connections n=\(connections): server RSS \(after / 1_048_576) MiB with them open "
+            "idle-connections n=\(connections)\(carrying ? " carrying" : ""): server RSS \(after / 1_048_576) MiB with them open "
                 + "(\(before / 1_048_576) MiB before; \((after - before) / max(1, connections)) bytes per connection\(heap ?? ""))"
         )
     }

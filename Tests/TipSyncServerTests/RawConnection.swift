@@ -73,10 +73,13 @@ final class RawConnection: @unchecked Sendable {
                     let remaining = Int32(max(0, end.timeIntervalSinceNow) * 1000)
                     var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
                     let ready = poll(&poller, 1, remaining)
+                    // A signal (another test's child process exiting) interrupts the wait: wait on.
+                    if ready < 0, errno == EINTR { continue }
                     if ready <= 0 {
                         return continuation.resume(returning: (String(decoding: received, as: UTF8.self), false))
                     }
                     let count = recv(self.descriptor, &buffer, buffer.count, 0)
+                    if count < 0, errno == EINTR { continue }
                     if count <= 0 {
                         return continuation.resume(returning: (String(decoding: received, as: UTF8.self), true))
                     }
@@ -95,8 +98,11 @@ final class RawConnection: @unchecked Sendable {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while !String(decoding: received, as: UTF8.self).contains(text) {
                     var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-                    guard poll(&poller, 1, Int32(max(0, end.timeIntervalSinceNow) * 1000)) > 0 else { break }
+                    let ready = poll(&poller, 1, Int32(max(0, end.timeIntervalSinceNow) * 1000))
+                    if ready < 0, errno == EINTR { continue }
+                    guard ready > 0 else { break }
                     let count = recv(self.descriptor, &buffer, buffer.count, 0)
+                    if count < 0, errno == EINTR { continue }
                     guard count > 0 else { break }
                     received += buffer[0..<count]
                 }

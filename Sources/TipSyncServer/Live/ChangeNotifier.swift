@@ -45,9 +45,12 @@ public final class ChangeNotifier: Sendable {
     /// The uploaded catalog's version as this instance knows it (every pull answer names it).
     public let catalogVersion = CatalogVersion()
     /// The pages live streams that carry changes share (one read per account and news).
-    public let livePages = LivePages()
+    public let livePages: LivePages
 
-    public init() {}
+    /// `livePages`: tests give theirs a clock of their own.
+    public init(livePages: LivePages = LivePages()) {
+        self.livePages = livePages
+    }
 
     /// A stream that yields whenever the device's account's log grows, until dropped, or until
     /// the device is revoked or its account erased (the stream finishes then).
@@ -90,17 +93,18 @@ public final class ChangeNotifier: Sendable {
     /// instance's push appended and where they start, written to streams at the end of the log before
     /// them without a store read; built only when the account has a live stream to write them to.
     public func notify(account: Int64, primed: () -> (after: Int64, page: LivePages.Page)? = { nil }) {
-        livePages.invalidate(account: account)
         let subscribers = subscribers.withLock { $0.byAccount[account].map { Array($0.values) } ?? [] }
-        if subscribers.contains(where: \.isLive), let primed = primed() {
-            livePages.prime(account: account, after: primed.after, page: primed.page)
+        if subscribers.isEmpty {
+            livePages.forget(account: account)
+        } else {
+            livePages.news(account: account, primed: subscribers.contains(where: \.isLive) ? primed() : nil)
         }
         for subscriber in subscribers { subscriber.yieldChanges() }
     }
 
     /// Drops the account's shared live page once no stream or long-poll of it is left.
     private func forgetPagesIfUnwatched(account: Int64) {
-        if subscribers.withLock({ $0.byAccount[account] == nil }) { livePages.invalidate(account: account) }
+        if subscribers.withLock({ $0.byAccount[account] == nil }) { livePages.forget(account: account) }
     }
 
     /// Wakes every live stream for a heartbeat (``LiveHeartbeat`` calls it; long-polls sleep on).
@@ -166,6 +170,18 @@ public final class ChangeNotifier: Sendable {
     /// The devices of the account holding a live stream or long-poll open on this instance.
     public func liveDevices(account: Int64) -> Set<DeviceIdentity> {
         subscribers.withLock { Set(($0.byAccount[account] ?? [:]).values.map(\.device)) }
+    }
+
+    /// Live streams that have written their opening and wait for news (tests: a push after this
+    /// reaches them as news, not in their opening page).
+    public var openStreams: Int {
+        let live = subscribers.withLock { state in
+            state.byAccount.values.flatMap(\.values).compactMap { subscriber -> LiveSubscription? in
+                if case .live(let subscription) = subscriber.sink { return subscription }
+                return nil
+            }
+        }
+        return live.filter(\.isListening).count
     }
 
     /// Connected subscribers, for metrics and tests.

@@ -49,7 +49,7 @@ final class LiveConnection: Sendable {
             return
         }
         state.withLock { $0.stream = stream }
-        stream.opened()
+        stream.opened(onPipeline: true)
         do {
             try await channel.writeAndFlush(HTTPResponsePart.head(response.head)).get()
             // Only the opening: the route saw the handoff (``LiveStream/body(handedOff:)``).
@@ -59,7 +59,7 @@ final class LiveConnection: Sendable {
         }
         stream.subscription.onTermination { [self] in streamEnded() }
         stream.subscription.onWake { [self] in woken() }
-        await writeWhileWoken(stream, first: false)
+        deliver(stream, nil)
     }
 
     /// The server is shutting down gracefully (or the connection must go): end the stream.
@@ -77,16 +77,24 @@ final class LiveConnection: Sendable {
             state.writing = true
             return state.stream
         }
-        if let stream { Task { await writeWhileWoken(stream, first: true) } }
+        // On the connection's event loop: its writes need no further hop, and wake-ups that come
+        // while the loop is busy (a burst of pushes) are written together.
+        if let stream { channel.eventLoop.execute { [self] in deliver(stream, stream.takeNews()) } }
     }
 
-    /// Writes wake-ups while they come (`first`: one is due now); called while ``State/writing``.
-    private func writeWhileWoken(_ stream: LiveStream, first: Bool) async {
-        var write = first
+    /// Writes `news`, then whatever wake-ups came meanwhile, while ``State/writing``. What needs no
+    /// store read is written at once (on the event loop: no task); anything else, or a connection
+    /// whose client reads slowly, continues in a task that awaits the store and slow writes.
+    private func deliver(_ stream: LiveStream, _ news: LiveStream.News?) {
+        var news = news
         while true {
-            if write {
-                var writer: any ResponseBodyWriter = ChannelBodyWriter(channel: channel)
-                do { try await stream.wake(&writer) } catch { stream.subscription.finish() }
+            if let due = news {
+                guard channel.isWritable, let bytes = stream.immediate(due) else {
+                    Task { await write(due, stream) }
+                    return
+                }
+                // A write that fails fails because the connection closed, which ends the stream.
+                if bytes.readableBytes > 0 { channel.writeAndFlush(HTTPResponsePart.body(bytes), promise: nil) }
             }
             let close = state.withLock { state -> Bool? in
                 if state.again, !state.ended {
@@ -99,12 +107,19 @@ final class LiveConnection: Sendable {
                 return true
             }
             guard let close else {
-                write = true
+                news = stream.takeNews()
                 continue
             }
             if close { end(stream) }
             return
         }
+    }
+
+    /// ``deliver(_:_:)``'s slow half: writes `news` awaiting the store and each write, then goes on.
+    private func write(_ news: LiveStream.News, _ stream: LiveStream) async {
+        var writer: any ResponseBodyWriter = ChannelBodyWriter(channel: channel)
+        do { try await stream.write(news, to: &writer) } catch { stream.subscription.finish() }
+        deliver(stream, nil)
     }
 
     private func streamEnded() {

@@ -25,15 +25,27 @@ struct LiveFeed: Sendable {
                 return LivePages.event(page, from: position, serverTime: now())
             }
             try await write(page, to: &writer)
+            let before = position
             position = page.cursor
-            guard page.more else { return position }
+            guard page.more, position > before else { return position }
         }
+    }
+
+    /// The page after `position` when it is at hand (a push on this instance handed it over, or
+    /// another stream of the account read it): no store read, no wait. `nil` otherwise.
+    func readyPage(after position: Int64) -> LivePages.Page? {
+        notifier.livePages.ready(account: account, after: position, limit: limit)
     }
 
     /// Writes a page that has changes (an empty one writes nothing).
     func write(_ page: LivePages.Page, to writer: inout any ResponseBodyWriter) async throws {
         guard page.count > 0 else { return }
         try await writer.write(page.event)
+        served(page)
+    }
+
+    /// Counts a page as written to the device.
+    func served(_ page: LivePages.Page) {
         metrics.changesServed.increment(by: page.count)
         activity.pulled(device, through: page.cursor)
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import Synchronization
 
@@ -6,10 +7,22 @@ import Synchronization
 /// bytes to every stream of the account that is at that position. A change delivered to a
 /// thousand devices of one account costs one store read and one encoding, not a thousand pulls.
 ///
-/// A page is shared only between streams woken by the same news: every notification for the
-/// account (``invalidate(account:)``) drops the shared read, so a stream never gets a page read
-/// before the push that woke it. A stream that still got an older page (its read began before the
-/// push) is woken again by that push's notification and reads on.
+/// Two kinds of page:
+/// - **Pushed**: a push on this instance hands over its own entries (``news(account:primed:)``).
+///   They are exact log content, so they are kept across later news (the last few seconds' worth):
+///   a stream that fell a few pushes behind chains them without a store read, and writes them
+///   without waiting (``ready(account:after:limit:)``).
+/// - **Read**: a store read, shared only between streams woken by the same news: every news for the
+///   account drops them, so a stream never gets a page read before the push that woke it. A stream
+///   that still got an older page (its read began before the push) is woken again by that push's
+///   news and reads on.
+///
+/// A page's ``Page/more`` says whether the stream must read on. A pushed page says `false` in its
+/// bytes (nothing came after it when it was pushed), but the account's log may have grown since —
+/// pushes whose news arrive in another order than their commits, news from other instances — so
+/// ``Page/more`` is set from what this instance knows of the log's end: the highest pushed page's
+/// end while every news since came with its page, or the end a store read found when no news came
+/// during it. Unknown, the stream reads on until a store read finds nothing more.
 public final class LivePages: Sendable {
     /// One `event: changes` block and where it leaves the stream.
     public struct Page: Sendable {
@@ -23,66 +36,177 @@ public final class LivePages: Sendable {
         public var count: Int
     }
 
-    /// A read under way or done: for streams with `limit`, or for any stream whose limit holds it
-    /// (`limit == nil`: a page that is everything after its position, primed by a push).
-    private struct Shared {
-        var read: Read
-        var limit: Int?
-        var count: Int
+    /// A store read under way or done, for streams with `limit`.
+    private struct Read {
+        var state: State
+        var limit: Int
 
-        /// A store read under way (or done), or a page a push handed over (no task for it).
-        enum Read {
+        enum State {
             case reading(Task<Page, any Error>)
-            case ready(Page)
+            case done(Page)
+        }
+    }
+
+    /// A pushed page and when it was handed over.
+    private struct Pushed {
+        var page: Page
+        var at: UInt64
+    }
+
+    /// What this instance knows of one account's log.
+    private struct Account {
+        /// Store reads since the latest news, by position.
+        var reads: [Int64: Read] = [:]
+        /// Pages pushes on this instance handed over, by the position before them.
+        var pushed: [Int64: Pushed] = [:]
+        /// The log's end as far as this instance knows (`nil`: unknown).
+        var end: Int64?
+        /// News so far (a store read during which news came cannot tell the end).
+        var news: UInt64 = 0
+
+        /// `page` with ``Page/more`` set when the log is known to go on after it.
+        func adjusted(_ page: Page) -> Page {
+            var page = page
+            if let end, page.cursor < end { page.more = true }
+            return page
         }
 
-        func serves(limit wanted: Int) -> Bool { limit.map { $0 == wanted } ?? (count <= wanted) }
+        /// The pushed page after `position`; it ends the catch-up only at the known end of the log.
+        func pushedPage(after position: Int64, limit: Int) -> Page? {
+            guard let pushed = pushed[position], pushed.page.count <= limit else { return nil }
+            var page = pushed.page
+            page.more = end.map { page.cursor < $0 } ?? true
+            return page
+        }
     }
 
-    /// Per account, the reads since its latest news, by position: streams a page behind the others
-    /// (a busy account) share theirs too.
-    private let shared = Mutex<[Int64: [Int64: Shared]]>([:])
+    /// Pushed pages kept per account: at most this many, none handed over more than
+    /// ``pushedLifetime`` nanoseconds before the account's latest.
+    static let pushedKept = 32
+    static let pushedLifetime: UInt64 = 2_000_000_000
+
+    private let accounts = Mutex<[Int64: Account]>([:])
     private let readCount = Atomic<Int>(0)
+    /// Monotonic nanoseconds (when pushed pages were handed over).
+    private let now: @Sendable () -> UInt64
 
-    public init() {}
-
-    /// The account's log grew: later readers read again.
-    func invalidate(account: Int64) {
-        shared.withLock { _ = $0.removeValue(forKey: account) }
+    public init(now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+        self.now = now
     }
 
-    /// The page after `position` for `account`: the read already under way for the same position and
-    /// news if there is one, else `read()` (which then serves every stream that asks meanwhile).
+    /// The account's log grew. `primed`: a push on this instance, with its page and the position
+    /// before it; `nil`: news without a page (another instance's push). Drops the store reads.
+    func news(account: Int64, primed: (after: Int64, page: Page)?) {
+        let at = now()
+        accounts.withLock { accounts in
+            let known = accounts[account] != nil
+            var state = accounts[account] ?? Account()
+            state.news &+= 1
+            state.reads = [:]
+            guard let primed else {
+                state.end = nil
+                accounts[account] = state
+                return
+            }
+            state.pushed[primed.after] = Pushed(page: primed.page, at: at)
+            // Known when it was before, or when nothing was known of the account: no news reached
+            // this instance since its streams opened, and their opening reads saw every commit
+            // before this push.
+            state.end = known ? state.end.map { max($0, primed.page.cursor) } : primed.page.cursor
+            state.pushed = state.pushed.filter { at &- $0.value.at < Self.pushedLifetime }
+            if state.pushed.count > Self.pushedKept {
+                for key in state.pushed.keys.sorted().prefix(state.pushed.count - Self.pushedKept) {
+                    state.pushed[key] = nil
+                }
+            }
+            accounts[account] = state
+        }
+    }
+
+    /// No stream or long-poll of the account is left: forget it.
+    func forget(account: Int64) {
+        accounts.withLock { _ = $0.removeValue(forKey: account) }
+    }
+
+    /// The page after `position` for `account`: a pushed page, the read already under way for the
+    /// same position and news if there is one, else `read()` (which then serves every stream that
+    /// asks meanwhile).
     func page(
         account: Int64, after position: Int64, limit: Int, read: @escaping @Sendable () async throws -> Page
     ) async throws -> Page {
-        let source = shared.withLock { shared -> Shared.Read in
-            if let existing = shared[account]?[position], existing.serves(limit: limit) { return existing.read }
+        enum Source {
+            case ready(Page)
+            case reading(Task<Page, any Error>, news: UInt64)
+        }
+        let source = accounts.withLock { accounts -> Source in
+            var state = accounts[account] ?? Account()
+            defer { accounts[account] = state }
+            if let page = state.pushedPage(after: position, limit: limit) { return .ready(page) }
+            if let existing = state.reads[position], existing.limit == limit {
+                switch existing.state {
+                case .done(let page): return .ready(state.adjusted(page))
+                case .reading(let task): return .reading(task, news: state.news)
+                }
+            }
             readCount.add(1, ordering: .relaxed)
             let task = Task { try await read() }
-            shared[account, default: [:]][position] = Shared(read: .reading(task), limit: limit, count: 0)
-            return .reading(task)
+            state.reads[position] = Read(state: .reading(task), limit: limit)
+            return .reading(task, news: state.news)
         }
         switch source {
         case .ready(let page):
             return page
-        case .reading(let task):
+        case .reading(let task, let news):
             do {
-                return try await task.value
+                let page = try await task.value
+                return accounts.withLock { accounts in
+                    guard var state = accounts[account] else { return page }
+                    if let entry = state.reads[position], case .reading(let current) = entry.state, current == task {
+                        // Streams that ask later take it without waiting.
+                        state.reads[position]?.state = .done(page)
+                    }
+                    // Nothing more, and no news came while it read: the log's end.
+                    if !page.more, state.news == news { state.end = max(state.end ?? page.cursor, page.cursor) }
+                    accounts[account] = state
+                    return state.adjusted(page)
+                }
             } catch {
                 // A failed read is not shared with streams that come later.
-                shared.withLock { shared in _ = shared[account]?.removeValue(forKey: position) }
+                accounts.withLock { accounts in
+                    if let entry = accounts[account]?.reads[position], case .reading(let current) = entry.state,
+                        current == task
+                    {
+                        accounts[account]?.reads[position] = nil
+                    }
+                }
                 throw error
             }
         }
     }
 
-    /// A push's own entries, for streams that were at the end of the log before it (`after`): they
-    /// get the page without a store read. Call after ``invalidate(account:)`` for the same push.
-    func prime(account: Int64, after position: Int64, page: Page) {
-        shared.withLock { shared in
-            shared[account, default: [:]][position] = Shared(read: .ready(page), limit: nil, count: page.count)
+    /// The page after `position` for `account` when it is at hand — pushed, or read and done — with
+    /// no store read and no wait (`nil` otherwise; then ``page(account:after:limit:read:)``).
+    func ready(account: Int64, after position: Int64, limit: Int) -> Page? {
+        accounts.withLock { accounts in
+            guard let state = accounts[account] else { return nil }
+            if let page = state.pushedPage(after: position, limit: limit) { return page }
+            guard let read = state.reads[position], read.limit == limit, case .done(let page) = read.state else {
+                return nil
+            }
+            return state.adjusted(page)
         }
+    }
+
+    /// A push's page for ``news(account:primed:)``: its appended entries, and the position
+    /// before them (`nil` when it appended nothing, or the generation is unknown).
+    public static func primed(_ appended: AppendedEntries?, generation: String?, serverTime: Int64)
+        -> (after: Int64, page: Page)?
+    {
+        guard let appended, let generation, !appended.bodies.isEmpty else { return nil }
+        let page = PullPage(
+            bodies: appended.bodies, cursor: appended.last, more: false, snapshot: false, logEnd: appended.last,
+            generation: generation)
+        return (appended.first - 1, event(page, from: appended.first - 1, serverTime: serverTime))
     }
 
     /// Store reads started for live pages so far (tests: one per account and news).

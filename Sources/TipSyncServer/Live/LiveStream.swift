@@ -53,27 +53,93 @@ final class LiveStream: Sendable {
         }
     }
 
-    /// Writes what one wake-up found: the news (`changes`, `catalog`), or else a heartbeat.
+    /// What a wake-up found.
+    struct News: Sendable {
+        var changes: Bool
+        var catalog: Bool
+        var heartbeat: Bool
+
+        /// A heartbeat is written only when nothing else is (any write keeps the connection alive).
+        var onlyHeartbeat: Bool { heartbeat && !changes && !catalog }
+    }
+
+    /// Takes what arrived since the last wake-up; what it found must then be written (``write(_:to:)``
+    /// or ``immediate(_:)``), or it is lost.
+    func takeNews() -> News {
+        News(
+            changes: subscription.takeChanges(), catalog: subscription.takeCatalog(),
+            heartbeat: subscription.takeHeartbeat())
+    }
+
+    /// Writes what one wake-up found: the news (`changes`, `catalog`), or a heartbeat when it was time
+    /// for one and there was no news.
     func wake(_ writer: inout any ResponseBodyWriter) async throws {
-        let changes = subscription.takeChanges()
-        let catalog = subscription.takeCatalog()
+        try await write(takeNews(), to: &writer)
+    }
+
+    /// Writes `news` (taken by ``takeNews()``), reading the store when it must.
+    func write(_ news: News, to writer: inout any ResponseBodyWriter) async throws {
         switch mode {
         case .notifyOnly:
-            if changes { try await writer.write(ByteBuffer(string: "event: changes\ndata: {}\n\n")) }
-            if catalog { try await writer.write(ByteBuffer(string: "event: catalog\ndata: {}\n\n")) }
+            let bytes = Self.notification(news)
+            if bytes.readableBytes > 0 { try await writer.write(bytes) }
+            return
         case .carrying(let feed, _, _):
-            if changes {
+            if news.changes {
                 let after = position.withLock { $0 }
                 let reached = try await feed.catchUp(after: after, to: &writer)
                 position.withLock { $0 = reached }
             }
-            if catalog { try await writer.write(try await feed.catalogEvent()) }
+            if news.catalog { try await writer.write(try await feed.catalogEvent()) }
         }
-        if !changes, !catalog { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
+        if news.onlyHeartbeat { try await writer.write(Self.heartbeat) }
     }
 
-    /// Counts the stream as open (`tipsync_live_connections`) until ``closed()``.
-    func opened() { metrics.liveConnections.increment() }
+    /// The bytes for `news` when they need no store read and no wait — always for a notify-only
+    /// stream; for one that carries changes, when every page to the end of the log is at hand
+    /// (``LivePages``: pushed on this instance, or read by another stream) — counted as written.
+    /// `nil`: ``write(_:to:)`` must. An empty buffer: nothing to write.
+    func immediate(_ news: News) -> ByteBuffer? {
+        switch mode {
+        case .notifyOnly:
+            return Self.notification(news)
+        case .carrying(let feed, _, _):
+            guard !news.catalog else { return nil }
+            guard news.changes else { return news.onlyHeartbeat ? Self.heartbeat : ByteBuffer() }
+            // Pages at hand, chained to the end of the log (pushes that came while the stream was busy).
+            var at = position.withLock { $0 }
+            var pages: [LivePages.Page] = []
+            while true {
+                guard let page = feed.readyPage(after: at), page.cursor > at || !page.more else { return nil }
+                at = page.cursor
+                if page.count > 0 { pages.append(page) }
+                if !page.more { break }
+            }
+            position.withLock { [at] in $0 = at }
+            for page in pages { feed.served(page) }
+            guard pages.count > 1 else { return pages.first?.event ?? ByteBuffer() }
+            var bytes = ByteBuffer()
+            for page in pages { bytes.writeImmutableBuffer(page.event) }
+            return bytes
+        }
+    }
+
+    private static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
+
+    /// A notify-only stream's events for `news` (protocol.md §9), or its heartbeat (may be empty).
+    private static func notification(_ news: News) -> ByteBuffer {
+        var text = ""
+        if news.changes { text += "event: changes\ndata: {}\n\n" }
+        if news.catalog { text += "event: catalog\ndata: {}\n\n" }
+        return news.onlyHeartbeat ? heartbeat : ByteBuffer(string: text)
+    }
+
+    /// Counts the stream as open (`tipsync_live_connections`) until ``closed()``, and where it is
+    /// served (`tipsync_live_streams_opened_total`).
+    func opened(onPipeline: Bool) {
+        metrics.liveConnections.increment()
+        (onPipeline ? metrics.liveStreamsOnPipeline : metrics.liveStreamsOnConnectionTask).increment()
+    }
 
     func closed() { metrics.liveConnections.decrement() }
 
@@ -86,7 +152,7 @@ final class LiveStream: Sendable {
                 try await open(&writer)
                 return
             }
-            opened()
+            opened(onPipeline: false)
             defer { closed() }
             let subscription = subscription
             // The server's graceful shutdown waits for open requests: end the stream when it begins.

@@ -2,7 +2,7 @@ import Synchronization
 
 /// One live stream's (`GET /v1/live`) link to the ``ChangeNotifier``: wake-ups, and whether news
 /// arrived since the stream last wrote. Wake-ups collapse (at most one is pending), but news is never
-/// lost: a heartbeat's wake-up that finds news pending writes `changes`.
+/// lost: a heartbeat's wake-up that finds news pending writes `changes` (and no heartbeat).
 ///
 /// Wake-ups call one function (``onWake(_:)``), so no task needs to wait for them: an idle stream
 /// served on the connection's pipeline (``LiveConnectionHandler``) costs no task at all. A stream
@@ -10,6 +10,7 @@ import Synchronization
 public final class LiveSubscription: Sendable {
     private let pending = Atomic<Bool>(false)
     private let catalogPending = Atomic<Bool>(false)
+    private let heartbeatPending = Atomic<Bool>(false)
     private let state = Mutex(State())
 
     private struct State {
@@ -34,13 +35,21 @@ public final class LiveSubscription: Sendable {
         wakeUp()
     }
 
-    func heartbeat() { wakeUp() }
+    /// Time for a heartbeat (``LiveHeartbeat``).
+    func heartbeat() {
+        heartbeatPending.store(true, ordering: .releasing)
+        wakeUp()
+    }
 
     /// Whether a new catalog was uploaded since the last call (then the stream writes `catalog`).
     public func takeCatalog() -> Bool { catalogPending.exchange(false, ordering: .acquiringAndReleasing) }
 
-    /// Whether news arrived since the last call (then the stream writes `changes`, else a heartbeat).
+    /// Whether news arrived since the last call (then the stream writes `changes`).
     public func takeChanges() -> Bool { pending.exchange(false, ordering: .acquiringAndReleasing) }
+
+    /// Whether a heartbeat came since the last call (then, without news, the stream writes one; a
+    /// wake-up whose news an earlier one already took writes nothing).
+    public func takeHeartbeat() -> Bool { heartbeatPending.exchange(false, ordering: .acquiringAndReleasing) }
 
     /// Calls `wake` on every wake-up from now on until the stream ends (at once if one arrived
     /// before, even when the stream has ended since). A stream has one reader: a second call
@@ -76,6 +85,9 @@ public final class LiveSubscription: Sendable {
         }
         for action in endings { action() }
     }
+
+    /// Whether the stream has opened and waits for wake-ups (``onWake(_:)`` was called; not ended).
+    public var isListening: Bool { state.withLock { $0.wake != nil } }
 
     /// Whether the stream has ended.
     public var isFinished: Bool { state.withLock(\.ended) }

@@ -115,13 +115,7 @@ struct SyncController: Sendable {
         if outcome.accepted > 0 {
             // The push's own entries are the page for streams that were at the end of the log.
             notifier.notify(account: identity.accountID) { [generation] in
-                outcome.appended.flatMap { appended -> (after: Int64, page: LivePages.Page)? in
-                    guard let generation, !appended.bodies.isEmpty else { return nil }
-                    let page = PullPage(
-                        bodies: appended.bodies, cursor: appended.last, more: false, snapshot: false,
-                        logEnd: appended.last, generation: generation)
-                    return (appended.first - 1, LivePages.event(page, from: appended.first - 1, serverTime: serverTime))
-                }
+                LivePages.primed(outcome.appended, generation: generation, serverTime: serverTime)
             }
             compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
         }
