@@ -1,7 +1,10 @@
 import Hummingbird
 
 /// The application's responder: the router's, except that `GET /v1/live` is answered in a child task,
-/// so the connection's own task stays shallow while the stream is open for hours.
+/// so the connection's own task stays shallow while the stream is open for hours. (This matters for a
+/// stream asked for after other requests on its connection, which Hummingbird's connection task
+/// serves; one opened as its connection's first request is served on the connection's pipeline,
+/// with no task while it idles: ``SyncServerChannel``.)
 ///
 /// A task keeps the memory its deepest moment needed until it ends (Swift's task allocator keeps
 /// the slabs it grew into). Routing, the middleware chain and authentication need more than ten

@@ -200,7 +200,9 @@ struct SyncController: Sendable {
     ///
     /// A `: heartbeat` comment comes every `heartbeat` (``LiveHeartbeat``) so proxies keep the
     /// connection open. The stream ends when the client leaves, its credential expires or is revoked,
-    /// its account is erased, or the server shuts down — all without a task of its own.
+    /// its account is erased, or the server shuts down. What it writes is ``LiveStream``'s; on a
+    /// connection whose first request it is, the connection's pipeline writes it wake-up by wake-up
+    /// (``LiveConnection``, through ``LiveHandoff``) and no task waits while it idles.
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         // Subscribed before the stream's first read: a push that lands while it reads wakes it too.
