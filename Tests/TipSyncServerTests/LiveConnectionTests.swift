@@ -70,6 +70,13 @@ import TipSyncTestSupport
         #expect(route("GET /v1/live/x HTTP/1.1") == .http)
     }
 
+    @Test func theDateHeaderIsAnIMFFixdate() {
+        // RFC 9110's own example, and a date with one-digit fields.
+        #expect(HTTPDate.text(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.text(Date(timeIntervalSince1970: 1_798_761_599.9)) == "Thu, 31 Dec 2026 23:59:59 GMT")
+        #expect(HTTPDate.text(Date(timeIntervalSince1970: 1_772_413_509)) == "Mon, 02 Mar 2026 01:05:09 GMT")
+    }
+
     @Test func aStreamOnAFreshConnectionCarriesChangesWithTheHeadersOfAnyAnswer() async throws {
         try await Self.withServer { server, fixture in
             let cursor = try await Self.startCursor(server, fixture)
