@@ -88,6 +88,8 @@ import TipSyncTestSupport
             #expect(headers.contains("content-type: text/event-stream"))
             #expect(headers.contains("cache-control: no-cache"))
             #expect(headers.contains("transfer-encoding: chunked"))
+            // The connection closes when the stream ends: said at once, so no client pools it.
+            #expect(headers.contains("connection: close"))
             #expect(headers.contains("server: tipsync-server"))
             #expect(headers.contains("access-control-allow-origin: \(Self.origin)"))
             let date = try #require(headers.components(separatedBy: "\r\n").first { $0.hasPrefix("date: ") })

@@ -121,7 +121,7 @@ import TipSyncServer
                     uri: "/v1/live?cursor=\(cursor)&limit=2", method: .get, headers: fixture.headers("laptop")
                 ) { response in (response.status, String(buffer: response.body)) }
             }
-            while notifier.openStreams == 0 { await Task.yield() }
+            await notifier.waitForOpenStreams(1)
             for seq in Int64(4)...6 {
                 try await client.execute(
                     uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
@@ -190,7 +190,7 @@ import TipSyncServer
         try await app.test(.router) { client in
             let start = try await Self.startCursor(client, fixture)
             let streams = Self.openStreams(client, fixture, ["laptop", "tablet"], "/v1/live?cursor=\(start)")
-            while notifier.openStreams < 2 { await Task.yield() }
+            await notifier.waitForOpenStreams(2)
             let before = notifier.livePages.reads
             try await client.execute(
                 uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
@@ -220,7 +220,7 @@ import TipSyncServer
             ) { #expect($0.status == .ok) }
             // Both streams open one change behind the end: each reads its catch-up page when it opens.
             let streams = Self.openStreams(client, fixture, ["laptop", "tablet"], "/v1/live?cursor=\(start)&limit=1")
-            while notifier.openStreams < 2 { await Task.yield() }
+            await notifier.waitForOpenStreams(2)
             let before = notifier.livePages.reads
             // A push of two changes: streams with limit 1 cannot take the push's own page whole.
             try await client.execute(
@@ -251,7 +251,7 @@ import TipSyncServer
                     uri: "/v1/live?cursor=\(start)", method: .get, headers: fixture.headers("laptop")
                 ) { String(buffer: $0.body) }
             }
-            while notifier.openStreams == 0 { await Task.yield() }
+            await notifier.waitForOpenStreams(1)
             _ = try await fixture.store.putCatalogJSON(#"{"tips":[{"id":"t","title":"T"}]}"#)
             notifier.handle(.catalog)
             notifier.finishAll()

@@ -42,6 +42,8 @@ public final class ChangeNotifier: Sendable {
     }
 
     private let subscribers = Mutex(Subscribers())
+    /// Who waits for a number of open streams (``waitForOpenStreams(_:)``).
+    private let openWaiters = Mutex<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     /// The uploaded catalog's version as this instance knows it (every pull answer names it).
     public let catalogVersion = CatalogVersion()
     /// The pages live streams that carry changes share (one read per account and news).
@@ -65,7 +67,7 @@ public final class ChangeNotifier: Sendable {
     /// ``subscribe(_:)`` or when finished. No task runs for it, so an idle live connection costs
     /// only what its connection costs.
     public func subscribeLive(_ device: DeviceIdentity) -> LiveSubscription {
-        let subscription = LiveSubscription()
+        let subscription = LiveSubscription { [weak self] in self?.streamOpened() }
         let remove = register(device, .live(subscription))
         subscription.onTermination { remove() }
         return subscription
@@ -182,6 +184,26 @@ public final class ChangeNotifier: Sendable {
             }
         }
         return live.filter(\.isListening).count
+    }
+
+    /// Returns once at least `count` live streams have opened (``openStreams``), without polling:
+    /// tests wait here before a push that must reach streams as news.
+    public func waitForOpenStreams(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            openWaiters.withLock { $0.append((count, continuation)) }
+            streamOpened()
+        }
+    }
+
+    /// A stream opened (or a waiter arrived): resumes the waiters whose count is reached.
+    private func streamOpened() {
+        let open = openStreams
+        let ready = openWaiters.withLock { waiters in
+            let ready = waiters.filter { $0.count <= open }
+            waiters.removeAll { $0.count <= open }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
     /// Connected subscribers, for metrics and tests.

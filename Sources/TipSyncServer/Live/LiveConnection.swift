@@ -50,6 +50,10 @@ final class LiveConnection: Sendable {
         }
         state.withLock { $0.stream = stream }
         stream.opened(onPipeline: true)
+        // Said up front, so the client never pools the connection: closing one that an HTTP client
+        // holds as idle and reusable left FoundationNetworking's socket in CLOSE-WAIT, its event
+        // source spinning and the next stream unread (a test hung in CI).
+        response.headers[.connection] = "close"
         do {
             try await channel.writeAndFlush(HTTPResponsePart.head(response.head)).get()
             // Only the opening: the route saw the handoff (``LiveStream/body(handedOff:)``).

@@ -21,7 +21,12 @@ public final class LiveSubscription: Sendable {
         var endings: [@Sendable () -> Void] = []
     }
 
-    init() {}
+    /// Called once, when the stream has opened and listens (``onWake(_:)``'s first call).
+    private let listening: @Sendable () -> Void
+
+    init(listening: @escaping @Sendable () -> Void = {}) {
+        self.listening = listening
+    }
 
     /// The account's log grew.
     func changes() {
@@ -55,11 +60,13 @@ public final class LiveSubscription: Sendable {
     /// before, even when the stream has ended since). A stream has one reader: a second call
     /// replaces the first.
     public func onWake(_ wake: @escaping @Sendable () -> Void) {
-        let woken = state.withLock { state in
+        let (woken, first) = state.withLock { state in
+            let first = state.wake == nil && !state.ended
             if !state.ended { state.wake = wake }
             defer { state.woken = false }
-            return state.woken
+            return (state.woken, first)
         }
+        if first { listening() }
         if woken { wake() }
     }
 
