@@ -125,6 +125,21 @@ import TipSyncTestSupport
         }
     }
 
+    @Test func whatTheClientSendsAfterItsStreamRequestIsDroppedAndTheStreamGoesOn() async throws {
+        try await Self.withServer { server, fixture in
+            let connection = try await offPool { try RawConnection(port: server.port) }
+            connection.send(Self.liveRequest("/v1/live", token: fixture.tokens["laptop"]!))
+            _ = await connection.read(until: "event: ready", within: Self.bound)
+            // A pipelined request and bytes no parser could read: neither is answered nor refused.
+            connection.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n\u{0}\u{1}not http at all\r\n\r\n")
+            try await Self.push(server, fixture, seq: 1)
+            let news = await connection.read(until: "event: changes\ndata: {}\n\n", within: Self.bound)
+            #expect(news.contains("event: changes"))
+            #expect(!news.contains("HTTP/1.1"), "\(news)")
+            #expect(server.metric(#"tipsync_requests_refused_total{reason="malformed_request"}"#) == 0)
+        }
+    }
+
     @Test func aRefusedStreamIsAnsweredWholeThenTheConnectionCloses() async throws {
         try await Self.withServer { server, fixture in
             let stranger = try await offPool { try RawConnection(port: server.port) }

@@ -1,10 +1,13 @@
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// The last handler of a connection whose first request is `GET /v1/live` (``FirstRequestSniffer``):
 /// it reads that request and hands it to a ``LiveConnection``, which answers it and writes the stream.
-/// Anything the client sends after the request is ignored (the connection closes when the answer ends).
+/// Anything the client sends after the request is dropped unparsed: the request's parser leaves the
+/// pipeline once the request is read (its state and buffers would stay with the idle stream for hours).
+/// The connection closes when the answer ends.
 final class LiveConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
 
@@ -27,6 +30,7 @@ final class LiveConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             let connection = LiveConnection(channel: context.channel, respond: respond)
             self.connection = connection
             Task { await connection.serve(head) }
+            Self.dropFurtherRequests(context.pipeline.syncOperations)
         }
     }
 
@@ -40,5 +44,22 @@ final class LiveConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+
+    /// Replaces the request parser with a handler that drops the bytes it would have parsed.
+    private static func dropFurtherRequests(_ pipeline: ChannelPipeline.SynchronousOperations) {
+        guard let parser = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self) else {
+            return
+        }
+        guard (try? pipeline.addHandler(Dropper(), position: .after(parser.handler))) != nil else { return }
+        pipeline.removeHandler(context: parser, promise: nil)
+    }
+
+    /// Drops what the client sends after its live request.
+    private final class Dropper: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+        func channelReadComplete(context: ChannelHandlerContext) {}
     }
 }
