@@ -197,6 +197,8 @@ public final class ChangeNotifier: Sendable {
 
     /// A stream opened (or a waiter arrived): resumes the waiters whose count is reached.
     private func streamOpened() {
+        // Every stream's opening comes here: count only when a test waits.
+        guard openWaiters.withLock({ !$0.isEmpty }) else { return }
         let open = openStreams
         let ready = openWaiters.withLock { waiters in
             let ready = waiters.filter { $0.count <= open }

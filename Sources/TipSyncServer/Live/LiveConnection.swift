@@ -5,9 +5,10 @@ import Synchronization
 
 /// A connection whose first request was `GET /v1/live`, served on its pipeline instead of by a task
 /// (``LiveConnectionHandler``): the router answers the request in a task that ends once the stream is
-/// open; from then on each wake-up of the stream's subscription starts a short task that writes what
-/// it found, and an idle stream costs no task at all — only its connection, its subscription and
-/// this. The connection closes when the stream ends, and after any answer that is not a stream.
+/// open; from then on each wake-up of the stream's subscription is written on the connection's event
+/// loop (a short task only when it needs the store), and an idle stream costs no task at all — only
+/// its connection, its subscription and this. The answer says `Connection: close`: the connection
+/// closes when the stream ends, and after any answer that is not a stream.
 final class LiveConnection: Sendable {
     /// Answers a request through the application's router, as Hummingbird would (its `Date` and
     /// `Server` headers included); errors become responses.

@@ -96,9 +96,6 @@ public final class LiveSubscription: Sendable {
     /// Whether the stream has opened and waits for wake-ups (``onWake(_:)`` was called; not ended).
     public var isListening: Bool { state.withLock { $0.wake != nil } }
 
-    /// Whether the stream has ended.
-    public var isFinished: Bool { state.withLock(\.ended) }
-
     /// Runs `action` once the stream has ended (at once if it already has).
     func onTermination(_ action: @escaping @Sendable () -> Void) {
         let ended = state.withLock { state in
