@@ -83,6 +83,8 @@ let package = Package(
                 tool("CompressNIO", "compress-nio"),
                 tool("Prometheus", "swift-prometheus"),
                 tool("PostgresNIO", "postgres-nio"),
+                tool("NIOHTTP1", "swift-nio"),
+                tool("NIOPosix", "swift-nio"),
             ]
         ),
         // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
