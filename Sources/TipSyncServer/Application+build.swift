@@ -25,10 +25,11 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
             logger: logger, factory: metrics.factory) : nil
     let compactor = AutoCompactor(
         store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger, memory: memory)
-    let router = buildRouter(
+    let routes = buildRoutes(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
         compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: dependencies.tokens,
         now: now)
+    let router = routes.router
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
         requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
@@ -59,11 +60,12 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         } catch {
             response = Response(status: .internalServerError)
         }
-        response.headers[.date] = HTTPDate.text(Date())
+        response.headers[.date] = HTTPDate.cached(Date())
         response.headers[.server] = serverName
         return response
     }
     let connectionMetrics = metrics.connections
+    let pushFastPath = dependencies.pushFastPath ? routes.pushFastPath(serverName, logger) : nil
     return Application(
         responder: responder,
         server: HTTPServerBuilder { appResponder in
@@ -73,7 +75,8 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
                     configuration: .init(additionalChannelHandlers: [
                         ConnectionGuard(limits: limits, metrics: connectionMetrics, idle: idle, now: now)
                     ])),
-                limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive)
+                limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive,
+                pushFastPath: pushFastPath)
         },
         configuration: .init(
             address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: serverName,
@@ -101,16 +104,35 @@ func buildRouter(
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
     metrics: ServerMetrics, tokens: TokenIdentityCache, now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
+    buildRoutes(
+        store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
+        compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: tokens, now: now
+    ).router
+}
+
+/// The router, and what answers single pushes on their connection's event loop with the router's
+/// own parts (``PushFastPath``, `nil` for a store that cannot take a push without a task).
+struct SyncRoutes {
+    let router: Router<SyncRequestContext>
+    let pushFastPath: (_ serverName: String, _ logger: Logger) -> PushFastPath?
+}
+
+func buildRoutes(
+    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
+    jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
+    metrics: ServerMetrics, tokens: TokenIdentityCache, now: @escaping @Sendable () -> Int64
+) -> SyncRoutes {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
     let history = RequestHistory()
+    let requestMetrics = RequestMetricsCache(factory: metrics.factory)
     // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
         // Outside ErrorMiddleware, so error answers carry the CORS headers too.
         CORSMiddleware(origins: configuration.corsOrigins)
         ErrorMiddleware(now: now)
         RequestLogMiddleware()
-        RequestMetricsMiddleware(factory: metrics.factory)
+        RequestMetricsMiddleware(cache: requestMetrics)
         MethodMiddleware(table: table)
         RequestHistoryMiddleware(history: history, now: now)
     }
@@ -134,17 +156,16 @@ func buildRouter(
     memory?.onRelease { signIns.forgetRefilled(now: now()) }
     memory?.onRelease { [tokens] in tokens.forgetAll() }
     memory?.onRelease { ResponseDeflater.shared.forgetIdle() }
+    let auth = BearerAuthMiddleware(
+        store: store, tokens: tokens, jwt: jwt, activity: activity, signIns: signIns,
+        maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now)
     let v1 = router.group("v1")
-        .add(
-            middleware: BearerAuthMiddleware(
-                store: store, tokens: tokens, jwt: jwt, activity: activity, signIns: signIns,
-                maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now)
-        )
+        .add(middleware: auth)
         .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
-    SyncController(
+    let sync = SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
-        changeLimiter: changeLimiter, compactor: compactor, activity: activity
-    ).addRoutes(to: v1, table: table)
+        changeLimiter: changeLimiter, compactor: compactor, activity: activity)
+    sync.addRoutes(to: v1, table: table)
     CatalogController(store: store).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store, signIns: signIns, now: now))
     let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)
@@ -157,5 +178,11 @@ func buildRouter(
             library: library, signIns: signIns, now: now
         ).addRoutes(to: router, table: table)
     }
-    return router
+    return SyncRoutes(router: router) { serverName, logger in
+        (store as? any PushesWithoutTask).map { direct in
+            PushFastPath(
+                controller: sync, auth: auth, requestLimiter: requestLimiter, requestMetrics: requestMetrics,
+                history: history, memory: memory, store: direct, serverName: serverName, logger: logger)
+        }
+    }
 }

@@ -21,6 +21,9 @@ public struct DocumentedMetricsFactory: MetricsFactory {
         "tipsync_live_streams_opened_total":
             "Live streams opened, by where they are served: pipeline (the connection's first request; no task "
             + "while idle) or connection_task (asked for after other requests on the connection; more memory).",
+        "tipsync_pushes_total":
+            "Pushes stored and answered, by where: event_loop (on the connection's event loop: a device token the "
+            + "server has seen, no browser Origin) or router (every other push).",
         "tipsync_long_polls": "Long-poll pulls waiting for news on this instance.",
         "tipsync_rate_limited_total": "Requests and pushes refused with 429 rate_limited.",
         "tipsync_auto_compactions_total": "Background compactions run.",

@@ -25,6 +25,9 @@ public struct ServerDependencies: Sendable {
     public var onServerRunning: @Sendable (any Channel) async -> Void
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
+    /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``);
+    /// tests turn it off to compare the router's answers with its.
+    var pushFastPath = true
 
     public init(
         store: any SyncStore,

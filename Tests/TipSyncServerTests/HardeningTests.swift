@@ -266,6 +266,18 @@ import TipSyncTestSupport
         await server.kill()
     }
 
+    /// A keep-alive connection that goes silent after an answer is closed at the head timeout too
+    /// (the timer armed for the first request is not moved per request, and must still catch it).
+    @Test func aConnectionSilentAfterAnAnswerIsClosedAtTheHeadTimeout() async throws {
+        let (server, _) = try await Self.processServer(["--request-head-timeout", "1", "--request-body-timeout", "600"])
+        let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        for _ in 0..<3 { connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n") }
+        let (text, closed) = await connection.readUntilClosed(within: 60)
+        #expect(closed)
+        #expect(text.components(separatedBy: "HTTP/1.1 200").count == 4)
+        await server.kill()
+    }
+
     /// `Content-Length: 10000000000` and no body: refused at once with a JSON 413, connection closed.
     @Test func aDeclaredBodyAboveTheLimitIsRefusedAtOnce() async throws {
         // The refusal, not a timeout, must close it.

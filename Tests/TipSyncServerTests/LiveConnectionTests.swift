@@ -75,6 +75,12 @@ import TipSyncTestSupport
         #expect(HTTPDate.text(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.text(Date(timeIntervalSince1970: 1_798_761_599.9)) == "Thu, 31 Dec 2026 23:59:59 GMT")
         #expect(HTTPDate.text(Date(timeIntervalSince1970: 1_772_413_509)) == "Mon, 02 Mar 2026 01:05:09 GMT")
+        // The text kept for the latest second is that second's.
+        let now = Date(timeIntervalSince1970: 1_798_761_599.2)
+        #expect(HTTPDate.cached(now) == "Thu, 31 Dec 2026 23:59:59 GMT")
+        #expect(HTTPDate.cached(now.addingTimeInterval(0.5)) == "Thu, 31 Dec 2026 23:59:59 GMT")
+        #expect(HTTPDate.cached(now.addingTimeInterval(1)) == "Fri, 01 Jan 2027 00:00:00 GMT")
+        #expect(HTTPDate.cached(now) == "Thu, 31 Dec 2026 23:59:59 GMT")
     }
 
     @Test func aStreamOnAFreshConnectionCarriesChangesWithTheHeadersOfAnyAnswer() async throws {

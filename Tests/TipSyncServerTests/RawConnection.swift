@@ -4,8 +4,9 @@ import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
-import TipSyncServer
 import TipSyncTestSupport
+
+@testable import TipSyncServer
 
 #if canImport(Glibc)
     import Glibc
@@ -89,6 +90,64 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// One HTTP/1.1 response read off a kept-alive connection.
+    struct Response {
+        let status: Int
+        /// Header lines as sent, each `name: value` with the name lowercased.
+        let headers: [String]
+        let body: String
+    }
+
+    /// Reads `count` whole responses (each framed by its `Content-Length`), in the order they came;
+    /// fewer when the connection closes or `seconds` pass first.
+    func readResponses(_ count: Int, within seconds: Double) async -> [Response] {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let end = Date().addingTimeInterval(seconds)
+                var received: [UInt8] = []
+                var responses: [Response] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while responses.count < count {
+                    if let (response, used) = Self.response(in: received) {
+                        responses.append(response)
+                        received.removeFirst(used)
+                        continue
+                    }
+                    var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+                    let ready = poll(&poller, 1, Int32(max(0, end.timeIntervalSinceNow) * 1000))
+                    if ready < 0, errno == EINTR { continue }
+                    guard ready > 0 else { break }
+                    let read = recv(self.descriptor, &buffer, buffer.count, 0)
+                    if read < 0, errno == EINTR { continue }
+                    guard read > 0 else { break }
+                    received += buffer[0..<read]
+                }
+                continuation.resume(returning: responses)
+            }
+        }
+    }
+
+    /// The first whole response in `bytes` and how many bytes it took.
+    private static func response(in bytes: [UInt8]) -> (Response, Int)? {
+        let separator = Array("\r\n\r\n".utf8)
+        guard bytes.count >= 4,
+            let headEnd = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == separator })
+        else { return nil }
+        let lines = String(decoding: bytes[0..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        guard let statusLine = lines.first, let status = Int(statusLine.dropFirst(9).prefix(3)) else { return nil }
+        let headers = lines.dropFirst().map { line -> String in
+            guard let colon = line.firstIndex(of: ":") else { return line.lowercased() }
+            return line[..<colon].lowercased() + line[colon...]
+        }
+        let length =
+            headers.first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        let bodyStart = headEnd + 4
+        guard bytes.count >= bodyStart + length else { return nil }
+        let body = String(decoding: bytes[bodyStart..<(bodyStart + length)], as: UTF8.self)
+        return (Response(status: status, headers: headers, body: body), bodyStart + length)
+    }
+
     /// Reads until `text` has arrived (or the connection closes, or `seconds` pass).
     func read(until text: String, within seconds: Double) async -> String {
         await withCheckedContinuation { continuation in
@@ -147,16 +206,18 @@ struct LiveServer {
 
     static func start(
         store: any SyncStore, configuration: ServerConfiguration = ServerConfiguration(),
-        logger: Logger = Logger(label: "live-server-test")
+        logger: Logger = Logger(label: "live-server-test"),
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        pushFastPath: Bool = true
     ) async throws -> LiveServer {
         let registry = PrometheusCollectorRegistry()
         let notifier = ChangeNotifier()
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(
-            configuration: configuration.onAnyPort,
-            dependencies: ServerDependencies(
-                store: store, notifier: notifier, registry: registry, logger: logger,
-                onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }))
+        var dependencies = ServerDependencies(
+            store: store, notifier: notifier, registry: registry, now: now, logger: logger,
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
+        dependencies.pushFastPath = pushFastPath
+        let app = buildApplication(configuration: configuration.onAnyPort, dependencies: dependencies)
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()

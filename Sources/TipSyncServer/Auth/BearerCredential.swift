@@ -5,7 +5,11 @@ struct BearerCredential {
     var token: String
 
     init?(_ request: Request) {
-        guard let header = request.headers[.authorization] else { return nil }
+        self.init(request.headers)
+    }
+
+    init?(_ headers: HTTPFields) {
+        guard let header = headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         token = String(parts[1].trimmingHTTPWhitespace)

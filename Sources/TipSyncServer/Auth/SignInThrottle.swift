@@ -36,6 +36,11 @@ final class SignInThrottle: Sendable {
             "too many refused sign-ins from this address; try again in \(wait) s", retryAfter: wait)
     }
 
+    /// Whether `client`'s sign-ins are refused now (``check(_:_:now:)`` would throw).
+    func isRefusing(_ client: String, now: Int64) -> Bool {
+        limiter.wait(client, now: now) != nil
+    }
+
     /// Records a refused sign-in of `request`.
     func failed(_ request: Request, _ context: SyncRequestContext, kind: Kind, reason: String, now: Int64) {
         let client = Self.client(request, context)
@@ -55,8 +60,13 @@ final class SignInThrottle: Sendable {
     /// last address that proxy put in `X-Forwarded-For`. A client on the internet cannot pick its
     /// bucket with that header: from a public address it is ignored.
     static func client(_ request: Request, _ context: SyncRequestContext) -> String {
-        let peer = context.remoteAddress ?? "unknown"
-        guard isPrivate(peer), let forwarded = request.headers[.init("X-Forwarded-For")!],
+        client(headers: request.headers, peer: context.remoteAddress)
+    }
+
+    /// ``client(_:_:)`` for a request known by its headers and its connection's peer.
+    static func client(headers: HTTPFields, peer: String?) -> String {
+        let peer = peer ?? "unknown"
+        guard isPrivate(peer), let forwarded = headers[.init("X-Forwarded-For")!],
             let last = forwarded.split(separator: ",").last?.trimmingHTTPWhitespace, !last.isEmpty
         else { return peer }
         return String(last.prefix(64))

@@ -38,7 +38,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Connections that have not sent a request yet, evicted oldest first at the connection limit.
     private let idle: IdleConnections
     private let now: @Sendable () -> Int64
+    /// What must arrive by when: the phase armed and its deadline (`nil`: nothing is awaited).
+    private var deadline: (phase: Phase, at: NIODeadline)?
+    /// The timer that checks ``deadline``, and when it fires. It is not moved for each request: a
+    /// deadline later than the timer is checked again when the timer fires (and the timer set for
+    /// it then), so a keep-alive connection's requests arm and disarm without scheduling anything.
     private var timer: Scheduled<Void>?
+    private var timerFires = NIODeadline.distantFuture
     /// Requests whose head was read and whose response has not ended.
     private var openRequests = 0
     private var readingBody = false
@@ -72,7 +78,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        disarm()
+        stopTimer()
         idle.spoke(context.channel)
     }
 
@@ -83,7 +89,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        stopTimer()
         idle.spoke(context.channel)
         context.fireChannelInactive()
     }
@@ -184,17 +190,36 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private enum Phase: String { case head, body }
 
     private func arm(_ phase: Phase, context: ChannelHandlerContext) {
-        disarm()
-        let delay = phase == .head ? limits.requestHead : limits.requestBody
-        let metrics = metrics
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: delay) {
-            (phase == .head ? metrics.headTimeouts : metrics.bodyTimeouts).increment()
-            loopBound.value.close(promise: nil)
-        }
+        let at = NIODeadline.now() + (phase == .head ? limits.requestHead : limits.requestBody)
+        deadline = (phase, at)
+        if timer == nil || timerFires > at { schedule(at: at, context: context) }
     }
 
     private func disarm() {
+        deadline = nil
+    }
+
+    private func schedule(at: NIODeadline, context: ChannelHandlerContext) {
+        timer?.cancel()
+        timerFires = at
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: at) {
+            let (handler, context) = loopBound.value
+            handler.timerFired(context: context)
+        }
+    }
+
+    private func timerFired(context: ChannelHandlerContext) {
+        timer = nil
+        guard let deadline else { return }
+        guard deadline.at <= .now() else { return schedule(at: deadline.at, context: context) }
+        self.deadline = nil
+        (deadline.phase == .head ? metrics.headTimeouts : metrics.bodyTimeouts).increment()
+        context.close(promise: nil)
+    }
+
+    private func stopTimer() {
+        deadline = nil
         timer?.cancel()
         timer = nil
     }

@@ -29,6 +29,8 @@ struct SyncServerChannel: ServerChildChannel {
     let metrics: ConnectionMetrics
     let idle: IdleConnections
     let respondLive: LiveConnection.Respond
+    /// Single pushes answered on the event loop (`nil`: every request goes to Hummingbird).
+    let pushFastPath: PushFastPath?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -38,7 +40,15 @@ struct SyncServerChannel: ServerChildChannel {
                 install: { route, _ in
                     switch route {
                     case .http:
-                        let served = http1.setup(channel: channel, logger: logger)
+                        let served = http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                            if let pushFastPath {
+                                let pipeline = channel.pipeline.syncOperations
+                                let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
+                                try pipeline.addHandler(
+                                    PushFastPathHandler(fastPath: pushFastPath), position: .after(state))
+                            }
+                            return value
+                        }
                         served.whenComplete { http.completeWith($0.map(Optional.some)) }
                         return served.map { _ in }
                     case .live:

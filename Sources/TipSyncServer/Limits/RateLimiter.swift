@@ -44,6 +44,15 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Whether `take(key, cost:now:)` would be allowed now, without spending anything.
+    func wouldAllow(_ key: Key, cost: Double = 1, now: Int64) -> Bool {
+        guard rate.isLimited else { return true }
+        return buckets.withLock { state in
+            guard let bucket = state.byDevice[key] else { return true }
+            return refilled(bucket, now: now) >= min(cost, rate.burst)
+        }
+    }
+
     /// The whole seconds until `key` could spend one unit, without spending it; `nil` when it can now.
     func wait(_ key: Key, now: Int64) -> Int? {
         guard rate.isLimited else { return nil }

@@ -22,6 +22,10 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         cache = RequestMetricsCache(factory: factory)
     }
 
+    init(cache: RequestMetricsCache) {
+        self.cache = cache
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {

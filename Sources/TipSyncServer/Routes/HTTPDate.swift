@@ -1,8 +1,21 @@
 import Foundation
+import Synchronization
 
 /// The `Date` header's format (RFC 9110 §5.6.7, IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`), for the
-/// responses written outside Hummingbird's connection task (``LiveConnection``).
+/// responses written outside Hummingbird's connection task (``LiveConnection``, ``PushFastPath``).
 enum HTTPDate {
+    /// The text of the current second, made once per second (as Hummingbird's date cache does).
+    private static let latest = Mutex<(second: Int64, text: String)>((-1, ""))
+
+    /// The header's text for `date`, from the text kept for its second when it is the latest.
+    static func cached(_ date: Date) -> String {
+        let second = Int64(date.timeIntervalSince1970.rounded(.down))
+        if let text = latest.withLock({ $0.second == second ? $0.text : nil }) { return text }
+        let text = text(date)
+        latest.withLock { if second > $0.second { $0 = (second, text) } }
+        return text
+    }
+
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 

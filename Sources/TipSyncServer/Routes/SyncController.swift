@@ -32,99 +32,18 @@ struct SyncController: Sendable {
     /// (``UnconfirmedToken``): a push and a pull do; every other route is served only after the
     /// store has looked the token up.
     static func confirmsTokenInStore(_ request: Request) -> Bool {
-        switch (request.method, request.uri.path) {
-        case (.post, "/v1/push"), (.get, "/v1/pull"): true
+        confirmsTokenInStore(method: request.method, path: request.uri.path)
+    }
+
+    static func confirmsTokenInStore(method: HTTPRequest.Method, path: String) -> Bool {
+        switch (method, path) {
+        case (.post, pushPath), (.get, "/v1/pull"): true
         default: false
         }
     }
 
-    @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
-        try Self.requireJSON(request)
-        var buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-        } catch {
-            throw SyncError.bodyTooLarge(configuration.maxBodyBytes)
-        }
-        buffer = try ContentCoding.decode(
-            buffer, encoding: request.headers[.contentEncoding], limit: configuration.maxBodyBytes)
-        let pushRequest: PushRequest
-        do {
-            pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)
-        } catch let error as DecodingError {
-            throw Self.describe(error)
-        } catch let error as JSONParser.Error where error.isDuplicateMemberName {
-            // JSON, but not one every implementation reads alike (protocol.md, section 1): refused whole.
-            throw SyncError.invalidChange("\(error.path.isEmpty ? "body" : error.path): \(error.message)")
-        } catch let error as JSONParser.Error {
-            throw SyncError.malformedJSON("the body is not valid JSON: \(error)")
-        }
-        let changes = pushRequest.changes
-        guard changes.count <= configuration.maxBatch else {
-            throw SyncError.batchTooLarge(changes.count, limit: configuration.maxBatch)
-        }
-        let serverTime = now()
-        for (index, change) in changes.enumerated() {
-            // Field rules beyond JSON types (protocol.md, section 3): refused, never altered.
-            if let violation = change.violation {
-                throw SyncError.invalidChange("changes[\(index)].\(violation.field): \(violation.message)")
-            }
-            // Names compare as sequences of Unicode scalars, never normalized (protocol.md, section 1).
-            guard change.device.unicodeScalars.elementsEqual(identity.device.unicodeScalars) else {
-                throw SyncError.deviceMismatch(
-                    "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
-            }
-            guard Int64(change.hlc.milliseconds) <= serverTime + configuration.maxClockSkew.wholeMilliseconds else {
-                // The device must not re-stamp what the server already holds (a push whose answer it lost).
-                let highest = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
-                throw SyncError.clockSkew(
-                    hlc: change.hlc, serverTime: serverTime, bound: configuration.maxClockSkew.wholeMilliseconds,
-                    highestSeq: highest, generation: try await store.cursorGeneration())
-            }
-            // A display time from the future would hold back every never-shown tip on every device
-            // (display frequency) until then: bounded like a stamp (protocol.md, section 3).
-            if case .display(_, _, _, _, let lastDisplayed) = change.operation,
-                lastDisplayed > serverTime + configuration.maxClockSkew.wholeMilliseconds
-            {
-                throw SyncError.invalidChange(
-                    "changes[\(index)].lastDisplayed: \(lastDisplayed) is "
-                        + "\(SyncError.seconds(lastDisplayed - serverTime)) s ahead of the server's clock (limit "
-                        + "\(SyncError.seconds(configuration.maxClockSkew.wholeMilliseconds)) s); a display time is not later "
-                        + "than the change's stamp")
-            }
-        }
-        // No client-supplied number may trap: Int64.max is a valid integer, so it is checked before adding 1.
-        for index in changes.indices.dropFirst()
-        where changes[index - 1].seq == .max || changes[index].seq != changes[index - 1].seq + 1 {
-            throw SyncError.invalidChange(
-                "changes[\(index)].seq: a push must carry consecutive sequence numbers in ascending order "
-                    + "(changes[\(index - 1)].seq is \(changes[index - 1].seq), this is \(changes[index].seq))")
-        }
-        if let wait = changeLimiter.take(identity, cost: Double(changes.count), now: serverTime) {
-            metrics.rateLimited.increment()
-            throw SyncError.rateLimited(
-                "this device pushes more than \(changeLimiter.rate.perSecond.formatted()) changes a second; retry "
-                    + "after \(wait) s", retryAfter: wait)
-        }
-        let outcome = try await store.push(changes, from: identity, confirming: context.unconfirmedToken)
-        var generation = outcome.generation
-        if generation == nil { generation = try await store.cursorGeneration() }
-        metrics.changesAccepted.increment(by: outcome.accepted)
-        metrics.duplicatesIgnored.increment(by: outcome.duplicates)
-        if outcome.accepted > 0 {
-            // The push's own entries are the page for streams that were at the end of the log.
-            notifier.notify(account: identity.accountID) { [generation] in
-                LivePages.primed(outcome.appended, generation: generation, serverTime: serverTime)
-            }
-            compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
-        }
-        return Self.json(
-            text: PushResponse(
-                accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,
-                serverTime: serverTime, generation: generation
-            ).jsonText)
-    }
+    /// The push route's path.
+    static let pushPath = "/v1/push"
 
     @Sendable func pull(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
@@ -307,7 +226,11 @@ struct SyncController: Sendable {
 
     /// Push bodies are JSON: `Content-Type: application/json` (parameters such as `charset=utf-8` allowed).
     static func requireJSON(_ request: Request) throws {
-        let contentType = request.headers[.contentType]
+        try requireJSON(request.headers)
+    }
+
+    static func requireJSON(_ headers: HTTPFields) throws {
+        let contentType = headers[.contentType]
         let mediaType = contentType?.split(separator: ";").first?.trimmingHTTPWhitespace.lowercased()
         guard mediaType == "application/json" else { throw SyncError.unsupportedMediaType(contentType) }
     }

@@ -7,14 +7,16 @@ import Synchronization
 /// one that throws is undone alone and the others commit; a write's result is handed back only once
 /// its group has committed, so an answer never reports what a failed commit lost.
 ///
-/// A lone write costs what ``DatabasePool/write(_:)`` costs. Under load — many devices pushing at
+/// A lone write costs what ``DatabasePool/write(_:)`` costs (without a savepoint: when it throws,
+/// its transaction is rolled back). Under load — many devices pushing at
 /// once — a group takes one trip to the writer's queue and one commit instead of one each.
 final class GroupCommit: Sendable {
     /// A write waiting for its group, its result type erased.
     private struct Pending: Sendable {
-        /// Runs the write in a savepoint; what it returns answers the caller once the group has
-        /// committed (`nil`) or failed to (the commit's error).
-        let apply: @Sendable (Database) -> @Sendable ((any Error)?) -> Void
+        /// Runs the write — in a savepoint when others share its transaction (`isolated`) — and says
+        /// whether it threw; what it returns answers the caller once the group has committed
+        /// (`nil`) or failed to (the commit's error).
+        let apply: @Sendable (Database, _ isolated: Bool) -> (answer: @Sendable ((any Error)?) -> Void, failed: Bool)
         /// Answers the caller when its group failed before its write ran.
         let fail: @Sendable (any Error) -> Void
     }
@@ -37,36 +39,64 @@ final class GroupCommit: Sendable {
     /// - Throws: what `updates` throws (only its own changes are undone), or the group's commit error.
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let pending = Pending(
-                apply: { db in
-                    let result: Result<T, any Error>
-                    do {
+            enqueue(Self.pending(updates) { continuation.resume(with: $0) })
+        }
+    }
+
+    /// ``write(_:)`` answered by a callback instead of a suspended task: `completion` is called on the
+    /// writer's thread once the group has committed (or failed to).
+    func submit<T: Sendable>(
+        _ updates: @escaping @Sendable (Database) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        enqueue(Self.pending(updates, answer: completion))
+    }
+
+    /// `updates` as a write of a group, answered with `answer`.
+    private static func pending<T: Sendable>(
+        _ updates: @escaping @Sendable (Database) throws -> T,
+        answer: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) -> Pending {
+        Pending(
+            apply: { db, isolated in
+                let result: Result<T, any Error>
+                do {
+                    if isolated {
                         var value: T?
                         try db.inSavepoint {
                             value = try updates(db)
                             return .commit
                         }
                         result = .success(value!)
-                    } catch {
-                        result = .failure(error)
+                    } else {
+                        result = .success(try updates(db))
                     }
-                    return { commitError in
+                } catch {
+                    result = .failure(error)
+                }
+                let failed: Bool
+                if case .failure = result { failed = true } else { failed = false }
+                return (
+                    { commitError in
                         if let commitError, case .success = result {
-                            continuation.resume(throwing: commitError)
+                            answer(.failure(commitError))
                         } else {
-                            continuation.resume(with: result)
+                            answer(result)
                         }
-                    }
-                },
-                fail: { continuation.resume(throwing: $0) })
-            let startsWriter = state.withLock { state in
-                state.waiting.append(pending)
-                guard !state.writing else { return false }
-                state.writing = true
-                return true
-            }
-            if startsWriter { scheduleGroup() }
+                    }, failed
+                )
+            },
+            fail: { answer(.failure($0)) })
+    }
+
+    private func enqueue(_ pending: Pending) {
+        let startsWriter = state.withLock { state in
+            state.waiting.append(pending)
+            guard !state.writing else { return false }
+            state.writing = true
+            return true
         }
+        if startsWriter { scheduleGroup() }
     }
 
     private func scheduleGroup() {
@@ -84,13 +114,19 @@ final class GroupCommit: Sendable {
         answers.reserveCapacity(group.count)
         do {
             try db.inTransaction {
+                // A lone write needs no savepoint (two statements SQLite parses each time): when it
+                // throws, its transaction is rolled back instead.
+                let isolated = group.count > 1
+                var loneWriteFailed = false
                 for pending in group {
                     // A failed statement can make SQLite roll the whole transaction back; a savepoint
                     // outside one would then commit on its own, before the group knows how it ends.
                     guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT) }
-                    answers.append(pending.apply(db))
+                    let (answer, failed) = pending.apply(db, isolated)
+                    answers.append(answer)
+                    loneWriteFailed = failed && !isolated
                 }
-                return .commit
+                return loneWriteFailed ? .rollback : .commit
             }
             for answer in answers { answer(nil) }
         } catch {

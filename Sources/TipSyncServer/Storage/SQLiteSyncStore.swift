@@ -11,7 +11,7 @@ import TipSyncCore
 /// ``SyncStore`` on one SQLite file (WAL). SQLite has one writer at a time and a reader sees only
 /// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
 /// never skips a change committed later.
-public struct SQLiteSyncStore: SyncStore {
+public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
     let pool: DatabasePool
     /// Pushes that arrive while the writer is busy share its next transaction.
     let pushes: GroupCommit
@@ -242,49 +242,89 @@ public struct SQLiteSyncStore: SyncStore {
     public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
+        try await pushes.write(Self.pushUpdates(changes, from: identity, confirming: token))
+    }
+
+    func push(
+        _ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?,
+        then completion: @escaping @Sendable (Result<PushOutcome, any Error>) -> Void
+    ) {
+        pushes.submit(Self.pushUpdates(changes, from: identity, confirming: token), completion: completion)
+    }
+
+    /// A push's write: the token confirmed, the fresh changes appended at the account's next
+    /// positions, the account's and the device's counters moved.
+    static func pushUpdates(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+        -> @Sendable (Database) throws -> PushOutcome
+    {
         let bodies = changes.map(\.canonicalJSON)  // outside the write lock
-        return try await pushes.write { db in
+        return { db in
             if let token { try Self.confirm(token, db) }
-            let stored = try Self.highestSeq(account: identity.accountID, device: identity.device, db) ?? 0
-            let plan = try PushPlan(changes, highestStored: stored)
+            let counters = try Self.pushCounters(account: identity.accountID, device: identity.device, db)
+            let plan = try PushPlan(changes, highestStored: counters.highestSeq)
             let (accepted, duplicates, highest) = (plan.fresh.count, plan.duplicates, plan.highestSeq)
             // The account's own position counter: cursors say nothing about other accounts.
-            var position =
-                try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT nextPosition FROM account WHERE id = ?"),
-                    arguments: [identity.accountID]) ?? 0
+            var position = counters.nextPosition
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO change (account, position, device, seq, hlc, kind, body) VALUES (?, ?, ?, ?, ?, ?, ?)"
             )
             for index in plan.freshIndices {
                 let change = changes[index]
                 position += 1
-                try insert.execute(arguments: [
-                    identity.accountID, position, identity.device, change.seq, change.hlc.rawValue,
-                    change.kind.rawValue, bodies[index],
-                ])
+                try insert.run(
+                    .integer(identity.accountID), .integer(position), .text(identity.device), .integer(change.seq),
+                    .integer(change.hlc.rawValue), .text(change.kind.rawValue),
+                    .text(bodies[index]), in: db)
             }
             if accepted > 0 {
                 try db.cachedStatement(sql: "UPDATE account SET nextPosition = ? WHERE id = ?")
-                    .execute(arguments: [position, identity.accountID])
+                    .run(.integer(position), .integer(identity.accountID), in: db)
                 try db.cachedStatement(sql: "UPDATE device SET highestSeq = ? WHERE account = ? AND name = ?")
-                    .execute(arguments: [highest, identity.accountID, identity.device])
+                    .run(.integer(highest), .integer(identity.accountID), .text(identity.device), in: db)
             }
-            let generation = try Self.cursorGeneration(db)
+            let generation = counters.generation
             guard accepted > 0 else {
                 return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest, generation: generation)
             }
-            let compactedAt =
-                try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT compactedAtPosition FROM account WHERE id = ?"),
-                    arguments: [identity.accountID])
-                ?? 0
             return PushOutcome(
                 accepted: accepted, duplicates: duplicates, highestSeq: highest,
-                entriesSinceCompaction: position - compactedAt, generation: generation,
+                entriesSinceCompaction: position - counters.compactedAtPosition, generation: generation,
                 appended: AppendedEntries(
                     first: position - Int64(accepted) + 1, bodies: plan.freshIndices.map { bodies[$0] }))
         }
+    }
+
+    /// What a push reads before it writes, in one statement: the account's position counter and
+    /// where it was last compacted, the device's highest stored seq (0 for none) and the cursor
+    /// generation. An account the database does not have reads as all zeros.
+    static func pushCounters(account: Int64, device: String, _ db: Database) throws -> (
+        nextPosition: Int64, compactedAtPosition: Int64, highestSeq: Int64, generation: String
+    ) {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT nextPosition, compactedAtPosition,
+                    (SELECT highestSeq FROM device WHERE device.account = account.id AND name = ?),
+                    (SELECT value FROM server_meta WHERE key = 'cursorGeneration')
+                FROM account WHERE id = ?
+                """)
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        // SQLite copies the text (its length given: a name's every byte counts).
+        var code = device.withCString { sqlite3_bind_text(handle, 1, $0, Int32(device.utf8.count), transient) }
+        guard code == SQLITE_OK else { throw Self.error(code, statement, db) }
+        code = sqlite3_bind_int64(handle, 2, account)
+        guard code == SQLITE_OK else { throw Self.error(code, statement, db) }
+        code = sqlite3_step(handle)
+        guard code == SQLITE_ROW else {
+            guard code == SQLITE_DONE else { throw Self.error(code, statement, db) }
+            return (0, 0, 0, try cursorGeneration(db))
+        }
+        let generation = sqlite3_column_text(handle, 3).map { String(cString: $0) } ?? ""
+        return (
+            sqlite3_column_int64(handle, 0), sqlite3_column_int64(handle, 1), sqlite3_column_int64(handle, 2),
+            generation
+        )
     }
 
     public func pull(

@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import TipSyncCore
+
+/// Single pushes answered on their connection's event loop, without a Swift task: the common push
+/// — a device token the server has seen, no browser origin, a body that passes — costs the server
+/// about 40% less CPU than through Hummingbird's connection task and the router (BENCHMARKS.md,
+/// eleventh round). ``PushFastPathHandler`` sits in each HTTP/1.1 connection's pipeline in front of
+/// Hummingbird and takes such a push; every other request, and any push this path would not answer
+/// with `200`, goes to the router as it came, which answers it as it answers every request.
+///
+/// Nothing here is a rule of its own: the push's steps are ``SyncController``'s (the changes, their
+/// cost, the answer), authentication is ``BearerAuthMiddleware``'s token cache, the limits are the
+/// router's limiters asked first without spending (a push they would refuse goes to the router,
+/// which refuses it), and what the middlewares record of an answered request (request metrics,
+/// the console's request history, device activity, memory release's activity) is recorded through
+/// the same objects.
+struct PushFastPath: Sendable {
+    let controller: SyncController
+    let auth: BearerAuthMiddleware
+    /// The router's per-device request limiter (``RateLimitMiddleware``).
+    let requestLimiter: RateLimiter<DeviceIdentity>
+    let requestMetrics: RequestMetricsCache
+    let history: RequestHistory
+    let memory: MemoryRelease?
+    let store: any PushesWithoutTask
+    let serverName: String
+    /// The request log (``RequestLogMiddleware``) writes at `debug`: while it is on, pushes go to the
+    /// router, so that each is logged.
+    let logger: Logger
+
+    /// A request this path may take, known by its head: the token whose cached identity it carries.
+    /// Anything with a browser's `Origin` (CORS), an `Expect` header, a `Connection` header other
+    /// than `keep-alive` (Hummingbird closes after `close`), or a credential the cache does not hold
+    /// goes to the router.
+    func takes(_ head: HTTPRequest) -> UnconfirmedToken? {
+        guard head.method == .post, head.path == SyncController.pushPath, logger.logLevel > .debug,
+            head.headerFields[.origin] == nil, head.headerFields[.expect] == nil,
+            head.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true
+        else { return nil }
+        return auth.cachedIdentity(method: head.method, path: SyncController.pushPath, headers: head.headerFields)
+    }
+
+    /// A push ready for the store: its changes, charged to the device.
+    struct Accepted {
+        let changes: [Change]
+        let serverTime: Int64
+        /// When the request started, for its duration metric.
+        let start: UInt64
+    }
+
+    /// The push's changes when every check before the store passes, spending the device's request
+    /// and change budgets; `nil` (nothing spent) when the router must answer it instead.
+    func accept(_ head: HTTPRequest, body: ByteBuffer, token: UnconfirmedToken, peer: String?) -> Accepted? {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let serverTime = controller.now()
+        let identity = token.identity
+        guard body.readableBytes <= controller.configuration.maxBodyBytes,
+            !auth.signIns.isRefusing(SignInThrottle.client(headers: head.headerFields, peer: peer), now: serverTime),
+            (try? SyncController.requireJSON(head.headerFields)) != nil,
+            let changes = try? controller.pushedChanges(
+                body, contentEncoding: head.headerFields[.contentEncoding], identity: identity, serverTime: serverTime),
+            requestLimiter.wouldAllow(identity, now: serverTime),
+            controller.canCharge(changes.count, to: identity, now: serverTime),
+            requestLimiter.take(identity, now: serverTime) == nil,
+            (try? controller.charge(changes.count, to: identity, now: serverTime)) != nil
+        else { return nil }
+        memory?.noteActivity()
+        requestMetrics.activeRequests(.post).increment()
+        return Accepted(changes: changes, serverTime: serverTime, start: start)
+    }
+
+    /// Stores an accepted push; `answered` gets the answer's JSON text, or `nil` when the store
+    /// failed (nothing of the push is stored then, and the router must answer it). Called on the
+    /// writer's thread.
+    func store(
+        _ accepted: Accepted, token: UnconfirmedToken, answered: @escaping @Sendable (String?) -> Void
+    ) {
+        let identity = token.identity
+        store.push(accepted.changes, from: identity, confirming: token) { [self] result in
+            requestMetrics.activeRequests(.post).decrement()
+            guard case .success(let outcome) = result else { return answered(nil) }
+            let text = controller.pushAnswer(
+                outcome, identity: identity, serverTime: accepted.serverTime, generation: outcome.generation)
+            controller.metrics.pushesOnEventLoop.increment()
+            controller.activity.seen(identity, at: controller.now())
+            history.record(.push, failed: false, at: controller.now())
+            requestMetrics.endpoint(.init(route: SyncController.pushPath, method: .post, status: .ok))
+                .record(since: accepted.start)
+            answered(text)
+        }
+    }
+
+    /// The answer's head: what the router's answer to a push carries.
+    func head(contentLength: Int) -> HTTPResponse {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json"
+        fields[.contentLength] = String(contentLength)
+        fields[.date] = HTTPDate.cached(Date())
+        fields[.server] = serverName
+        return HTTPResponse(status: .ok, headerFields: fields)
+    }
+}

@@ -1,0 +1,134 @@
+import Hummingbird
+import NIOCore
+import TipSyncCore
+
+/// `POST /v1/push`: the route, and the steps it shares with a push answered on its connection's
+/// event loop (``PushFastPath``): what a body's changes are, what they cost, and the answer once
+/// they are stored. Each rule of a push is here, once.
+extension SyncController {
+    @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        try Self.requireJSON(request)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        } catch {
+            throw SyncError.bodyTooLarge(configuration.maxBodyBytes)
+        }
+        let serverTime = now()
+        let changes: [Change]
+        do {
+            changes = try pushedChanges(
+                buffer, contentEncoding: request.headers[.contentEncoding], identity: identity, serverTime: serverTime)
+        } catch let ahead as ClockAhead {
+            // The device must not re-stamp what the server already holds (a push whose answer it lost).
+            let highest = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
+            throw SyncError.clockSkew(
+                hlc: ahead.hlc, serverTime: serverTime, bound: configuration.maxClockSkew.wholeMilliseconds,
+                highestSeq: highest, generation: try await store.cursorGeneration())
+        }
+        try charge(changes.count, to: identity, now: serverTime)
+        let outcome = try await store.push(changes, from: identity, confirming: context.unconfirmedToken)
+        var generation = outcome.generation
+        if generation == nil { generation = try await store.cursorGeneration() }
+        metrics.pushesByRouter.increment()
+        return Self.json(
+            text: pushAnswer(outcome, identity: identity, serverTime: serverTime, generation: generation))
+    }
+
+    /// A change stamped further ahead of the server's clock than ``ServerConfiguration/maxClockSkew``:
+    /// refused with `409 clock_skew`, whose answer needs the device's highest stored seq.
+    struct ClockAhead: Error {
+        let hlc: HLC
+    }
+
+    /// The changes of a push's body, checked against every rule a push's changes must follow
+    /// (protocol.md, sections 1 and 3).
+    /// - Throws: the ``SyncError`` that refuses the push whole, or ``ClockAhead``.
+    func pushedChanges(_ body: ByteBuffer, contentEncoding: String?, identity: DeviceIdentity, serverTime: Int64)
+        throws -> [Change]
+    {
+        let buffer = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+        let pushRequest: PushRequest
+        do {
+            pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)
+        } catch let error as DecodingError {
+            throw Self.describe(error)
+        } catch let error as JSONParser.Error where error.isDuplicateMemberName {
+            // JSON, but not one every implementation reads alike (protocol.md, section 1): refused whole.
+            throw SyncError.invalidChange("\(error.path.isEmpty ? "body" : error.path): \(error.message)")
+        } catch let error as JSONParser.Error {
+            throw SyncError.malformedJSON("the body is not valid JSON: \(error)")
+        }
+        let changes = pushRequest.changes
+        guard changes.count <= configuration.maxBatch else {
+            throw SyncError.batchTooLarge(changes.count, limit: configuration.maxBatch)
+        }
+        let bound = serverTime + configuration.maxClockSkew.wholeMilliseconds
+        for (index, change) in changes.enumerated() {
+            // Field rules beyond JSON types (protocol.md, section 3): refused, never altered.
+            if let violation = change.violation {
+                throw SyncError.invalidChange("changes[\(index)].\(violation.field): \(violation.message)")
+            }
+            // Names compare as sequences of Unicode scalars, never normalized (protocol.md, section 1).
+            guard change.device.unicodeScalars.elementsEqual(identity.device.unicodeScalars) else {
+                throw SyncError.deviceMismatch(
+                    "this token belongs to device '\(identity.device)' but a change names device '\(change.device)'")
+            }
+            guard Int64(change.hlc.milliseconds) <= bound else { throw ClockAhead(hlc: change.hlc) }
+            // A display time from the future would hold back every never-shown tip on every device
+            // (display frequency) until then: bounded like a stamp (protocol.md, section 3).
+            if case .display(_, _, _, _, let lastDisplayed) = change.operation, lastDisplayed > bound {
+                throw SyncError.invalidChange(
+                    "changes[\(index)].lastDisplayed: \(lastDisplayed) is "
+                        + "\(SyncError.seconds(lastDisplayed - serverTime)) s ahead of the server's clock (limit "
+                        + "\(SyncError.seconds(configuration.maxClockSkew.wholeMilliseconds)) s); a display time is not later "
+                        + "than the change's stamp")
+            }
+        }
+        // No client-supplied number may trap: Int64.max is a valid integer, so it is checked before adding 1.
+        for index in changes.indices.dropFirst()
+        where changes[index - 1].seq == .max || changes[index].seq != changes[index - 1].seq + 1 {
+            throw SyncError.invalidChange(
+                "changes[\(index)].seq: a push must carry consecutive sequence numbers in ascending order "
+                    + "(changes[\(index - 1)].seq is \(changes[index - 1].seq), this is \(changes[index].seq))")
+        }
+        return changes
+    }
+
+    /// Spends `count` changes of the device's change budget (``ServerConfiguration/changeRate``).
+    /// - Throws: `429 rate_limited` when it cannot pay them yet (nothing is spent then).
+    func charge(_ count: Int, to identity: DeviceIdentity, now: Int64) throws {
+        if let wait = changeLimiter.take(identity, cost: Double(count), now: now) {
+            metrics.rateLimited.increment()
+            throw SyncError.rateLimited(
+                "this device pushes more than \(changeLimiter.rate.perSecond.formatted()) changes a second; retry "
+                    + "after \(wait) s", retryAfter: wait)
+        }
+    }
+
+    /// Whether `count` changes of the device's budget could be spent now, without spending them.
+    func canCharge(_ count: Int, to identity: DeviceIdentity, now: Int64) -> Bool {
+        changeLimiter.wouldAllow(identity, cost: Double(count), now: now)
+    }
+
+    /// What follows a stored push — its metrics, the live streams' news (the push's own entries are
+    /// the page for streams that were at the end of the log), compaction's count — and the answer's
+    /// JSON text.
+    func pushAnswer(_ outcome: PushOutcome, identity: DeviceIdentity, serverTime: Int64, generation: String?)
+        -> String
+    {
+        metrics.changesAccepted.increment(by: outcome.accepted)
+        metrics.duplicatesIgnored.increment(by: outcome.duplicates)
+        if outcome.accepted > 0 {
+            notifier.notify(account: identity.accountID) {
+                LivePages.primed(outcome.appended, generation: generation, serverTime: serverTime)
+            }
+            compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
+        }
+        return PushResponse(
+            accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,
+            serverTime: serverTime, generation: generation
+        ).jsonText
+    }
+}

@@ -1,0 +1,49 @@
+import GRDB
+
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import GRDBSQLite
+#endif
+
+/// A value bound straight through SQLite's C API (``GRDB/Statement/run(_:in:)``).
+enum BoundValue {
+    case integer(Int64)
+    case text(String)
+}
+
+extension Statement {
+    /// Runs the statement to its end with `values` bound through SQLite's C API. A push's statements
+    /// go this way: GRDB's `StatementArguments` boxes each value in an existential and copies them
+    /// into arrays, which cost the single-change push a few microseconds of its writer's time
+    /// (BENCHMARKS.md, eleventh round).
+    func run(_ values: BoundValue..., in db: Database) throws {
+        let handle = sqliteStatement
+        sqlite3_reset(handle)
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .integer(let number):
+                code = sqlite3_bind_int64(handle, index, number)
+            case .text(let text):
+                // SQLite copies the text before the call returns; its length is given (every byte counts).
+                code = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), transient) }
+            }
+            guard code == SQLITE_OK else { throw failure(code, db) }
+        }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, db) }
+    }
+
+    private func failure(_ code: Int32, _ db: Database) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: sql)
+    }
+}
+
+/// `SQLITE_TRANSIENT`: SQLite copies a bound value before the call returns.
+let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
