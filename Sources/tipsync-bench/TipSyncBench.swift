@@ -12,7 +12,8 @@ struct TipSyncBench: AsyncParsableCommand {
             IdleConnections.self, AgentStatus.self, AgentAPI.self,
             HoldConnections.self, LoadTest.self, LoadClients.self, CompactionBench.self, ConsoleBench.self,
             WireBytes.self, Fanout.self, ColdStartPhases.self, PostgresInstances.self, LiveDelivery.self,
-            LiveReceivers.self, Fleet.self, PushLatency.self, LivePusher.self, RequestFloor.self, CommitFloor.self, NIOFloor.self,
+            LiveReceivers.self, Fleet.self, PushLatency.self, LivePusher.self, RequestFloor.self, CommitFloor.self,
+            NIOFloor.self,
         ])
 }
 

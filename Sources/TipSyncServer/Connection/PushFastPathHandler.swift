@@ -110,9 +110,10 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         storing = true
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
-        fastPath.store(accepted, token: token) { text in
+        fastPath.store(accepted, token: token) { result in
             loop.execute {
                 let (handler, context) = bound.value
+                let text = handler.fastPath.answer(result, accepted, token: token)
                 handler.stored(text, head: head, body: body, context: context)
             }
         }

@@ -45,7 +45,7 @@ struct PushFastPath: Sendable {
     }
 
     /// A push ready for the store: its changes, charged to the device.
-    struct Accepted {
+    struct Accepted: Sendable {
         let changes: [Change]
         let serverTime: Int64
         /// When the request started, for its duration metric.
@@ -73,25 +73,32 @@ struct PushFastPath: Sendable {
         return Accepted(changes: changes, serverTime: serverTime, start: start)
     }
 
-    /// Stores an accepted push; `answered` gets the answer's JSON text, or `nil` when the store
-    /// failed (nothing of the push is stored then, and the router must answer it). Called on the
-    /// writer's thread.
+    /// Stores an accepted push; `stored` gets the outcome, called on the writer's thread (hand it
+    /// to ``answer(_:_:token:)`` elsewhere: what follows a push must not hold the writer up).
     func store(
-        _ accepted: Accepted, token: UnconfirmedToken, answered: @escaping @Sendable (String?) -> Void
+        _ accepted: Accepted, token: UnconfirmedToken,
+        stored: @escaping @Sendable (Result<PushOutcome, any Error>) -> Void
     ) {
+        store.push(accepted.changes, from: token.identity, confirming: token, then: stored)
+    }
+
+    /// What follows a stored push, as the router does it — the live streams' news, compaction's
+    /// count, the metrics, the console's history and the device's activity — and the answer's JSON
+    /// text; `nil` when the store failed (nothing of the push is stored then, and the router must
+    /// answer it).
+    func answer(_ result: Result<PushOutcome, any Error>, _ accepted: Accepted, token: UnconfirmedToken) -> String? {
+        requestMetrics.activeRequests(.post).decrement()
+        guard case .success(let outcome) = result else { return nil }
         let identity = token.identity
-        store.push(accepted.changes, from: identity, confirming: token) { [self] result in
-            requestMetrics.activeRequests(.post).decrement()
-            guard case .success(let outcome) = result else { return answered(nil) }
-            let text = controller.pushAnswer(
-                outcome, identity: identity, serverTime: accepted.serverTime, generation: outcome.generation)
-            controller.metrics.pushesOnEventLoop.increment()
-            controller.activity.seen(identity, at: controller.now())
-            history.record(.push, failed: false, at: controller.now())
-            requestMetrics.endpoint(.init(route: SyncController.pushPath, method: .post, status: .ok))
-                .record(since: accepted.start)
-            answered(text)
-        }
+        let text = controller.pushAnswer(
+            outcome, identity: identity, serverTime: accepted.serverTime, generation: outcome.generation)
+        controller.metrics.pushesOnEventLoop.increment()
+        let now = controller.now()
+        controller.activity.seen(identity, at: now)
+        history.record(.push, failed: false, at: now)
+        requestMetrics.endpoint(.init(route: SyncController.pushPath, method: .post, status: .ok))
+            .record(since: accepted.start)
+        return text
     }
 
     /// The answer's head: what the router's answer to a push carries.
