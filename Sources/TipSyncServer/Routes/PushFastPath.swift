@@ -13,7 +13,7 @@ import TipSyncCore
 /// with `200`, goes to the router as it came, which answers it as it answers every request.
 ///
 /// Nothing here is a rule of its own: the push's steps are ``SyncController``'s (the changes, their
-/// cost, the answer), authentication is ``BearerAuthMiddleware``'s token cache, the limits are the
+/// cost, what follows a stored push, the answer), authentication is ``BearerAuthMiddleware``'s token cache, the limits are the
 /// router's limiters asked first without spending (a push they would refuse goes to the router,
 /// which refuses it), and what the middlewares record of an answered request (request metrics,
 /// the console's request history, device activity, memory release's activity) is recorded through
@@ -73,32 +73,37 @@ struct PushFastPath: Sendable {
         return Accepted(changes: changes, serverTime: serverTime, start: start)
     }
 
-    /// Stores an accepted push; `stored` gets the outcome, called on the writer's thread (hand it
-    /// to ``answer(_:_:token:)`` elsewhere: what follows a push must not hold the writer up).
+    /// Stores an accepted push and announces it as soon as it has committed (on the writer's thread:
+    /// the live streams' news leaves at once, as the router's would, without waiting for a hop to
+    /// the connection's loop); `stored` then gets the outcome (hand it to ``answer(_:_:token:)`` on
+    /// the loop).
     func store(
         _ accepted: Accepted, token: UnconfirmedToken,
         stored: @escaping @Sendable (Result<PushOutcome, any Error>) -> Void
     ) {
-        store.push(accepted.changes, from: token.identity, confirming: token, then: stored)
+        let identity = token.identity
+        store.push(accepted.changes, from: identity, confirming: token) { [controller] result in
+            if case .success(let outcome) = result {
+                controller.announce(
+                    outcome, identity: identity, serverTime: accepted.serverTime, generation: outcome.generation)
+            }
+            stored(result)
+        }
     }
 
-    /// What follows a stored push, as the router does it — the live streams' news, compaction's
-    /// count, the metrics, the console's history and the device's activity — and the answer's JSON
-    /// text; `nil` when the store failed (nothing of the push is stored then, and the router must
-    /// answer it).
+    /// What the router records of an answered push — the request metrics, the console's history,
+    /// the device's activity — and the answer's JSON text; `nil` when the store failed (nothing of
+    /// the push is stored then, and the router must answer it).
     func answer(_ result: Result<PushOutcome, any Error>, _ accepted: Accepted, token: UnconfirmedToken) -> String? {
         requestMetrics.activeRequests(.post).decrement()
         guard case .success(let outcome) = result else { return nil }
-        let identity = token.identity
-        let text = controller.pushAnswer(
-            outcome, identity: identity, serverTime: accepted.serverTime, generation: outcome.generation)
         controller.metrics.pushesOnEventLoop.increment()
         let now = controller.now()
-        controller.activity.seen(identity, at: now)
+        controller.activity.seen(token.identity, at: now)
         history.record(.push, failed: false, at: now)
         requestMetrics.endpoint(.init(route: SyncController.pushPath, method: .post, status: .ok))
             .record(since: accepted.start)
-        return text
+        return controller.pushAnswer(outcome, serverTime: accepted.serverTime, generation: outcome.generation)
     }
 
     /// The answer's head: what the router's answer to a push carries.

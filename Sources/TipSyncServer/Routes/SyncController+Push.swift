@@ -31,9 +31,9 @@ extension SyncController {
         let outcome = try await store.push(changes, from: identity, confirming: context.unconfirmedToken)
         var generation = outcome.generation
         if generation == nil { generation = try await store.cursorGeneration() }
+        announce(outcome, identity: identity, serverTime: serverTime, generation: generation)
         metrics.pushesByRouter.increment()
-        return Self.json(
-            text: pushAnswer(outcome, identity: identity, serverTime: serverTime, generation: generation))
+        return Self.json(text: pushAnswer(outcome, serverTime: serverTime, generation: generation))
     }
 
     /// A change stamped further ahead of the server's clock than ``ServerConfiguration/maxClockSkew``:
@@ -112,21 +112,21 @@ extension SyncController {
         changeLimiter.wouldAllow(identity, cost: Double(count), now: now)
     }
 
-    /// What follows a stored push — its metrics, the live streams' news (the push's own entries are
-    /// the page for streams that were at the end of the log), compaction's count — and the answer's
-    /// JSON text.
-    func pushAnswer(_ outcome: PushOutcome, identity: DeviceIdentity, serverTime: Int64, generation: String?)
-        -> String
-    {
+    /// What follows a stored push: the live streams' news (the push's own entries are the page for
+    /// streams that were at the end of the log), compaction's count, the metrics.
+    func announce(_ outcome: PushOutcome, identity: DeviceIdentity, serverTime: Int64, generation: String?) {
         metrics.changesAccepted.increment(by: outcome.accepted)
         metrics.duplicatesIgnored.increment(by: outcome.duplicates)
-        if outcome.accepted > 0 {
-            notifier.notify(account: identity.accountID) {
-                LivePages.primed(outcome.appended, generation: generation, serverTime: serverTime)
-            }
-            compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
+        guard outcome.accepted > 0 else { return }
+        notifier.notify(account: identity.accountID) {
+            LivePages.primed(outcome.appended, generation: generation, serverTime: serverTime)
         }
-        return PushResponse(
+        compactor?.pushed(account: identity.accountID, entriesSinceCompaction: outcome.entriesSinceCompaction)
+    }
+
+    /// The answer to a stored push, as JSON text.
+    func pushAnswer(_ outcome: PushOutcome, serverTime: Int64, generation: String?) -> String {
+        PushResponse(
             accepted: outcome.accepted, duplicates: outcome.duplicates, highestSeq: outcome.highestSeq,
             serverTime: serverTime, generation: generation
         ).jsonText
