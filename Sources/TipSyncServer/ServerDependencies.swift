@@ -25,9 +25,11 @@ public struct ServerDependencies: Sendable {
     public var onServerRunning: @Sendable (any Channel) async -> Void
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
-    /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``);
-    /// tests turn it off to compare the router's answers with its.
-    var pushFastPath = true
+    /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``).
+    /// Off: with it on, two of four full runs of the test suite hung in a live-stream test driven
+    /// through URLSession (a test task waiting for good, not understood yet; BENCHMARKS.md, eleventh
+    /// round). `PushFastPathTests` turn it on to check its answers against the router's.
+    var pushFastPath = false
 
     public init(
         store: any SyncStore,
