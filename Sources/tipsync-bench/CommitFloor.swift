@@ -16,21 +16,8 @@ struct CommitFloor: AsyncParsableCommand {
             "tipsync-bench-commit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        let pool = try DatabasePool(
-            path: directory.appendingPathComponent("floor.sqlite").path, configuration: configuration)
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE counter (id INTEGER PRIMARY KEY, next INTEGER NOT NULL);
-                    INSERT INTO counter (id, next) VALUES (1, 0);
-                    CREATE TABLE change (
-                        account INTEGER NOT NULL, position INTEGER NOT NULL, device TEXT NOT NULL,
-                        seq INTEGER NOT NULL, hlc INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
-                        PRIMARY KEY (account, position), UNIQUE (account, device, seq));
-                    """)
-        }
+        let pool = try await FloorMeasurement.database(
+            at: directory.appendingPathComponent("floor.sqlite").path)
         let body = String(repeating: "x", count: 160)
         @Sendable func write(_ db: Database, _ n: Int) throws {
             try db.cachedStatement(sql: "UPDATE counter SET next = ? WHERE id = 1").execute(arguments: [n])

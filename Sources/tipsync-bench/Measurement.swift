@@ -1,4 +1,5 @@
 import Foundation
+
 /// Timing samples and their summary.
 struct Measurement {
     var samples: [Duration] = []

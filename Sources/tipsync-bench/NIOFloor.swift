@@ -37,39 +37,14 @@ struct NIOFloor: AsyncParsableCommand {
                 }
             }
             .bind(host: "127.0.0.1", port: port).get()
-        let (requests, seconds, serverCPU) = try await drive()
+        let (requests, seconds, serverCPU) = try await FloorMeasurement.drive(
+            port: port, devices: devices, perDevice: total / devices, method: "POST", path: "/",
+            body: Array(repeating: UInt8(ascii: "x"), count: 175))
         try await server.close()
         print(
             "nio-floor \(write ? "durable POST" : "POST") devices=\(devices) requests=\(requests): "
                 + "\(format(seconds, 2)) s, \(Int(Double(requests) / seconds)) requests/s; server CPU "
                 + "\(format(serverCPU / Double(requests) * 1_000_000, 1)) µs per request")
-    }
-
-    /// Sends the requests; returns how many, the wall time and the server's CPU seconds.
-    private func drive() async throws -> (requests: Int, seconds: Double, serverCPU: Double) {
-        let perDevice = total / devices
-        let cpuBefore = processCPUSeconds()
-        let clock = ContinuousClock()
-        let start = clock.now
-        let port = port
-        let body = Array(repeating: UInt8(ascii: "x"), count: 175)
-        let generatorCPU = try await withThrowingTaskGroup(of: Double.self) { group in
-            for _ in 0..<devices {
-                group.addTask {
-                    try await onThread {
-                        let connection = try HTTPConnection(port: port)
-                        for _ in 0..<perDevice {
-                            let (status, _, _, _) = try connection.exchange("POST", "/", headers: [], body: body)
-                            guard status == 200 else { throw BenchError("answered \(status)") }
-                        }
-                    }
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        let seconds = (clock.now - start).milliseconds / 1000
-        let serverCPU = processCPUSeconds() - cpuBefore - generatorCPU
-        return (perDevice * devices, seconds, serverCPU)
     }
 
     /// Answers each request on its event loop, after its commit with `commits`.
@@ -105,20 +80,7 @@ struct NIOFloor: AsyncParsableCommand {
         let state = Mutex<(waiting: [@Sendable () -> Void], writing: Bool, next: Int)>(([], false, 0))
 
         init(path: String) async throws {
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-            pool = try DatabasePool(path: path, configuration: configuration)
-            try await pool.write { db in
-                try db.execute(
-                    sql: """
-                        CREATE TABLE counter (id INTEGER PRIMARY KEY, next INTEGER NOT NULL);
-                        INSERT INTO counter (id, next) VALUES (1, 0);
-                        CREATE TABLE change (
-                            account INTEGER NOT NULL, position INTEGER NOT NULL, device TEXT NOT NULL,
-                            seq INTEGER NOT NULL, hlc INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
-                            PRIMARY KEY (account, position), UNIQUE (account, device, seq));
-                        """)
-            }
+            pool = try await FloorMeasurement.database(at: path)
         }
 
         func commit(_ done: @escaping @Sendable () -> Void) {

@@ -34,28 +34,8 @@ struct RequestFloor: AsyncParsableCommand {
             path = "/health"
         }
         defer { stop() }
-        let perDevice = total / devices
-        let cpuBefore = processCPUSeconds()
-        let clock = ContinuousClock()
-        let start = clock.now
-        let port = port
-        let generatorCPU = try await withThrowingTaskGroup(of: Double.self) { group in
-            for _ in 0..<devices {
-                group.addTask {
-                    try await onThread {
-                        let connection = try HTTPConnection(port: port)
-                        for _ in 0..<perDevice {
-                            let (status, _, _, _) = try connection.exchange("GET", path, headers: [], body: [])
-                            guard status == 200 else { throw BenchError("\(path) answered \(status)") }
-                        }
-                    }
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        let seconds = (clock.now - start).milliseconds / 1000
-        let serverCPU = processCPUSeconds() - cpuBefore - generatorCPU
-        let requests = perDevice * devices
+        let (requests, seconds, serverCPU) = try await FloorMeasurement.drive(
+            port: port, devices: devices, perDevice: total / devices, method: "GET", path: path)
         print(
             "request-floor \(bare ? "bare Hummingbird GET /" : "tipsync-server GET /health") devices=\(devices) requests=\(requests): "
                 + "\(format(seconds, 2)) s, \(Int(Double(requests) / seconds)) requests/s; server CPU "
