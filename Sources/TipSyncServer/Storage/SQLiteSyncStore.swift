@@ -308,14 +308,9 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
                 FROM account WHERE id = ?
                 """)
         let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
         defer { sqlite3_reset(handle) }
-        // SQLite copies the text (its length given: a name's every byte counts).
-        var code = device.withCString { sqlite3_bind_text(handle, 1, $0, Int32(device.utf8.count), transient) }
-        guard code == SQLITE_OK else { throw Self.error(code, statement, db) }
-        code = sqlite3_bind_int64(handle, 2, account)
-        guard code == SQLITE_OK else { throw Self.error(code, statement, db) }
-        code = sqlite3_step(handle)
+        try statement.bind([.text(device), .integer(account)], in: db)
+        let code = sqlite3_step(handle)
         guard code == SQLITE_ROW else {
             guard code == SQLITE_DONE else { throw Self.error(code, statement, db) }
             return (0, 0, 0, try cursorGeneration(db))

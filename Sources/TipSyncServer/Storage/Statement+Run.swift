@@ -6,7 +6,7 @@ import GRDB
     import GRDBSQLite
 #endif
 
-/// A value bound straight through SQLite's C API (``GRDB/Statement/run(_:in:)``).
+/// A value bound straight through SQLite's C API (``GRDB/Statement/run(_:in:)``, ``GRDB/Statement/bind(_:in:)``).
 enum BoundValue {
     case integer(Int64)
     case text(String)
@@ -18,12 +18,18 @@ extension Statement {
     /// into arrays, which cost the single-change push a few microseconds of its writer's time
     /// (BENCHMARKS.md, eleventh round).
     func run(_ values: BoundValue..., in db: Database) throws {
+        defer { sqlite3_reset(sqliteStatement) }
+        try bind(values, in: db)
+        let code = sqlite3_step(sqliteStatement)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, db) }
+    }
+
+    /// Resets the statement and binds `values` through SQLite's C API, for steps the caller takes
+    /// (resetting it again when done).
+    func bind(_ values: [BoundValue], in db: Database) throws {
         let handle = sqliteStatement
         sqlite3_reset(handle)
-        defer {
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-        }
+        sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let code: Int32
@@ -32,18 +38,18 @@ extension Statement {
                 code = sqlite3_bind_int64(handle, index, number)
             case .text(let text):
                 // SQLite copies the text before the call returns; its length is given (every byte counts).
-                code = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), transient) }
+                code = text.withCString {
+                    sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), Self.transient)
+                }
             }
             guard code == SQLITE_OK else { throw failure(code, db) }
         }
-        let code = sqlite3_step(handle)
-        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, db) }
     }
+
+    /// `SQLITE_TRANSIENT`: SQLite copies a bound value before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     private func failure(_ code: Int32, _ db: Database) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: sql)
     }
 }
-
-/// `SQLITE_TRANSIENT`: SQLite copies a bound value before the call returns.
-let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
