@@ -226,6 +226,17 @@ import TipSyncTestSupport
         try old.close()
         let store = try SQLiteSyncStore(path: path)
         try await store.migrate()
+        // The log ends as one B-tree keyed by (account, position): no rowid, no other index.
+        let migrated = try DatabaseQueue(path: path)
+        let (table, indexes) = try await migrated.read { db in
+            (
+                try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'change'") ?? "",
+                try String.fetchAll(db, sql: "SELECT name FROM pragma_index_list('change')")
+            )
+        }
+        try migrated.close()
+        #expect(table.hasSuffix("WITHOUT ROWID"))
+        #expect(indexes == ["sqlite_autoindex_change_1"])
         let generation = try await store.cursorGeneration()
         #expect(generation != "oldgeneration")
         for (account, device) in [(Int64(1), "x"), (2, "y")] {

@@ -264,6 +264,35 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         }
     }
 
+    /// A device's changes are stored once however their pushes come back: a retry after compaction
+    /// dropped their entries, and copies of one push arriving together (one group's transaction).
+    @Test(arguments: Backend.allCases)
+    func retriedPushesStoreNothingAgainAfterCompactionOrTogether(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let account = try await store.createAccount(name: "alice")
+            _ = try await store.createToken(accountName: "alice", device: "phone")
+            let phone = DeviceIdentity(accountID: account, device: "phone")
+            _ = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
+            #expect(try await store.compact(account: account) == 23)
+            let retried = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
+            #expect(retried.accepted == 0 && retried.duplicates == 30 && retried.highestSeq == 30)
+            #expect(try await store.logCount(account: account) == 7)
+            let copies = try await withThrowingTaskGroup(of: PushOutcome.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await store.push(parameterChanges(device: "phone", seqs: 25...40), from: phone)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(copies.map(\.accepted).sorted() == [0, 0, 0, 0, 0, 0, 0, 10])
+            #expect(try await store.logCount(account: account) == 17)
+            let page = try await store.pull(account: account, after: 30, limit: 100)
+            let seqs = try page.bodies.map { try JSONCoding.decode(Change.self, from: $0.utf8).seq }
+            #expect(seqs == Array(31...40))
+        }
+    }
+
     /// Compaction deletes in transactions of 1,000 entries (so a push waits for one chunk, not the
     /// whole account): more than two chunks' worth still drops exactly the superseded entries, and a
     /// cursor handed out before it gets a snapshot of exactly the survivors.

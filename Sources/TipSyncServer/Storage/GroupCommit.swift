@@ -21,6 +21,19 @@ final class GroupCommit: Sendable {
         let fail: @Sendable (any Error) -> Void
     }
 
+    /// The statements around a group and around each write in it, prepared once on the writer's
+    /// connection and run again (GRDB's `inTransaction` and `inSavepoint` have SQLite parse theirs on
+    /// every call, which in a group is every push).
+    private enum Bracket: String {
+        case begin = "BEGIN IMMEDIATE TRANSACTION"
+        case commit = "COMMIT TRANSACTION"
+        case savepoint = "SAVEPOINT groupWrite"
+        case release = "RELEASE SAVEPOINT groupWrite"
+        case undo = "ROLLBACK TO SAVEPOINT groupWrite"
+
+        func run(_ db: Database) throws { try db.cachedStatement(sql: rawValue).execute() }
+    }
+
     /// The most writes one transaction takes; the rest go into the next, after the writer's queue has
     /// served whatever else waits on it (compaction, tokens, the console).
     static let largestGroup = 64
@@ -62,12 +75,21 @@ final class GroupCommit: Sendable {
                 let result: Result<T, any Error>
                 do {
                     if isolated {
-                        var value: T?
-                        try db.inSavepoint {
+                        try Bracket.savepoint.run(db)
+                        let value: T
+                        do {
                             value = try updates(db)
-                            return .commit
+                            try Bracket.release.run(db)
+                        } catch {
+                            // (A failure SQLite answered by rolling the whole transaction back left no
+                            // savepoint to undo: the group then ends with SQLITE_ABORT.)
+                            if db.isInsideTransaction {
+                                try Bracket.undo.run(db)
+                                try Bracket.release.run(db)
+                            }
+                            throw error
                         }
-                        result = .success(value!)
+                        result = .success(value)
                     } else {
                         result = .success(try updates(db))
                     }
@@ -113,9 +135,9 @@ final class GroupCommit: Sendable {
         var answers: [@Sendable ((any Error)?) -> Void] = []
         answers.reserveCapacity(group.count)
         do {
-            try db.inTransaction {
-                // A lone write needs no savepoint (two statements SQLite parses each time): when it
-                // throws, its transaction is rolled back instead.
+            try Bracket.begin.run(db)
+            do {
+                // A lone write needs no savepoint: when it throws, its transaction is rolled back instead.
                 let isolated = group.count > 1
                 var loneWriteFailed = false
                 for pending in group {
@@ -126,7 +148,14 @@ final class GroupCommit: Sendable {
                     answers.append(answer)
                     loneWriteFailed = failed && !isolated
                 }
-                return loneWriteFailed ? .rollback : .commit
+                if loneWriteFailed {
+                    try db.rollback()
+                } else {
+                    try Bracket.commit.run(db)
+                }
+            } catch {
+                try? db.rollback()
+                throw error
             }
             for answer in answers { answer(nil) }
         } catch {
