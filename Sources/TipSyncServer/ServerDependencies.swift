@@ -26,10 +26,9 @@ public struct ServerDependencies: Sendable {
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
     /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``).
-    /// Off: with it on, two of four full runs of the test suite hung in a live-stream test driven
-    /// through URLSession (a test task waiting for good, not understood yet; BENCHMARKS.md, eleventh
-    /// round). `PushFastPathTests` turn it on to check its answers against the router's.
-    var pushFastPath = false
+    /// `PushFastPathTests` turn it off on a second server, to check the fast path's answers against
+    /// the router's.
+    var pushFastPath = true
 
     public init(
         store: any SyncStore,

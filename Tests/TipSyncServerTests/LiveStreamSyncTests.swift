@@ -63,6 +63,9 @@ import TipSyncServer
             }
         }
 
+        /// Waits that are waiting now.
+        var waiting: Int { state.withLock { $0.waiting.count } }
+
         func letOneThrough() {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 guard !state.waiting.isEmpty else {
@@ -240,10 +243,16 @@ import TipSyncServer
             try close("count-1", on: phone)
             try await phoneClient.syncOnce()
             await until(laptop, closed: "count-1")
+            // (count-1 may have come with the first round's pull: wait for the stream's watchdog.)
+            while minutes.waiting == 0 { await Task.yield() }
             #expect(transport.streams.load(ordering: .relaxed) == 1)
-            // A minute of silence passes (no heartbeat in it): the stream is taken for lost.
-            minutes.letOneThrough()
-            while transport.streams.load(ordering: .relaxed) < 2 { await Task.yield() }
+            // Minutes pass one at a time, each once the watchdog waits for it, until one passes in
+            // silence: the stream is taken for lost and a second one opens. (The minute the first
+            // pieces arrived in is not silent: the watchdog may have begun before they came.)
+            while transport.streams.load(ordering: .relaxed) < 2 {
+                if minutes.waiting > 0 { minutes.letOneThrough() }
+                await Task.yield()
+            }
             try close("count-2", on: phone)
             try await phoneClient.syncOnce()
             await until(laptop, closed: "count-2")

@@ -36,9 +36,12 @@ final class SignInThrottle: Sendable {
             "too many refused sign-ins from this address; try again in \(wait) s", retryAfter: wait)
     }
 
-    /// Whether `client`'s sign-ins are refused now (``check(_:_:now:)`` would throw).
-    func isRefusing(_ client: String, now: Int64) -> Bool {
-        limiter.wait(client, now: now) != nil
+    /// Whether the sign-ins of a request known by its headers and its connection's peer are refused
+    /// now (``check(_:_:now:)`` would throw). While no sign-in has failed lately, no client is
+    /// worked out.
+    func isRefusing(headers: HTTPFields, peer: String?, now: Int64) -> Bool {
+        guard !limiter.isEmpty else { return false }
+        return limiter.wait(Self.client(headers: headers, peer: peer), now: now) != nil
     }
 
     /// Records a refused sign-in of `request`.

@@ -37,6 +37,8 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A read asked for while a push was being stored.
     private var readDeferred = false
     private var active = true
+    /// The connection's peer address, worked out at its first push.
+    private var peer: String?
 
     init(fastPath: PushFastPath) {
         self.fastPath = fastPath
@@ -103,7 +105,8 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Stores the push and answers it on this loop, or hands it to the router.
     private func serve(_ head: HTTPRequest, token: UnconfirmedToken, body: ByteBuffer, context: ChannelHandlerContext) {
-        let peer = context.channel.remoteAddress?.ipAddress
+        let peer = self.peer ?? context.channel.remoteAddress?.ipAddress
+        self.peer = peer
         guard let accepted = fastPath.accept(head, body: body, token: token, peer: peer) else {
             return forward(head, body: body, end: true, context: context)
         }

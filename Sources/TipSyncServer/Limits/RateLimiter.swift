@@ -53,6 +53,11 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Whether no key has spent anything lately (no bucket is held: ``wait(_:now:)`` is `nil` for all).
+    var isEmpty: Bool {
+        buckets.withLock { $0.byDevice.isEmpty }
+    }
+
     /// The whole seconds until `key` could spend one unit, without spending it; `nil` when it can now.
     func wait(_ key: Key, now: Int64) -> Int? {
         guard rate.isLimited else { return nil }

@@ -8,9 +8,7 @@ import TipSyncCore
 /// Single pushes answered on their connection's event loop, without a Swift task: the common push
 /// — a device token the server has seen, no browser origin, a body that passes — costs the server
 /// about a third less CPU than through Hummingbird's connection task and the router (BENCHMARKS.md,
-/// eleventh round). Off unless ``ServerDependencies/pushFastPath`` turns it on: with it on, the test
-/// suite hung in two of four full runs, in a live-stream test driven through URLSession, for a
-/// reason not found yet. ``PushFastPathHandler`` sits in each HTTP/1.1 connection's pipeline in front of
+/// eleventh and twelfth rounds). ``PushFastPathHandler`` sits in each HTTP/1.1 connection's pipeline in front of
 /// Hummingbird and takes such a push; every other request, and any push this path would not answer
 /// with `200`, goes to the router as it came, which answers it as it answers every request.
 ///
@@ -61,7 +59,7 @@ struct PushFastPath: Sendable {
         let serverTime = controller.now()
         let identity = token.identity
         guard body.readableBytes <= controller.configuration.maxBodyBytes,
-            !auth.signIns.isRefusing(SignInThrottle.client(headers: head.headerFields, peer: peer), now: serverTime),
+            !auth.signIns.isRefusing(headers: head.headerFields, peer: peer, now: serverTime),
             (try? SyncController.requireJSON(head.headerFields)) != nil,
             let changes = try? controller.pushedChanges(
                 body, contentEncoding: head.headerFields[.contentEncoding], identity: identity, serverTime: serverTime),

@@ -231,6 +231,7 @@ struct SyncController: Sendable {
 
     static func requireJSON(_ headers: HTTPFields) throws {
         let contentType = headers[.contentType]
+        if contentType == "application/json" { return }  // as clients send it: nothing to take apart
         let mediaType = contentType?.split(separator: ";").first?.trimmingHTTPWhitespace.lowercased()
         guard mediaType == "application/json" else { throw SyncError.unsupportedMediaType(contentType) }
     }

@@ -173,8 +173,8 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
         // table beside the key's index, and no index on (account, device, seq). That one was only a
         // constraint, kept already by the device's `highestSeq` (``PushPlan`` stores a seq only above
         // it, in the writer's transaction, and it survives compaction where the entries do not), and
-        // it cost a push about a third of its store time: another B-tree whose pages every commit
-        // rewrites.
+        // it cost a single-change push 4-5 µs of its 27 µs in the store (BENCHMARKS.md, twelfth round):
+        // another B-tree whose pages every commit rewrites.
         migrator.registerMigration("v10-log-keyed-by-position") { db in
             try db.execute(
                 sql: """
@@ -241,10 +241,9 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
 
     /// Throws ``UnconfirmedToken/Gone`` unless the token still names its device.
     static func confirm(_ token: UnconfirmedToken, _ db: Database) throws {
-        let named = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [token.hash]
-        ).map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
-        guard named == token.identity else { throw UnconfirmedToken.Gone() }
+        let names = try db.cachedStatement(sql: "SELECT 1 FROM token WHERE hash = ? AND account = ? AND device = ?")
+            .hasRow(.text(token.hash), .integer(token.identity.accountID), .text(token.identity.device), in: db)
+        guard names else { throw UnconfirmedToken.Gone() }
     }
 
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {

@@ -24,6 +24,15 @@ extension Statement {
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, db) }
     }
 
+    /// Whether the statement, with `values` bound through SQLite's C API, gives a row.
+    func hasRow(_ values: BoundValue..., in db: Database) throws -> Bool {
+        defer { sqlite3_reset(sqliteStatement) }
+        try bind(values, in: db)
+        let code = sqlite3_step(sqliteStatement)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, db) }
+        return code == SQLITE_ROW
+    }
+
     /// Resets the statement and binds `values` through SQLite's C API, for steps the caller takes
     /// (resetting it again when done).
     func bind(_ values: [BoundValue], in db: Database) throws {
