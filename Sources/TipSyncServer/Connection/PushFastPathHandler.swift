@@ -8,8 +8,8 @@ import NIOHTTPTypes
 /// fast path hands back (the router then answers it, from its head and the body read so far).
 ///
 /// Answers leave in the order requests came, as HTTP/1.1 requires: a push is taken only while
-/// Hummingbird owes no answer on the connection, and while a taken push waits for its commit,
-/// nothing more is read (what already arrived waits here, and is served after its answer).
+/// Hummingbird owes no answer on the connection, and what arrives while a taken push waits for its
+/// commit waits here, and is served after its answer (no more is read until then).
 final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -34,7 +34,7 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var storing = false
     /// What arrived while a push was being stored, in order.
     private var held: [HTTPRequestPart] = []
-    /// A read asked for while a push was being stored.
+    /// A read asked for while a push was being stored and what arrived meanwhile waits.
     private var readDeferred = false
     private var active = true
     /// The connection's peer address, worked out at its first push.
@@ -53,8 +53,11 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Reads go on while a push is stored, until something arrives meanwhile: then nothing more is
+    /// read until it has been served. (A client that waits for each answer never sends meanwhile, and
+    /// its connection keeps its interest in reading: no change to the event loop's poll set per push.)
     func read(context: ChannelHandlerContext) {
-        if storing { readDeferred = true } else { context.read() }
+        if storing, !held.isEmpty { readDeferred = true } else { context.read() }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -90,7 +93,11 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             current = .none  // the buffer is not shared while it grows
-            body.writeBuffer(&bytes)
+            if body.readableBytes == 0 {
+                body = bytes  // a body in one part is kept as it came, not copied
+            } else {
+                body.writeBuffer(&bytes)
+            }
             current = .taken(head, token, body)
         case (.end, .taken(let head, let token, let body)):
             current = .none
