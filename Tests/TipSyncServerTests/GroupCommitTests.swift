@@ -168,6 +168,48 @@ import TipSyncTestSupport
         #expect(database.commits.commits == 2)
     }
 
+    /// How many times each named write ran.
+    final class Runs: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        var all: [String: Int] { counts.withLock { $0 } }
+        func ran(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
+    }
+
+    /// Writes in a group have no savepoint each: one that throws after writing takes its group's
+    /// transaction down with it, and the others run in a new one (those before it a second time),
+    /// while one refused before it wrote anything costs the others nothing.
+    @Test(arguments: [true, false])
+    func aWriteThatThrowsAfterWritingIsUndoneAndTheOthersRunAgain(_ throwsAfterWriting: Bool) async throws {
+        let database = try Database()
+        let runs = Runs()
+        let gate = database.holdWriter()
+        let results = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+            for (index, name) in ["a", "refused", "b"].enumerated() {
+                group.addTask {
+                    do {
+                        try await database.groups.write { db in
+                            runs.ran(name)
+                            if name != "refused" || throwsAfterWriting {
+                                try db.execute(sql: "INSERT INTO item (name, parent) VALUES (?, 1)", arguments: [name])
+                            }
+                            if name == "refused" { throw Refused() }
+                        }
+                        return (name, true)
+                    } catch {
+                        return (name, false)
+                    }
+                }
+                await database.untilWaiting(index + 1)  // in this order
+            }
+            gate.signal()
+            return try await group.reduce(into: [String: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results == ["a": true, "refused": false, "b": true])
+        #expect(runs.all == ["a": throwsAfterWriting ? 2 : 1, "refused": 1, "b": 1])
+        #expect(try database.names() == ["a", "b"])
+        #expect(database.commits.commits == 1)
+    }
+
     /// A deferred foreign key is checked at `COMMIT`: the group's commit fails after every write in it
     /// succeeded on its own. None may be reported stored, and none is.
     @Test func whenTheGroupsCommitFailsEveryWriteInItFails() async throws {

@@ -3,33 +3,34 @@ import Synchronization
 
 /// Writes to one SQLite database that share transactions: a write that arrives while another group
 /// is being written waits for the writer and goes into the next transaction together with every
-/// other write that arrived meanwhile (group commit). Each write runs in a savepoint of its own, so
-/// one that throws is undone alone and the others commit; a write's result is handed back only once
-/// its group has committed, so an answer never reports what a failed commit lost.
+/// other write that arrived meanwhile (group commit). A write's result is handed back only once its
+/// group has committed, so an answer never reports what a failed commit lost.
 ///
-/// A lone write costs what ``DatabasePool/write(_:)`` costs (without a savepoint: when it throws,
-/// its transaction is rolled back). Under load — many devices pushing at
-/// once — a group takes one trip to the writer's queue and one commit instead of one each.
+/// Writes run one after the other in the group's transaction, with no savepoint each (two more
+/// statements per write, most of what a group saves otherwise). A write that throws having changed
+/// nothing (a check that refuses it, or a statement SQLite undid alone) is answered with its error
+/// and the group goes on. One that throws having changed something cannot be undone alone: the
+/// transaction is rolled back and the group's other writes run again in a new one, without it
+/// (SQLite's count of changed rows tells the two apart; the writes are pushes, which change rows,
+/// never the schema). So is one whose failure made SQLite roll the transaction back itself.
+///
+/// Under load — many devices pushing at once — a group takes one trip to the writer's queue and one
+/// commit instead of one each.
 final class GroupCommit: Sendable {
     /// A write waiting for its group, its result type erased.
     private struct Pending: Sendable {
-        /// Runs the write — in a savepoint when others share its transaction (`isolated`) — and says
-        /// whether it threw; what it returns answers the caller once the group has committed
-        /// (`nil`) or failed to (the commit's error).
-        let apply: @Sendable (Database, _ isolated: Bool) -> (answer: @Sendable ((any Error)?) -> Void, failed: Bool)
+        /// Runs the write and says whether it threw; what it returns answers the caller once the
+        /// group has committed (`nil`) or failed to (the commit's error).
+        let apply: @Sendable (Database) -> (answer: @Sendable ((any Error)?) -> Void, failed: Bool)
         /// Answers the caller when its group failed before its write ran.
         let fail: @Sendable (any Error) -> Void
     }
 
-    /// The statements around a group and around each write in it, prepared once on the writer's
-    /// connection and run again (GRDB's `inTransaction` and `inSavepoint` have SQLite parse theirs on
-    /// every call, which in a group is every push).
+    /// The statements that open and close a group's transaction, prepared once on the writer's
+    /// connection and run again (GRDB's `inTransaction` has SQLite parse its own on every call).
     private enum Bracket: String {
         case begin = "BEGIN IMMEDIATE TRANSACTION"
         case commit = "COMMIT TRANSACTION"
-        case savepoint = "SAVEPOINT groupWrite"
-        case release = "RELEASE SAVEPOINT groupWrite"
-        case undo = "ROLLBACK TO SAVEPOINT groupWrite"
 
         func run(_ db: Database) throws { try db.cachedStatement(sql: rawValue).execute() }
     }
@@ -71,28 +72,10 @@ final class GroupCommit: Sendable {
         answer: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Pending {
         Pending(
-            apply: { db, isolated in
+            apply: { db in
                 let result: Result<T, any Error>
                 do {
-                    if isolated {
-                        try Bracket.savepoint.run(db)
-                        let value: T
-                        do {
-                            value = try updates(db)
-                            try Bracket.release.run(db)
-                        } catch {
-                            // (A failure SQLite answered by rolling the whole transaction back left no
-                            // savepoint to undo: the group then ends with SQLITE_ABORT.)
-                            if db.isInsideTransaction {
-                                try Bracket.undo.run(db)
-                                try Bracket.release.run(db)
-                            }
-                            throw error
-                        }
-                        result = .success(value)
-                    } else {
-                        result = .success(try updates(db))
-                    }
+                    result = .success(try updates(db))
                 } catch {
                     result = .failure(error)
                 }
@@ -127,45 +110,66 @@ final class GroupCommit: Sendable {
 
     /// One transaction for the writes waiting now; then the next group, if any arrived meanwhile.
     private func writeGroup(_ db: Database) {
-        let group = state.withLock { state in
+        var group = state.withLock { state in
             let group = Array(state.waiting.prefix(Self.largestGroup))
             state.waiting.removeFirst(group.count)
             return group
         }
-        var answers: [@Sendable ((any Error)?) -> Void] = []
-        answers.reserveCapacity(group.count)
-        do {
-            try Bracket.begin.run(db)
-            do {
-                // A lone write needs no savepoint: when it throws, its transaction is rolled back instead.
-                let isolated = group.count > 1
-                var loneWriteFailed = false
-                for pending in group {
-                    // A failed statement can make SQLite roll the whole transaction back; a savepoint
-                    // outside one would then commit on its own, before the group knows how it ends.
-                    guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT) }
-                    let (answer, failed) = pending.apply(db, isolated)
-                    answers.append(answer)
-                    loneWriteFailed = failed && !isolated
-                }
-                if loneWriteFailed {
-                    try db.rollback()
-                } else {
-                    try Bracket.commit.run(db)
-                }
-            } catch {
-                try? db.rollback()
-                throw error
+        while !group.isEmpty {
+            switch commit(group, db) {
+            case .committed, .failed:
+                group = []
+            case .partlyWritten(let index, let answer):
+                // Undone with the rest of its transaction; the others go again without it.
+                answer(nil)
+                group.remove(at: index)
             }
-            for answer in answers { answer(nil) }
-        } catch {
-            for answer in answers { answer(error) }
-            for pending in group.dropFirst(answers.count) { pending.fail(error) }
         }
         let more = state.withLock { state in
             state.writing = !state.waiting.isEmpty
             return state.writing
         }
         if more { scheduleGroup() }
+    }
+
+    private enum GroupEnd {
+        case committed, failed
+        /// The write at this index threw after changing something (or SQLite rolled the transaction
+        /// back as it failed); the transaction was rolled back.
+        case partlyWritten(Int, answer: @Sendable ((any Error)?) -> Void)
+    }
+
+    /// Runs `group` in one transaction and answers its writes, unless one of them throws after
+    /// changing something: then the transaction is rolled back and nobody is answered but that write.
+    private func commit(_ group: [Pending], _ db: Database) -> GroupEnd {
+        var answers: [@Sendable ((any Error)?) -> Void] = []
+        answers.reserveCapacity(group.count)
+        do {
+            try Bracket.begin.run(db)
+            do {
+                for (index, pending) in group.enumerated() {
+                    // A failed statement can make SQLite roll the whole transaction back; what runs
+                    // after it would then commit on its own, before the group knows how it ends.
+                    guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT) }
+                    let changes = db.totalChangesCount
+                    let (answer, failed) = pending.apply(db)
+                    if failed, db.totalChangesCount != changes || !db.isInsideTransaction {
+                        try db.rollback()
+                        return .partlyWritten(index, answer: answer)
+                    }
+                    answers.append(answer)
+                }
+                try Bracket.commit.run(db)
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+            for answer in answers { answer(nil) }
+            return .committed
+        } catch {
+            for answer in answers { answer(error) }
+            for pending in group.dropFirst(answers.count) { pending.fail(error) }
+            return .failed
+        }
     }
 }
