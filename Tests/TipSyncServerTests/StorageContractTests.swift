@@ -33,6 +33,13 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
 }
 
 @Suite struct StorageContractTests {
+    /// Account `alice` with device `phone` (a token made for it), in `store`.
+    static func alicesPhone(in store: any SyncStore) async throws -> (account: Int64, phone: DeviceIdentity) {
+        let account = try await store.createAccount(name: "alice")
+        _ = try await store.createToken(accountName: "alice", device: "phone")
+        return (account, DeviceIdentity(accountID: account, device: "phone"))
+    }
+
     @Test(arguments: Backend.allCases)
     func accountsDevicesAndTokens(_ backend: Backend) async throws {
         try await backend.withStore { store in
@@ -58,9 +65,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     @Test(arguments: Backend.allCases)
     func pushesAreAtomicAndIdempotent(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let (account, phone) = try await Self.alicesPhone(in: store)
             // A store may report the cursor generation with the outcome; if it does, it is the current one.
             let generation = try await store.cursorGeneration()
             // It may report what it appended; if it does, exactly the new changes' stored bodies, at the
@@ -214,9 +219,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     @Test(arguments: Backend.allCases)
     func pagesOfACompactedLogMakeProgress(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let (account, phone) = try await Self.alicesPhone(in: store)
             // Positions 1–3 are never superseded; 4–20 rewrite one parameter, so 4–19 are dropped.
             let changes = (1...20).map { seq in
                 Change(
@@ -245,9 +248,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     @Test(arguments: Backend.allCases)
     func aCursorFromBeforeCompactionGetsASnapshot(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let (account, phone) = try await Self.alicesPhone(in: store)
             _ = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
             let early = try await store.pull(account: account, after: 0, limit: 3)
             let dropped = try await store.compact(account: account)
@@ -269,9 +270,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     @Test(arguments: Backend.allCases)
     func retriedPushesStoreNothingAgainAfterCompactionOrTogether(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let (account, phone) = try await Self.alicesPhone(in: store)
             _ = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
             #expect(try await store.compact(account: account) == 23)
             let retried = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
@@ -299,9 +298,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     @Test(arguments: Backend.allCases)
     func compactionOfMoreThanOneChunkDropsExactlyTheSuperseded(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            let phone = DeviceIdentity(accountID: account, device: "phone")
+            let (account, phone) = try await Self.alicesPhone(in: store)
             for first in stride(from: Int64(1), through: 2_500, by: 500) {
                 _ = try await store.push(parameterChanges(device: "phone", seqs: first...(first + 499)), from: phone)
             }
