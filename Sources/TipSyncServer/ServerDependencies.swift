@@ -26,9 +26,12 @@ public struct ServerDependencies: Sendable {
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
     /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``).
-    /// `PushFastPathTests` turn it off on a second server, to check the fast path's answers against
-    /// the router's.
-    var pushFastPath = true
+    /// Off: with it on, one clean-clone run of the suite in eight still failed, in
+    /// `LiveStreamSyncTests.aSilentStreamIsAbandonedAndOpenedAgain` (a stall of about 80 s, then
+    /// `Connection reset by peer` on the phone's next request), after that test's own race was fixed.
+    /// Not understood yet (BENCHMARKS.md, twelfth round). `PushFastPathTests` turn it on to check its
+    /// answers against the router's.
+    var pushFastPath = false
 
     public init(
         store: any SyncStore,
