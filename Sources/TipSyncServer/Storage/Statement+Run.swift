@@ -18,14 +18,16 @@ extension Statement {
     /// into arrays, which cost the single-change push a few microseconds of its writer's time
     /// (BENCHMARKS.md, eleventh round).
     func run(_ values: BoundValue..., in db: Database) throws {
-        defer { sqlite3_reset(sqliteStatement) }
-        try bind(values, in: db)
-        let code = sqlite3_step(sqliteStatement)
-        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, db) }
+        _ = try step(values, in: db)
     }
 
     /// Whether the statement, with `values` bound through SQLite's C API, gives a row.
     func hasRow(_ values: BoundValue..., in db: Database) throws -> Bool {
+        try step(values, in: db)
+    }
+
+    /// Binds `values`, takes one step and resets: whether the step gave a row.
+    private func step(_ values: [BoundValue], in db: Database) throws -> Bool {
         defer { sqlite3_reset(sqliteStatement) }
         try bind(values, in: db)
         let code = sqlite3_step(sqliteStatement)
