@@ -38,6 +38,8 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, out.write, 1)
         posix_spawn_file_actions_adddup2(&actions, err.write, 2)
         for (child, parent) in descriptors { posix_spawn_file_actions_adddup2(&actions, parent, child) }
+        // Nothing else of this process reaches the child (see ``closeInheritedDescriptors(from:_:)``).
+        closeInheritedDescriptors(from: (descriptors.keys.max() ?? 2) + 1, &actions)
         if let directory { _ = spawnFileActionsAddChdir(&actions, directory) }
         let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         var cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -194,7 +196,25 @@ public final class ChildOutput: Sendable {
     }
 }
 
+/// Makes a spawned child close every descriptor from `lowest` up, once the file actions before
+/// this one have run. SwiftNIO's sockets and URLSession's are not close-on-exec: a child spawned
+/// while they are open would hold them — a listener, a connection a server closed — for as long as
+/// it lives, so that a peer never sees its connection end (a test waits for a close that comes
+/// only when an agent or a PostgreSQL started meanwhile exits, and a request sent on such a
+/// connection is reset then).
+func closeInheritedDescriptors(from lowest: Int32, _ actions: inout posix_spawn_file_actions_t) {
+    #if os(Linux)
+        _ = spawnFileActionsAddClosefrom(&actions, lowest)
+    #endif
+}
+
 #if os(Linux)
+    // glibc 2.34 and later; Swift's Glibc module leaves it out, as it does the two below.
+    @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+    private func spawnFileActionsAddClosefrom(
+        _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: Int32
+    ) -> Int32
+
     // glibc has both since 2.29 (pipe2 for much longer), but Swift's Glibc module leaves them out
     // (they are behind _GNU_SOURCE). pipe2 creates both ends close-on-exec atomically: with pipe() and a
     // later fcntl(), a child spawned by another thread in between would inherit the write end, and this

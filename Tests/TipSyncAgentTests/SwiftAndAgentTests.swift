@@ -25,9 +25,10 @@ struct EditorTip: Tip {
 /// exported from the app's declarations, on one account, share parameters and events by id and give
 /// the same status for every state either of them makes.
 @Suite struct SwiftAndAgentTests {
-    @Test func anAppAndAnAgentWithTheExportedCatalogAgreeOnEveryState() throws {
+    @Test func anAppAndAnAgentWithTheExportedCatalogAgreeOnEveryState() async throws {
         var seen = Set<String>()
         for seed in UInt64(0)..<40 {
+            await Task.yield()  // seconds of synchronous database writes: share the cooperative threads
             var random = SplitMix64(seed: seed)
             let clock = ManualClock()
             let app = try TipsReplica(
