@@ -26,12 +26,11 @@ public struct ServerDependencies: Sendable {
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
     /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``).
-    /// Off: with it on, one clean-clone run of the suite in eight still failed, in
-    /// `LiveStreamSyncTests.aSilentStreamIsAbandonedAndOpenedAgain` (a stall of about 80 s, then
-    /// `Connection reset by peer` on the phone's next request), after that test's own race was fixed.
-    /// Not understood yet (BENCHMARKS.md, twelfth round). `PushFastPathTests` turn it on to check its
-    /// answers against the router's.
-    var pushFastPath = false
+    /// On. (Rounds eleven and twelve left it off after full test runs hung or failed with it on;
+    /// the causes were in the test process, not the server: children that held copies of its
+    /// sockets, and a CPU-bound test that held the cooperative threads. BENCHMARKS.md, thirteenth
+    /// round.) `PushFastPathTests` turn it off to check its answers against the router's.
+    var pushFastPath = true
 
     public init(
         store: any SyncStore,

@@ -8,9 +8,8 @@ import TipSyncCore
 /// Single pushes answered on their connection's event loop, without a Swift task: the common push
 /// — a device token the server has seen, no browser origin, a body that passes — costs the server
 /// about a third less CPU than through Hummingbird's connection task and the router (BENCHMARKS.md,
-/// eleventh and twelfth rounds). Off unless ``ServerDependencies/pushFastPath`` turns it on: with it
-/// on, a live-stream test driven through URLSession still fails now and then, for a reason not found
-/// yet. ``PushFastPathHandler`` sits in each HTTP/1.1 connection's pipeline in front of Hummingbird
+/// eleventh to thirteenth rounds); ``ServerDependencies/pushFastPath`` turns it off.
+/// ``PushFastPathHandler`` sits in each HTTP/1.1 connection's pipeline in front of Hummingbird
 /// and takes such a push; every other request, and any push this path would not answer
 /// with `200`, goes to the router as it came, which answers it as it answers every request.
 ///
