@@ -23,6 +23,8 @@ struct BenchServer {
     static func start(port: Int, backend: String = "sqlite", memoryReleaseInterval: Double? = nil) async throws
         -> BenchServer
     {
+        // As `tipsync-server serve` runs (one benchmark per process starts one server).
+        EventLoopCount.apply()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tipsync-bench-\(UUID().uuidString)")
         let store: any SyncStore

@@ -72,6 +72,7 @@ struct Serve: AsyncParsableCommand {
     @Argument(parsing: .allUnrecognized, help: .hidden) var settings: [String] = []
 
     func run() async throws {
+        EventLoopCount.apply()
         let configuration: ServerConfiguration
         do {
             configuration = try await ServerConfiguration.load(
