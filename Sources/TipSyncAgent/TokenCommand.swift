@@ -83,7 +83,10 @@ enum TokenCommand {
             _ = poll(&poller, 1, 50)
             drain()
             let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid || (reaped < 0 && errno != EINTR) { break }
+            if reaped == pid { break }
+            if reaped < 0, errno != EINTR {
+                throw Failure(description: "could not wait for the token command '\(command)' (errno \(errno))")
+            }
         }
         drain()
         let exited = status & 0x7f == 0

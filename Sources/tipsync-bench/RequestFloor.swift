@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import TipSyncServer
 
 /// The server CPU a request costs before any route does work: `GET /health` on `tipsync-server`
 /// (every global middleware, the router, a constant answer) and `GET /` on a Hummingbird app with
@@ -19,6 +20,7 @@ struct RequestFloor: AsyncParsableCommand {
         let path: String
         let stop: @Sendable () -> Void
         if bare {
+            EventLoopCount.apply()  // the same loops as the server it is compared with
             let router = Router()
             router.get("/") { _, _ in "ok" }
             let app = Application(
