@@ -2,7 +2,7 @@
 ///
 /// Order of precedence: testing overrides; invalidation (explicit, then display count/duration,
 /// summed over devices in the current display epoch); rules (all must hold); display frequency
-/// (only for tips that never appeared and do not ignore it).
+/// (only for tips that never appeared and do not ignore it); the first-sync hold.
 public struct StatusEvaluator: RuleContext {
     /// By default a rule sees an event's most recent 1000 donations.
     public static let defaultQueryLimit = 1000
@@ -17,6 +17,9 @@ public struct StatusEvaluator: RuleContext {
     public var now: Double
     /// Remembered filter results (see ``RuleCache``); `nil` evaluates everything afresh.
     public var ruleCache: RuleCache?
+    /// The device has not completed its first sync and is still within its bounded wait
+    /// (``FirstSyncHold``): a tip that would be available is pending.
+    public var heldForFirstSync = false
 
     public init(
         state: ReplicaState, parameterDefaults: [String: JSONValue] = [:], transientValues: [String: JSONValue] = [:],
@@ -71,6 +74,7 @@ public struct StatusEvaluator: RuleContext {
         }
         guard rulesHold(tip.rules) else { return .pending }
         if isThrottled(tip) { return .pending }
+        if heldForFirstSync { return .pending }
         return .available
     }
 

@@ -45,6 +45,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger, memory: memory),
     ]
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
+    services.append(CatalogWatch(store: store, notifier: notifier, interval: .milliseconds(500), logger: logger))
     if let memory { services.append(memory) }
     let responder = LiveStreamResponder(base: router.buildResponder())
     let serverName = "tipsync-server"

@@ -189,5 +189,6 @@ struct GatedStore: SyncStore {
         try await base.putCatalogJSON(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
     }
     func catalogVersions() async throws -> [CatalogVersionRecord] { try await base.catalogVersions() }
+    func latestCatalogVersion() async throws -> Int64? { try await base.latestCatalogVersion() }
     func tipUsage(tip: String) async throws -> [TipUsage] { try await base.tipUsage(tip: tip) }
 }

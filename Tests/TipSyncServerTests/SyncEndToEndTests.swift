@@ -130,6 +130,8 @@ import TipSyncServer
             let laptopClient = client(laptop, fixture, port: port)
             let running = Task { try await laptopClient.run() }
             defer { running.cancel() }
+            // A new device holds its tips until its first sync (protocol.md §17.1).
+            #expect(await laptopClient.waitForFirstSync(timeout: .seconds(60)))
             var updates = Dismissable().statusUpdates(in: laptop).makeAsyncIterator()
             #expect(await updates.next() == .available)
             try Dismissable().invalidate(reason: .tipClosed, in: phone)

@@ -9,6 +9,50 @@ import TipSyncCore
 @Suite struct SyncProgressTests {
     struct Refused: Error {}
 
+    @Test func aPullThatReachedTheEndIsRememberedAndAnOlderReplicaWithACursorHasSynced() throws {
+        let directory = temporaryDirectory("has-synced")
+        let replica = try makeReplica("phone", directory: directory)
+        #expect(!replica.hasSynced)
+        // Mid-way through a first sync: a cursor, not yet the end of the log.
+        try replica.updateSyncProgress { $0.pullCursor = "c1" }
+        #expect(!(try makeReplica("phone", directory: directory).hasSynced))
+        try replica.updateSyncProgress {
+            $0.pullCursor = "c2"
+            $0.hasSynced = true
+        }
+        #expect(try makeReplica("phone", directory: directory).hasSynced)
+        // A cursor that stops working (re-pulled from the start) does not undo it.
+        try replica.updateSyncProgress { $0.pullCursor = nil }
+        #expect(try makeReplica("phone", directory: directory).hasSynced)
+        // What a version before the flag left: a cursor and no flag row.
+        try replica.updateSyncProgress { $0.pullCursor = "c3" }
+        try replica.database.writer.write { db in try ReplicaDatabase.setMeta(.hasSynced, nil, db) }
+        #expect(try makeReplica("phone", directory: directory).hasSynced)
+    }
+
+    @Test func theFirstSyncHoldIsOneRuleOverTheBookkeepingAndTheClock() throws {
+        let clock = ManualClock()
+        let replica = try makeReplica("phone", clock: clock)
+        try replica.load(catalog: Catalog(validating: Array(#"{"tips":[{"id":"t","title":"T"}]}"#.utf8)))
+        #expect(replica.status(ofTip: "t") == .available)
+        #expect(try replica.holdForFirstSync(seconds: 5))
+        #expect(replica.status(ofTip: "t") == .pending)
+        clock.advance(by: 4.9)
+        #expect(replica.status(ofTip: "t") == .pending)
+        clock.advance(by: 0.2)
+        #expect(replica.status(ofTip: "t") == .available)
+        // A hold started again (the next launch) holds again until the first sync completes.
+        #expect(try replica.holdForFirstSync(seconds: 5))
+        #expect(replica.status(ofTip: "t") == .pending)
+        try replica.updateSyncProgress { $0.hasSynced = true }
+        #expect(replica.status(ofTip: "t") == .available)
+        #expect(try replica.holdForFirstSync(seconds: 5) == false)
+        #expect(FirstSyncHold(hasSynced: false, until: 10).holds(atMilliseconds: 9))
+        #expect(!FirstSyncHold(hasSynced: false, until: 10).holds(atMilliseconds: 10))
+        #expect(!FirstSyncHold(hasSynced: false, until: nil).holds(atMilliseconds: 0))
+        #expect(!FirstSyncHold(hasSynced: true, until: 10).holds(atMilliseconds: 0))
+    }
+
     @Test func theAcknowledgedHighMarkIsNeverLowered() {
         var progress = SyncProgress()
         progress.setPushed(through: 7)

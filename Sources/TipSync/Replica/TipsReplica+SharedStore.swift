@@ -20,6 +20,7 @@ extension TipsReplica {
         if let offset = try ReplicaDatabase.meta(.clockOffset, db).flatMap({ Int64($0) }) {
             clockOffsetMilliseconds.store(offset, ordering: .relaxed)
         }
+        core.firstSync = try ReplicaDatabase.syncProgress(db).firstSyncHold
         return true
     }
 

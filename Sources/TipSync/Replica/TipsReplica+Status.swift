@@ -39,6 +39,12 @@ extension TipsReplica {
         serverCatalog ? catalog[tip.id] ?? tip : tip
     }
 
+    /// The definition `tip` is shown and evaluated with: a followed server catalog's tip of the same
+    /// id (its rules, options and content), else `tip` itself.
+    public func effectiveDefinition(of tip: TipDefinition) -> TipDefinition {
+        core.withLock { core in Self.effective(tip, core.catalogIsServers, core.catalog) }
+    }
+
     /// The status of a catalog tip now; `nil` when the catalog has no such tip.
     public func status(ofTip id: String) -> TipStatus? {
         core.withLock { core in core.catalog[id].map { evaluator(core).status(of: $0) } }

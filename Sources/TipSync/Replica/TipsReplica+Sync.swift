@@ -13,15 +13,46 @@ extension TipsReplica {
     /// and applies a changed clock correction to this replica's clock.
     @discardableResult
     public func updateSyncProgress<Result>(_ update: (inout SyncProgress) throws -> Result) throws -> Result {
-        let (result, offset) = try database.writer.write { db in
+        let (result, offset, firstSync) = try database.writer.write { db in
             let old = try ReplicaDatabase.syncProgress(db)
             var progress = old
             let result = try update(&progress)
             try ReplicaDatabase.save(progress, over: old, db)
-            return (result, progress.clockOffset)
+            return (result, progress.clockOffset, progress.firstSyncHold)
         }
         clockOffsetMilliseconds.store(offset, ordering: .relaxed)
+        core.withLock { core in
+            guard core.firstSync != firstSync else { return }
+            core.firstSync = firstSync
+            notifyObservers(&core)
+        }
         return result
+    }
+
+    /// Whether tips are held for the first sync now (protocol.md §17.1): this replica syncs, has
+    /// never completed a pull, and its sync client's bounded wait has not passed.
+    public var isHeldForFirstSync: Bool {
+        core.withLock { $0.firstSync }.holds(atMilliseconds: nowMilliseconds)
+    }
+
+    /// Whether a pull of this replica has ever reached the end of the account's log.
+    public var hasSynced: Bool { core.withLock { $0.firstSync.hasSynced } }
+
+    /// Starts the first-sync hold (what a sync client does as it starts): unless the replica has
+    /// synced, tips that would be available stay pending for at most `seconds` from now, or until
+    /// the first pull completes. Returns whether tips are held.
+    @discardableResult
+    public func holdForFirstSync(seconds: Double) throws -> Bool {
+        let wait = seconds.isFinite ? min(max(0, seconds), 86_400) : 0
+        let until = nowMilliseconds.addingReportingOverflow(Int64((wait * 1000).rounded())).partialValue
+        return try updateSyncProgress { progress -> Bool in
+            guard !progress.hasSynced, wait > 0 else {
+                progress.firstSyncHoldUntil = nil
+                return false
+            }
+            progress.firstSyncHoldUntil = until
+            return true
+        }
     }
 
     /// Milliseconds added to the device clock to match the server's (``SyncProgress/clockOffset``).

@@ -47,6 +47,8 @@ public final class TipsReplica: Sendable {
         /// SQLite's `data_version` on the writer connection when memory last matched the disk; it
         /// moves only when another connection (another process sharing the store) commits.
         var dataVersion: Int64
+        /// Whether tips are held for the first sync (the sync bookkeeping's part that status reads).
+        var firstSync = FirstSyncHold()
 
         init(snapshot: ReplicaDatabase.Snapshot, dataVersion: Int64, overrides: TestingOverrides) {
             state = snapshot.state
@@ -91,6 +93,8 @@ public final class TipsReplica: Sendable {
         core = Mutex(
             Core(snapshot: snapshot, dataVersion: dataVersion, overrides: TestingOverrides(environment: environment)))
         clockOffsetMilliseconds.store(Int64(try database.meta(.clockOffset) ?? "0") ?? 0, ordering: .relaxed)
+        let firstSync = try database.writer.read { db in try ReplicaDatabase.syncProgress(db).firstSyncHold }
+        core.withLock { $0.firstSync = firstSync }
     }
 
     /// The device clock corrected by the offset sync measured, in milliseconds since 1970.
@@ -104,11 +108,14 @@ public final class TipsReplica: Sendable {
 
     /// A pure evaluator over the current state.
     func evaluator(_ core: borrowing Core) -> StatusEvaluator {
-        StatusEvaluator(
+        let now = nowMilliseconds
+        var evaluator = StatusEvaluator(
             state: core.state, parameterDefaults: core.parameters.mapValues(\.defaultValue),
             transientValues: core.transientValues, donationLimits: core.donationLimits,
             displayFrequency: core.displayFrequency, overrides: core.overrides,
-            now: Double(nowMilliseconds) / 1000, ruleCache: ruleCache)
+            now: Double(now) / 1000, ruleCache: ruleCache)
+        evaluator.heldForFirstSync = core.firstSync.holds(atMilliseconds: now)
+        return evaluator
     }
 
     /// Makes local changes: stamps each operation, merges it, and stores the changes and their
@@ -183,6 +190,10 @@ public final class TipsReplica: Sendable {
                     let result = try update(&progress)
                     try ReplicaDatabase.save(progress, over: old, db)
                     clockOffsetMilliseconds.store(progress.clockOffset, ordering: .relaxed)
+                    if core.firstSync != progress.firstSyncHold {
+                        core.firstSync = progress.firstSyncHold
+                        anyChanged = true
+                    }
                     // This device's own changes come back in pulls; those it does not hold (made
                     // before a reinstall, see `continueDeviceLog(after:)`) are its log again.
                     let holdsOwn = changes.contains { $0.device == deviceID }

@@ -25,6 +25,10 @@ extension ReplicaDatabase {
         case pullCursor
         /// Sync: milliseconds to add to the device clock (the server's clock minus ours).
         case clockOffset
+        /// Sync: `1` once a pull reached the end of the account's log (``SyncProgress/hasSynced``).
+        case hasSynced
+        /// Sync: until when tips are held for the first sync (``SyncProgress/firstSyncHoldUntil``).
+        case firstSyncHoldUntil
         /// The server catalog this replica applied (protocol.md §16): its text, kept for offline
         /// starts, and its version (`ETag`).
         case serverCatalog

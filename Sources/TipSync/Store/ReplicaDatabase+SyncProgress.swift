@@ -12,7 +12,10 @@ extension ReplicaDatabase {
                 SyncProgress.UncertainPush(seq: $0, generation: try meta(.uncertainGeneration, db))
             },
             pullCursor: try meta(.pullCursor, db),
-            clockOffset: try number(.clockOffset) ?? 0)
+            clockOffset: try number(.clockOffset) ?? 0,
+            // A replica from before the flag existed that holds a cursor has synced.
+            hasSynced: try meta(.hasSynced, db).map { $0 == "1" } ?? (try meta(.pullCursor, db) != nil),
+            firstSyncHoldUntil: try number(.firstSyncHoldUntil))
     }
 
     /// Writes what differs between `progress` and `old` (what the same transaction read).
@@ -25,9 +28,17 @@ extension ReplicaDatabase {
             (.uncertainGeneration, progress.uncertainPush?.generation, old.uncertainPush?.generation),
             (.pullCursor, progress.pullCursor, old.pullCursor),
             (.clockOffset, String(progress.clockOffset), String(old.clockOffset)),
+            (
+                .firstSyncHoldUntil, progress.firstSyncHoldUntil.map(String.init),
+                old.firstSyncHoldUntil.map(String.init)
+            ),
         ]
         for (key, value, before) in rows where value != before {
             try setMeta(key, value, db)
+        }
+        // Written whenever the cursor moves too: without the row, a cursor reads as "has synced".
+        if progress.hasSynced != old.hasSynced || progress.pullCursor != old.pullCursor {
+            try setMeta(.hasSynced, progress.hasSynced ? "1" : "0", db)
         }
     }
 }

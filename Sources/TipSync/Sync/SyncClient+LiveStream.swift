@@ -58,6 +58,7 @@ extension SyncClient {
                     switch event.name {
                     case "ready":
                         began = true
+                        publishStatus(connected: true)
                     case "changes":
                         guard try await mergeLivePage(event.data) else { return true }
                     case "catalog":
@@ -102,8 +103,10 @@ extension SyncClient {
         guard from == (try replica.syncProgress.pullCursor) else { return false }
         _ = try replica.applyRemote(page.changes) { progress in
             progress.pullCursor = page.cursor
+            progress.hasSynced = true  // a live page continues a pull that reached the end
             return false
         }
+        publishStatus(synced: true)
         return true
     }
 

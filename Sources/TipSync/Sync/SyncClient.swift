@@ -16,6 +16,16 @@ public actor SyncClient {
 
     /// The latest failure, cleared by the next successful round.
     public private(set) var lastError: SyncClientError?
+    /// Connected or not, first sync done, changes waiting, the last error (``statusUpdates()``).
+    public var status: SyncStatus {
+        var status = publishedStatus
+        status.isHeldForFirstSync = replica.isHeldForFirstSync  // ends by itself as time passes
+        return status
+    }
+    /// ``status`` as last published.
+    var publishedStatus = SyncStatus()
+    var statusSubscribers: [UInt64: AsyncStream<SyncStatus>.Continuation] = [:]
+    var nextStatusSubscriber: UInt64 = 0
     /// Why the latest server catalog was not applied (``SyncConfiguration/followsServerCatalog``),
     /// until a catalog is applied.
     public private(set) var catalogError: String?
@@ -48,6 +58,14 @@ public actor SyncClient {
         self.jitter = jitter
         // The offset is measured against the replica's own (uncorrected) clock.
         self.physicalNow = replica.clock.now
+        // A device that has never synced holds its tips back from now on (protocol.md §17.1).
+        do {
+            try replica.holdForFirstSync(seconds: configuration.firstSyncTimeout)
+        } catch {
+            lastError = .transport("cannot write the replica's sync bookkeeping: \(error)")
+        }
+        publishedStatus.hasSynced = replica.hasSynced
+        publishedStatus.isHeldForFirstSync = replica.isHeldForFirstSync
     }
 
     /// One full round: push everything unsent, then pull until the server has nothing more.
@@ -57,10 +75,17 @@ public actor SyncClient {
             try await pushAll()
             try await pullAll()
             lastError = nil
+            publishStatus(connected: true, error: .some(nil), synced: true)
         } catch let error as SyncClientError {
-            lastError = error
+            fail(error)
             throw error
         }
+    }
+
+    /// Records a failed exchange: ``lastError`` and the status.
+    func fail(_ error: SyncClientError) {
+        lastError = error
+        publishStatus(connected: false, error: error)
     }
 
     /// Pushes everything unsent: the first half of ``syncOnce()``.
@@ -78,7 +103,7 @@ public actor SyncClient {
                 try await pushAll()
             }
         } catch let error as SyncClientError {
-            lastError = error
+            fail(error)
             throw error
         }
     }
@@ -107,7 +132,7 @@ public actor SyncClient {
                     group.cancelAll()
                 }
             } catch let error as SyncClientError where error.isTransient {
-                lastError = error
+                fail(error)
                 let factor = min(max(jitter(), 0.5), 1.0)
                 try await sleep(.milliseconds(Int(backoff * factor * 1000)))
                 backoff = min(backoff * 2, configuration.maximumBackoff)
@@ -188,6 +213,7 @@ public actor SyncClient {
                     progress.setPushed(through: result.highestSeq)
                     progress.noteServer(holds: result.highestSeq, generation: result.generation)
                 }
+                publishStatus(connected: true)
             case 409 where errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
                 // The server has less (or more) of our log than we thought: resume from what it expects.
                 guard let expected = errorCode(response.body)?.expectedSeq else { throw rejection(response) }
@@ -260,6 +286,8 @@ public actor SyncClient {
             let settle: @Sendable (inout SyncProgress) -> Bool = { progress in
                 if let offset { progress.clockOffset = offset }
                 progress.pullCursor = page.cursor
+                // The end of the account's log: this device has synced (protocol.md §17.1).
+                if !page.more { progress.hasSynced = true }
                 guard let held = page.highestSeq else { return false }
                 progress.noteServer(holds: held, generation: page.generation)
                 // Above what we knew: a push whose answer was lost did arrive. Below: the server lost
@@ -280,6 +308,7 @@ public actor SyncClient {
                     try replica.applyRemote(page.changes, updatingSyncProgress: settle)
                 }.value
             }
+            if !page.more { publishStatus(connected: true, synced: true) }
             if configuration.followsServerCatalog, let tag = page.catalog { try await followCatalog(tag) }
             if lostPushes { try await pushAll() }
             guard page.more else { return }
@@ -365,6 +394,7 @@ public actor SyncClient {
                 refusedCatalogTag = received
                 catalogError = "the server's catalog \(received) is not valid: \(error.description)"
                 lastError = .invalidCatalog(catalogError!)
+                publishStatus(error: .some(lastError))
                 configuration.onServerCatalog?(.refused(tag: received, reason: error.description))
             }
         case 304, 404:

@@ -49,6 +49,13 @@ public struct SyncConfiguration: Sendable {
     public var followsServerCatalog = false
     /// Told of every server catalog the client applied or refused (for logs).
     public var onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)?
+    /// Told of every change of ``SyncClient/status`` (before, after): for logs of outages and
+    /// recoveries. ``SyncClient/statusUpdates()`` streams the same.
+    public var onStatusChange: (@Sendable (SyncStatus, SyncStatus) -> Void)?
+    /// Seconds a device that has never completed a sync holds back tips that would be available
+    /// (protocol.md §17.1): long enough for a first pull on a slow network, short enough that a
+    /// device that cannot reach the server still shows its onboarding tips. `0`: no hold.
+    public var firstSyncTimeout: Double = 5
 
     public init(server: URL, token: String) {
         self.server = server

@@ -1,3 +1,5 @@
+import TipSyncCore
+
 /// What the sync client knows of its exchange with the server: how much of the outbox the server
 /// acknowledged, where to pull from, what it may have stored without answering, and the clock
 /// correction. Kept in the replica's database so it survives restarts; the client changes it in one
@@ -25,10 +27,20 @@ public struct SyncProgress: Sendable, Equatable {
     public var pullCursor: String?
     /// Milliseconds added to the device clock to match the server's.
     public var clockOffset: Int64
+    /// Whether a pull has reached the end of the account's log at least once (protocol.md §17.1).
+    /// Never goes back: a cursor the server no longer accepts re-pulls, but the device has synced.
+    public var hasSynced: Bool
+    /// Until when (milliseconds since 1970, corrected clock) tips are held for the first sync;
+    /// set by the sync client as it starts while ``hasSynced`` is false.
+    public var firstSyncHoldUntil: Int64?
+
+    /// The first-sync hold this bookkeeping describes.
+    public var firstSyncHold: FirstSyncHold { FirstSyncHold(hasSynced: hasSynced, until: firstSyncHoldUntil) }
 
     init(
         pushedSeq: Int64 = 0, acknowledgedHighSeq: Int64 = 0, serverGeneration: String? = nil,
-        uncertainPush: UncertainPush? = nil, pullCursor: String? = nil, clockOffset: Int64 = 0
+        uncertainPush: UncertainPush? = nil, pullCursor: String? = nil, clockOffset: Int64 = 0,
+        hasSynced: Bool = false, firstSyncHoldUntil: Int64? = nil
     ) {
         self.pushedSeq = pushedSeq
         self.acknowledgedHighSeq = max(acknowledgedHighSeq, pushedSeq)
@@ -36,6 +48,8 @@ public struct SyncProgress: Sendable, Equatable {
         self.uncertainPush = uncertainPush
         self.pullCursor = pullCursor
         self.clockOffset = clockOffset
+        self.hasSynced = hasSynced
+        self.firstSyncHoldUntil = firstSyncHoldUntil
     }
 
     /// Sets the acknowledged mark: raised by acknowledgements, lowered when the server reports it

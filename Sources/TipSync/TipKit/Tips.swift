@@ -89,6 +89,23 @@ public enum Tips {
         try await client.pushPending()
     }
 
+    /// Waits until this device has completed its first sync (now or in an earlier launch): `true`,
+    /// or `false` when `timeout` passes first. Until then, tips that would be available read
+    /// `.pending` for at most ``SyncConfiguration/firstSyncTimeout`` (protocol.md §17.1); an app that
+    /// would rather show a spinner than defaults awaits this. Throws without `.sync(…)`.
+    public static func waitForFirstSync(timeout: Duration = .seconds(10)) async throws -> Bool {
+        guard let client = syncClient else {
+            throw replica == nil ? TipsError.notConfigured : TipsError.syncNotConfigured
+        }
+        return await client.waitForFirstSync(timeout: timeout)
+    }
+
+    /// The sync status now (connected, first sync done, changes waiting, the last error); `nil`
+    /// without `.sync(…)`. ``SyncClient/statusUpdates()`` streams every change.
+    public static var syncStatus: SyncStatus? {
+        get async { await syncClient?.status }
+    }
+
     /// The sync client `configure(.sync(…))` started, if any.
     public static var syncClient: SyncClient? { shared.withLock { $0.syncClient } }
 

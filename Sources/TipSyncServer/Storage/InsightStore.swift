@@ -28,6 +28,9 @@ public protocol InsightStore: Sendable {
     func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws -> Int64
     /// Every stored catalog version, newest first.
     func catalogVersions() async throws -> [CatalogVersionRecord]
+    /// The newest catalog version's number (`nil`: none stored): one cheap read, which
+    /// ``CatalogWatch`` repeats to notice catalogs stored by another process.
+    func latestCatalogVersion() async throws -> Int64?
 }
 
 extension InsightStore {

@@ -160,6 +160,15 @@ extension PostgresSyncStore {
         }
     }
 
+    public func latestCatalogVersion() async throws -> Int64? {
+        for try await value in try await client.query("SELECT max(version) FROM catalog_version", logger: logger)
+            .decode(Int64?.self)
+        {
+            return value
+        }
+        return nil
+    }
+
     public func catalogVersions() async throws -> [CatalogVersionRecord] {
         var records: [CatalogVersionRecord] = []
         for try await (version, text, uploadedBy, uploadedAt, restoredFrom) in try await client.query(

@@ -132,6 +132,10 @@ extension SQLiteSyncStore {
         }
     }
 
+    public func latestCatalogVersion() async throws -> Int64? {
+        try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(version) FROM catalog_version") }
+    }
+
     public func catalogVersions() async throws -> [CatalogVersionRecord] {
         try await pool.read { db in
             try Row.fetchAll(

@@ -5,13 +5,38 @@
 /**
  * @typedef {{
  *   pushedSeq: number, acknowledgedHighSeq: number, serverGeneration: string | null,
- *   uncertainPush: {seq: number, generation: string | null} | null, pullCursor: string | null, clockOffset: number
+ *   uncertainPush: {seq: number, generation: string | null} | null, pullCursor: string | null, clockOffset: number,
+ *   hasSynced: boolean, firstSyncHoldUntil: number | null
  * }} SyncProgress
+ * `hasSynced`: a pull reached the end of the account's log at least once; `firstSyncHoldUntil`:
+ * until when (milliseconds, corrected clock) tips are held for the first sync (protocol.md §17.1).
  */
 
 /** @returns {SyncProgress} */
 export function emptyProgress() {
-  return { pushedSeq: 0, acknowledgedHighSeq: 0, serverGeneration: null, uncertainPush: null, pullCursor: null, clockOffset: 0 };
+  return {
+    pushedSeq: 0, acknowledgedHighSeq: 0, serverGeneration: null, uncertainPush: null, pullCursor: null, clockOffset: 0,
+    hasSynced: false, firstSyncHoldUntil: null,
+  };
+}
+
+/**
+ * Bookkeeping as stored, completed: a replica stored before `hasSynced` existed that holds a cursor
+ * has synced. @param {Partial<SyncProgress> | undefined} stored @returns {SyncProgress}
+ */
+export function readProgress(stored) {
+  const progress = { ...emptyProgress(), ...(stored ?? {}) };
+  if (stored && stored.hasSynced === undefined) progress.hasSynced = progress.pullCursor !== null;
+  return progress;
+}
+
+/**
+ * Whether tips are held for the first sync at `now` (milliseconds, corrected clock): the device has
+ * never completed a pull and the bounded wait its sync client started has not passed (§17.1).
+ * @param {SyncProgress} progress @param {number} now
+ */
+export function firstSyncHolds(progress, now) {
+  return !progress.hasSynced && progress.firstSyncHoldUntil !== null && now < progress.firstSyncHoldUntil;
 }
 
 /** Sets the acknowledged mark; the high mark never goes down. @param {SyncProgress} progress */

@@ -9,7 +9,7 @@ import { donationLimits, parseCatalog } from './catalog.js';
 import { MAX_INTEGER, canonicalText, object } from './json.js';
 import { ChangeError, INVALIDATION_REASONS, violation } from './change.js';
 import { MemoryStore } from './store.js';
-import { emptyProgress } from './progress.js';
+import { firstSyncHolds, readProgress } from './progress.js';
 import { superseded } from './compaction.js';
 
 /**
@@ -68,7 +68,7 @@ export class Replica {
     const { changes, meta } = await this.store.load();
     this.deviceID = meta.device ?? preferredDevice ?? globalThis.crypto.randomUUID();
     /** @type {SyncProgress} */
-    this.progress = { ...emptyProgress(), ...(meta.progress ?? {}) };
+    this.progress = readProgress(meta.progress);
     this.observedHLC = meta.observedHLC ?? formatHLC(0, 0);
     /** @type {{text: string, tag: string} | null} */
     this.serverCatalog = meta.serverCatalog ?? null;
@@ -140,8 +140,32 @@ export class Replica {
     return () => this.progressListeners.delete(listener);
   }
 
-  #notifyProgress() {
+  /** @param {SyncProgress} [before] the bookkeeping before the change: a first-sync hold that moved re-evaluates tips */
+  #notifyProgress(before) {
     for (const listener of [...this.progressListeners]) listener();
+    if (before && (before.hasSynced !== this.progress.hasSynced || before.firstSyncHoldUntil !== this.progress.firstSyncHoldUntil)) {
+      this.#notify();
+    }
+  }
+
+  /** Whether tips are held for the first sync now (protocol.md §17.1). */
+  get isHeldForFirstSync() {
+    return firstSyncHolds(this.progress, this.nowMilliseconds());
+  }
+
+  /**
+   * Starts the first-sync hold (what a sync client does as it starts): unless this replica has synced,
+   * tips that would be available stay pending for at most `seconds`, or until the first pull completes.
+   * The bookkeeping changes at once, before the returned promise (its storing) settles.
+   * @param {number} seconds @returns {Promise<boolean>} whether tips are held
+   */
+  holdForFirstSync(seconds) {
+    const wait = Number.isFinite(seconds) ? Math.min(Math.max(0, seconds), 86_400) : 0;
+    const until = this.nowMilliseconds() + Math.round(wait * 1000);
+    return this.updateProgress((progress) => {
+      progress.firstSyncHoldUntil = !progress.hasSynced && wait > 0 ? until : null;
+      return progress.firstSyncHoldUntil !== null;
+    });
   }
 
   #notify() {
@@ -243,6 +267,7 @@ export class Replica {
    * @returns {Promise<T>}
    */
   async applyRemote(changes, update) {
+    const before = this.progress;
     const progress = structuredClone(this.progress);
     const result = update ? update(progress) : undefined;
     this.progress = progress;
@@ -270,17 +295,19 @@ export class Replica {
     this.observedHLC = latest;
     await this.#commit({ changes: added, meta: { progress, observedHLC: latest } });
     if (changed) this.#notify();
-    this.#notifyProgress();
+    this.#notifyProgress(changed ? undefined : before);
     return result;
   }
 
   /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
   async updateProgress(update) {
+    const before = this.progress;
     const progress = structuredClone(this.progress);
     const result = update(progress);
     this.progress = progress;
-    await this.#commit({ meta: { progress } });
-    this.#notifyProgress();
+    const stored = this.#commit({ meta: { progress } });
+    this.#notifyProgress(before);
+    await stored;
     return result;
   }
 
@@ -380,7 +407,7 @@ export class Replica {
    * its changes, bookkeeping and server catalog, in memory only.
    */
   adopt(changes, progress, serverCatalog) {
-    this.progress = { ...emptyProgress(), ...progress };
+    this.progress = readProgress(progress);
     this.#notifyProgress();
     if (serverCatalog && serverCatalog.tag !== this.serverCatalog?.tag) {
       try {
@@ -396,14 +423,15 @@ export class Replica {
 
   /** Takes the sync bookkeeping another tab of this device holds (in memory only). */
   adoptProgress(progress) {
-    this.progress = { ...emptyProgress(), ...progress };
-    this.#notifyProgress();
+    const before = this.progress;
+    this.progress = readProgress(progress);
+    this.#notifyProgress(before);
   }
 
   /** Reads what another tab (or process) stored and adopts it. */
   async reload() {
     const { changes, meta } = await this.store.load();
-    this.progress = { ...emptyProgress(), ...(meta.progress ?? {}) };
+    this.progress = readProgress(meta.progress);
     this.observedHLC = meta.observedHLC ?? this.observedHLC;
     if (meta.serverCatalog && meta.serverCatalog.tag !== this.serverCatalog?.tag) {
       try {
@@ -424,7 +452,9 @@ export class Replica {
 
   /** A status evaluator at `now` (milliseconds on the corrected clock). */
   evaluator(now = this.nowMilliseconds()) {
-    return new StatusEvaluator(this.state, this.catalog, now / 1000, { transientValues: this.transientValues, overrides: this.overrides });
+    return new StatusEvaluator(this.state, this.catalog, now / 1000, {
+      transientValues: this.transientValues, overrides: this.overrides, heldForFirstSync: firstSyncHolds(this.progress, now),
+    });
   }
 
   /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */

@@ -22,9 +22,12 @@ export class StatusEvaluator {
    * @param {ReplicaState} state
    * @param {Catalog} catalog
    * @param {number} now seconds since 1970
-   * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides}} options
+   * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides, heldForFirstSync?: boolean}} options
+   * `heldForFirstSync`: the device has not completed its first sync (protocol.md §17.1): a tip that
+   * would be available is pending.
    */
-  constructor(state, catalog, now, { transientValues = {}, overrides = {} } = {}) {
+  constructor(state, catalog, now, { transientValues = {}, overrides = {}, heldForFirstSync = false } = {}) {
+    this.heldForFirstSync = heldForFirstSync;
     this.state = state;
     this.catalog = catalog;
     this.now = now;
@@ -85,6 +88,7 @@ export class StatusEvaluator {
     }
     if (!this.rulesHold(tip.rules)) return 'pending';
     if (this.isThrottled(tip)) return 'pending';
+    if (this.heldForFirstSync) return 'pending';
     return 'available';
   }
 

@@ -45,10 +45,22 @@ export class SyncError extends Error {
  *   compressPushes?: boolean,
  *   initialBackoff?: number,
  *   maximumBackoff?: number,
+ *   firstSyncTimeout?: number,
  * }} SyncOptions
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
- * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
+ * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests;
+ * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
+ * available (5; 0: no hold; protocol.md §17.1).
+ *
+ * @typedef {{
+ *   connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number,
+ *   lastSyncedAt: number | null, lastError: SyncError | null,
+ * }} SyncStatus
+ * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of
+ * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
+ * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
+ * `lastError`: why the latest attempt failed, until one succeeds.
  */
 
 /** Keeps a replica in sync with a TipSync server. */
@@ -77,17 +89,85 @@ export class SyncClient {
     this.refusedCatalogTag = null;
     /** @type {AbortController | null} */
     this.controller = null;
+    /** @type {Set<(status: SyncStatus, before: SyncStatus) => void>} */
+    this.statusListeners = new Set();
+    // A device that has never synced holds its tips back from now on (protocol.md §17.1).
+    this.firstSyncTimeout = options.firstSyncTimeout ?? 5;
+    replica.holdForFirstSync(this.firstSyncTimeout).catch(() => {});
+    /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
+    this.status = {
+      connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
+      pendingChanges: 0, lastSyncedAt: null, lastError: null,
+    };
+    // The bookkeeping moved (an answer settled, a tab adopted): the status follows at once.
+    replica.onProgress(() => this.publishStatus());
+  }
+
+  /** Calls `listener(status, before)` on every change of {@link status}. @returns {() => void} stop */
+  onStatus(listener) {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  /**
+   * Recomputes the status and tells listeners when it changed.
+   * @param {{connected?: boolean, error?: SyncError | null, synced?: boolean}} [what]
+   */
+  publishStatus(what = {}) {
+    const { connected, error, synced = false } = what;
+    const before = this.status;
+    const next = { ...before };
+    if (connected !== undefined) next.connected = connected;
+    if (error !== undefined) next.lastError = error;
+    if (synced) next.lastSyncedAt = this.replica.physicalNow();
+    next.hasSynced = this.replica.progress.hasSynced;
+    next.heldForFirstSync = this.replica.isHeldForFirstSync;
+    next.pendingChanges = Math.max(0, this.replica.lastLocalSeq - this.replica.progress.pushedSeq);
+    const same = Object.keys(next).every((key) => next[key] === before[key]);
+    if (same) return;
+    this.status = next;
+    for (const listener of [...this.statusListeners]) listener(next, before);
+  }
+
+  /** Records a failed exchange. @param {SyncError} error */
+  #fail(error) {
+    this.lastError = error;
+    this.publishStatus({ connected: false, error });
+  }
+
+  /**
+   * Resolves true once this device has completed its first sync (now or before), false when
+   * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
+   */
+  waitForFirstSync(timeout) {
+    if (this.replica.progress.hasSynced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const stop = this.onStatus((status) => {
+        if (!status.hasSynced) return;
+        stop();
+        clearTimeout(timer);
+        resolve(true);
+      });
+      const timer = setTimeout(() => {
+        stop();
+        resolve(false);
+      }, timeout);
+    });
   }
 
   /** One round: push everything unsent, then pull until the server has nothing more. */
   async syncOnce() {
     try {
+      if (this.server.protocol !== 'http:' && this.server.protocol !== 'https:') {
+        throw new SyncError(`the server address ${this.server.href} is not an http: or https: URL`, { code: 'invalid_server_url' });
+      }
       await this.#firstContact();
       await this.pushAll();
       await this.pullAll(0);
       this.lastError = null;
+      this.publishStatus({ connected: true, error: null, synced: true });
     } catch (error) {
-      this.lastError = asSyncError(error);
+      this.#fail(asSyncError(error));
       throw this.lastError;
     }
   }
@@ -124,7 +204,7 @@ export class SyncClient {
       } catch (error) {
         if (signal.aborted) return;
         const failure = asSyncError(error);
-        this.lastError = failure;
+        this.#fail(failure);
         if (!failure.transient) throw failure;
         await this.sleep(backoff * Math.min(Math.max(this.random(), 0.5), 1));
         if (signal.aborted) return;
@@ -149,6 +229,7 @@ export class SyncClient {
       try {
         await this.pushAll(signal);
         await woken;
+        this.publishStatus();
       } finally {
         unsubscribe();
         signal.removeEventListener('abort', aborted);
@@ -227,7 +308,10 @@ export class SyncClient {
         }
         watch();
         for (const { name, data } of events.feed(piece.value)) {
-          if (name === 'ready') began = true;
+          if (name === 'ready') {
+            began = true;
+            this.publishStatus({ connected: true });
+          }
           else if (name === 'changes' && !(await this.#mergeLivePage(data, signal))) {
             await reader.cancel().catch(() => {});
             return;
@@ -256,7 +340,8 @@ export class SyncClient {
       return true;
     }
     if (page.from !== this.replica.progress.pullCursor) return false;
-    await this.#apply(page, null);
+    await this.#apply(page, null, true);
+    this.publishStatus({ synced: true });
     return true;
   }
 
@@ -302,6 +387,7 @@ export class SyncClient {
           setPushed(progress, result.highestSeq);
           noteServer(progress, result.highestSeq, result.generation);
         });
+        this.publishStatus({ connected: true });
         continue;
       }
       const detail = errorDetail(text);
@@ -346,7 +432,8 @@ export class SyncClient {
         throw rejectionOf(response.status, text);
       }
       const page = parseBody(text);
-      const lost = await this.#apply(page, this.#clockCorrection(page.serverTime, sent));
+      const lost = await this.#apply(page, this.#clockCorrection(page.serverTime, sent), false);
+      if (!page.more) this.publishStatus({ connected: true, synced: true });
       if (this.followsServerCatalog && typeof page.catalog === 'string') await this.#followCatalog(page.catalog, signal);
       if (lost) await this.pushAll(signal);
       if (!page.more) return;
@@ -359,8 +446,9 @@ export class SyncClient {
    * this device's pushes, in one transaction; true when the server lost pushes it had acknowledged.
    * @param {any} page
    * @param {number | null} offset
+   * @param {boolean} live a live stream's page (it continues a pull that reached the end)
    */
-  async #apply(page, offset) {
+  async #apply(page, offset, live) {
     const changes = page.changes.map((/** @type {any} */ json, /** @type {number} */ index) => {
       const change = decodeChange(json);
       const problem = violation(change);
@@ -370,6 +458,8 @@ export class SyncClient {
     return await this.replica.applyRemote(changes, (progress) => {
       if (offset !== null) progress.clockOffset = offset;
       progress.pullCursor = page.cursor;
+      // The end of the account's log: this device has synced (protocol.md §17.1).
+      if (live || !page.more) progress.hasSynced = true;
       if (!Number.isInteger(page.highestSeq)) return false;
       noteServer(progress, page.highestSeq, page.generation);
       // Above what we knew: a push whose answer was lost did arrive. Below: a restored server lost

@@ -24,10 +24,17 @@ import { decodeChange, encodeChange } from './change.js';
  *   name?: string,
  *   overrides?: TestingOverrides,
  *   live?: boolean,
+ *   firstSyncTimeout?: number,
  * }} TipSyncOptions
  * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
- * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device).
+ * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device);
+ * `firstSyncTimeout`: seconds a device that never synced holds back tips that would be available
+ * (default 5, 0: no hold; protocol.md §17.1).
+ * @typedef {import('./sync.js').SyncStatus} SyncStatus
  */
+
+/** Failures that do not fix themselves: the console is told once each. */
+const PERMANENT = new Set(['unauthorized', 'invalid_server_url', 'client_error']);
 
 
 /** A configured TipSync: the replica, its sync, and (in a browser) the tab that syncs. */
@@ -38,6 +45,9 @@ export class TipSync extends EventTarget {
     const browser = typeof indexedDB !== 'undefined' && (options.storage ?? 'indexeddb') === 'indexeddb';
     const store = browser ? await IndexedDBStore.open(name) : new MemoryStore();
     const replica = await Replica.open({ store, device: options.device, catalog: options.catalog, overrides: options.overrides });
+    // Every tab of a device that syncs holds back its tips until the first sync (protocol.md §17.1),
+    // from before this call returns — whichever tab ends up syncing.
+    if (syncs(options)) await replica.holdForFirstSync(options.firstSyncTimeout ?? 5);
     const tipsync = new TipSync(replica, options, name);
     tipsync.#start(browser);
     return tipsync;
@@ -58,6 +68,17 @@ export class TipSync extends EventTarget {
     this.channel = null;
     this.pending = new Map();
     this.nextRequest = 1;
+    /**
+     * The sync status (the syncing tab's, in every tab): `connected`, `hasSynced`, `heldForFirstSync`,
+     * `pendingChanges`, `lastSyncedAt`, `lastError` (a message). Changes fire `syncstatus`.
+     * @type {{connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number, lastSyncedAt: number | null, lastError: string | null}}
+     */
+    this.syncStatus = {
+      connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
+      pendingChanges: 0, lastSyncedAt: null, lastError: null,
+    };
+    /** Permanent failure codes already warned about on the console. */
+    this.warned = new Set();
     replica.subscribe(() => this.dispatchEvent(new Event('change')));
     // The sync bookkeeping moved (an answer came in), here or in the syncing tab.
     replica.onProgress(() => this.dispatchEvent(new Event('progress')));
@@ -86,14 +107,22 @@ export class TipSync extends EventTarget {
     // pull does) sends just that.
     this.replica.subscribe(() => this.#announce());
     this.replica.onProgress(() => this.channel?.postMessage({ type: 'progress', progress: this.replica.progress }));
-    if (this.options.server && (this.options.token || this.options.tokenProvider)) {
+    if (syncs(this.options)) {
       this.client = new SyncClient(this.replica, {
         server: this.options.server, token: this.options.token, tokenProvider: this.options.tokenProvider,
         followsServerCatalog: this.options.followsServerCatalog, live: this.options.live,
+        firstSyncTimeout: this.options.firstSyncTimeout,
       });
-      this.syncing = this.client.run().catch((error) => {
-        this.dispatchEvent(Object.assign(new Event('syncerror'), { error }));
+      this.client.onStatus((status, before) => {
+        const shared = { ...status, lastError: status.lastError?.message ?? null };
+        this.channel?.postMessage({ type: 'status', status: shared, code: status.lastError?.code ?? null, failed: status.lastError !== before.lastError && status.lastError !== null });
+        this.#status(shared, status.lastError !== before.lastError && status.lastError !== null ? status.lastError.code : null);
       });
+      // After the page's code that awaited configure() has run, so it hears every event.
+      const client = this.client;
+      this.syncing = new Promise((resolve) => setTimeout(resolve, 0))
+        .then(() => (this.stopped ? undefined : client.run()))
+        .catch(() => {});
     }
     this.dispatchEvent(new Event('leader'));
   }
@@ -109,8 +138,56 @@ export class TipSync extends EventTarget {
     });
   }
 
+  /**
+   * A new sync status (from this tab's client or the syncing tab's): `syncstatus` always; `syncerror`
+   * for a failure (`failedCode` its code), `syncrecovered` when an exchange succeeds after one; a
+   * console warning, once per kind, for a failure that will not fix itself.
+   */
+  #status(status, failedCode) {
+    const before = this.syncStatus;
+    this.syncStatus = status;
+    this.dispatchEvent(Object.assign(new Event('syncstatus'), { detail: status }));
+    if (failedCode !== null) {
+      this.dispatchEvent(Object.assign(new Event('syncerror'), { error: status.lastError, code: failedCode }));
+      const warning = PERMANENT.has(failedCode) ? failedCode : null;
+      if (warning && !this.warned.has(warning)) {
+        this.warned.add(warning);
+        console.warn(`TipSync cannot sync and will not until this is fixed: ${status.lastError}`);
+      } else if (!warning && !this.warned.has('unreachable')) {
+        this.warned.add('unreachable');
+        console.warn(
+          `TipSync cannot reach ${this.options.server}: ${status.lastError} ` +
+            '(the server is down, the device offline, or the server does not allow this origin: its --cors-origins). Retrying.');
+      }
+    } else if (before.lastError !== null && status.lastError === null) {
+      this.dispatchEvent(new Event('syncrecovered'));
+    }
+  }
+
+  /**
+   * Resolves true once this device has completed its first sync (in this tab or the one that syncs),
+   * false when `timeout` milliseconds pass first. @param {number} [timeout] @returns {Promise<boolean>}
+   */
+  waitForFirstSync(timeout = 10_000) {
+    if (this.replica.progress.hasSynced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const stop = this.replica.onProgress(() => {
+        if (!this.replica.progress.hasSynced) return;
+        stop();
+        clearTimeout(timer);
+        resolve(true);
+      });
+      const timer = setTimeout(() => {
+        stop();
+        resolve(false);
+      }, timeout);
+    });
+  }
+
   async #receive(message) {
-    if (message.type === 'state' && !this.isSyncing) {
+    if (message.type === 'status' && !this.isSyncing) {
+      this.#status(message.status, message.failed ? message.code : null);
+    } else if (message.type === 'state' && !this.isSyncing) {
       this.replica.adopt(message.changes.map(decodeChange), message.progress, message.serverCatalog);
     } else if (message.type === 'progress' && !this.isSyncing) {
       this.replica.adoptProgress(message.progress);
@@ -209,9 +286,15 @@ export class TipSync extends EventTarget {
 
   /** Stops syncing (this tab). */
   stop() {
+    this.stopped = true;
     this.client?.stop();
     this.channel?.close();
   }
+}
+
+/** Whether the options turn sync on: a server and a credential. @param {TipSyncOptions} options */
+function syncs(options) {
+  return Boolean(options.server && (options.token || options.tokenProvider));
 }
 
 /** The instance `<tipsync-tip>` elements use unless given another (`element.tipsync = …`). */

@@ -258,3 +258,99 @@ test('a change stored while the live stream opens, or beside a manual round, arr
     await run.catch(() => {});
   }
 });
+
+test('a new device never shows nor counts a tip dismissed elsewhere, however slow its first pull', { skip }, async () => {
+  const phone = await device('phone');
+  await phone.replica.invalidate('search', 'tipClosed');
+  await phone.client.syncOnce();
+  // The laptop's pulls wait until the test lets them through: the slowest network there is.
+  let open;
+  const gate = new Promise((resolve) => (open = resolve));
+  let pullWaiting;
+  const pulling = new Promise((resolve) => (pullWaiting = resolve));
+  const slowFetch = async (url, init) => {
+    if (String(url).includes('/v1/pull')) {
+      pullWaiting();
+      await gate;
+    }
+    return fetch(url, init);
+  };
+  const replica = await Replica.open({ device: 'laptop', catalog, store: new MemoryStore() });
+  assert.equal(replica.status('search'), 'available'); // no sync configured: nothing to wait for
+  const seen = [];
+  const stopWatching = replica.watch('search', (status) => seen.push(status));
+  const client = new SyncClient(replica, { server: server.url, token: server.tokens.laptop, fetch: slowFetch });
+  assert.equal(replica.isHeldForFirstSync, true);
+  assert.equal(replica.status('search'), 'pending');
+  const round = client.syncOnce();
+  await pulling;
+  assert.equal(replica.status('search'), 'pending');
+  assert.equal(client.status.hasSynced, false);
+  open();
+  await round;
+  assert.equal(replica.status('search'), 'invalidated:tipClosed');
+  assert.equal(replica.progress.hasSynced, true);
+  assert.equal(await client.waitForFirstSync(0), true);
+  assert.deepEqual(seen.filter((status) => status === 'available'), ['available']); // only before sync was configured
+  assert.equal(seen.at(-1), 'invalidated:tipClosed');
+  assert.equal(replica.state.displayTotals('search').count, 0);
+  stopWatching();
+});
+
+test('a device that cannot reach the server shows its tips once the bounded wait has passed', async () => {
+  let now = 1_800_000_000_000;
+  const replica = await Replica.open({ device: 'laptop', catalog, store: new MemoryStore(), now: () => now });
+  const failures = [];
+  const client = new SyncClient(replica, {
+    server: 'http://127.0.0.1:1', token: 'ts_nothing', firstSyncTimeout: 5,
+    fetch: async () => { throw new TypeError('connection refused'); },
+    sleep: async () => {},
+  });
+  client.onStatus((status) => failures.push(status.lastError?.code ?? null));
+  assert.equal(replica.status('search'), 'pending');
+  await assert.rejects(client.syncOnce(), /could not be reached/);
+  assert.equal(client.status.connected, false);
+  assert.equal(client.status.hasSynced, false);
+  assert.match(client.status.lastError.message, /could not be reached/);
+  now += 4_900;
+  assert.equal(replica.status('search'), 'pending');
+  now += 200;
+  assert.equal(replica.status('search'), 'available');
+  assert.equal(await client.waitForFirstSync(1), false);
+  assert.ok(failures.includes('unreachable'));
+});
+
+test('configure() tells the page why it cannot sync: events on failure and recovery, one console warning', { skip }, async () => {
+  const { TipSync } = await import('../src/tipsync.js');
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (message) => warnings.push(String(message));
+  try {
+    const refused = await TipSync.configure({ device: 'tablet', catalog, storage: 'memory', server: server.url, token: 'ts_wrong' });
+    const error = await new Promise((resolve) => refused.addEventListener('syncerror', (event) => resolve(event), { once: true }));
+    assert.equal(error.code, 'unauthorized');
+    assert.match(refused.syncStatus.lastError, /token/);
+    assert.equal(refused.syncStatus.connected, false);
+    refused.stop();
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /will not until this is fixed/);
+
+    const badURL = await TipSync.configure({ device: 'tablet', catalog, storage: 'memory', server: 'htp://127.0.0.1:1', token: 'ts_x' });
+    const badError = await new Promise((resolve) => badURL.addEventListener('syncerror', (event) => resolve(event), { once: true }));
+    assert.equal(badError.code, 'invalid_server_url');
+    badURL.stop();
+
+    // `search` was dismissed on the account by an earlier test: a new device never shows it.
+    const fine = await TipSync.configure({ device: 'd11', catalog, storage: 'memory', server: server.url, token: server.tokens.d11 });
+    try {
+      assert.equal(fine.status('search'), 'pending'); // held for the first sync
+      assert.equal(await fine.waitForFirstSync(10_000), true);
+      assert.equal(fine.status('search'), 'invalidated:tipClosed');
+      assert.equal(fine.syncStatus.hasSynced, true);
+    } finally {
+      fine.stop();
+    }
+  } finally {
+    console.warn = warn;
+  }
+});

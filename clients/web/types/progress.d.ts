@@ -1,11 +1,25 @@
 /**
  * @typedef {{
  *   pushedSeq: number, acknowledgedHighSeq: number, serverGeneration: string | null,
- *   uncertainPush: {seq: number, generation: string | null} | null, pullCursor: string | null, clockOffset: number
+ *   uncertainPush: {seq: number, generation: string | null} | null, pullCursor: string | null, clockOffset: number,
+ *   hasSynced: boolean, firstSyncHoldUntil: number | null
  * }} SyncProgress
+ * `hasSynced`: a pull reached the end of the account's log at least once; `firstSyncHoldUntil`:
+ * until when (milliseconds, corrected clock) tips are held for the first sync (protocol.md §17.1).
  */
 /** @returns {SyncProgress} */
 export function emptyProgress(): SyncProgress;
+/**
+ * Bookkeeping as stored, completed: a replica stored before `hasSynced` existed that holds a cursor
+ * has synced. @param {Partial<SyncProgress> | undefined} stored @returns {SyncProgress}
+ */
+export function readProgress(stored: any): any;
+/**
+ * Whether tips are held for the first sync at `now` (milliseconds, corrected clock): the device has
+ * never completed a pull and the bounded wait its sync client started has not passed (§17.1).
+ * @param {SyncProgress} progress @param {number} now
+ */
+export function firstSyncHolds(progress: SyncProgress, now: number): boolean;
 /** Sets the acknowledged mark; the high mark never goes down. @param {SyncProgress} progress */
 export function setPushed(progress: any, seq: any): void;
 /** Remembers a push through `seq` that got no answer, with the generation known now. */
@@ -17,6 +31,10 @@ export function noteServer(progress: any, held: any, generation: any): void;
  * the server may have stored), or 0 when the server provably never stored it.
  */
 export function keptThroughUncertainPush(progress: any, held: any, generation: any): any;
+/**
+ * `hasSynced`: a pull reached the end of the account's log at least once; `firstSyncHoldUntil`:
+ * until when (milliseconds, corrected clock) tips are held for the first sync (protocol.md §17.1).
+ */
 export type SyncProgress = {
     pushedSeq: number;
     acknowledgedHighSeq: number;
@@ -27,4 +45,6 @@ export type SyncProgress = {
     } | null;
     pullCursor: string | null;
     clockOffset: number;
+    hasSynced: boolean;
+    firstSyncHoldUntil: number | null;
 };

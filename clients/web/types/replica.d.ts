@@ -63,6 +63,15 @@ export class Replica {
     onLocalChange(listener: any): () => boolean;
     /** Calls `listener` after every change of the sync bookkeeping (an answer settled). @returns {() => void} */
     onProgress(listener: any): () => boolean;
+    /** Whether tips are held for the first sync now (protocol.md §17.1). */
+    get isHeldForFirstSync(): boolean;
+    /**
+     * Starts the first-sync hold (what a sync client does as it starts): unless this replica has synced,
+     * tips that would be available stay pending for at most `seconds`, or until the first pull completes.
+     * The bookkeeping changes at once, before the returned promise (its storing) settles.
+     * @param {number} seconds @returns {Promise<boolean>} whether tips are held
+     */
+    holdForFirstSync(seconds: number): Promise<boolean>;
     /** Donates to an event now, with an optional JSON payload. */
     donate(event: any, info: any): Promise<import("./change.js").Change[]>;
     /** Sets a parameter: synced, or kept in memory when the catalog declares it transient. */

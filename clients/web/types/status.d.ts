@@ -14,14 +14,18 @@ export class StatusEvaluator {
      * @param {ReplicaState} state
      * @param {Catalog} catalog
      * @param {number} now seconds since 1970
-     * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides}} options
+     * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides, heldForFirstSync?: boolean}} options
+     * `heldForFirstSync`: the device has not completed its first sync (protocol.md §17.1): a tip that
+     * would be available is pending.
      */
-    constructor(state: ReplicaState, catalog: Catalog, now: number, { transientValues, overrides }?: {
+    constructor(state: ReplicaState, catalog: Catalog, now: number, { transientValues, overrides, heldForFirstSync }?: {
         transientValues?: {
             [id: string]: import("./json.js").JSONValue;
         };
         overrides?: TestingOverrides;
+        heldForFirstSync?: boolean;
     });
+    heldForFirstSync: boolean;
     state: import("./state.js").ReplicaState;
     catalog: import("./catalog.js").Catalog;
     now: number;

@@ -31,10 +31,22 @@ export class SyncError extends Error {
  *   compressPushes?: boolean,
  *   initialBackoff?: number,
  *   maximumBackoff?: number,
+ *   firstSyncTimeout?: number,
  * }} SyncOptions
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
- * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
+ * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests;
+ * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
+ * available (5; 0: no hold; protocol.md §17.1).
+ *
+ * @typedef {{
+ *   connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number,
+ *   lastSyncedAt: number | null, lastError: SyncError | null,
+ * }} SyncStatus
+ * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of
+ * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
+ * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
+ * `lastError`: why the latest attempt failed, until one succeeds.
  */
 /** Keeps a replica in sync with a TipSync server. */
 export class SyncClient {
@@ -57,11 +69,39 @@ export class SyncClient {
     initialBackoff: number;
     maximumBackoff: number;
     /** The latest failure, if the latest round failed. @type {SyncError | null} */
-    lastError: SyncError;
+    lastError: any;
     /** A server catalog version refused as invalid (not fetched again). @type {string | null} */
     refusedCatalogTag: any;
     /** @type {AbortController | null} */
     controller: AbortController | null;
+    /** @type {Set<(status: SyncStatus, before: SyncStatus) => void>} */
+    statusListeners: Set<(status: SyncStatus, before: SyncStatus) => void>;
+    firstSyncTimeout: number;
+    /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
+    status: {
+        connected: boolean;
+        hasSynced: boolean;
+        heldForFirstSync: boolean;
+        pendingChanges: number;
+        lastSyncedAt: any;
+        lastError: any;
+    };
+    /** Calls `listener(status, before)` on every change of {@link status}. @returns {() => void} stop */
+    onStatus(listener: any): () => boolean;
+    /**
+     * Recomputes the status and tells listeners when it changed.
+     * @param {{connected?: boolean, error?: SyncError | null, synced?: boolean}} [what]
+     */
+    publishStatus(what?: {
+        connected?: boolean;
+        error?: SyncError | null;
+        synced?: boolean;
+    }): void;
+    /**
+     * Resolves true once this device has completed its first sync (now or before), false when
+     * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
+     */
+    waitForFirstSync(timeout: any): Promise<any>;
     /** One round: push everything unsent, then pull until the server has nothing more. */
     syncOnce(): Promise<void>;
     /** Returns once every local change made before the call is on the server. */
@@ -99,7 +139,9 @@ export type Replica = import('./replica.js').Replica;
 /**
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
- * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests.
+ * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests;
+ * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
+ * available (5; 0: no hold; protocol.md §17.1).
  */
 export type SyncOptions = {
     server: string | URL;
@@ -117,4 +159,19 @@ export type SyncOptions = {
     compressPushes?: boolean;
     initialBackoff?: number;
     maximumBackoff?: number;
+    firstSyncTimeout?: number;
+};
+/**
+ * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of
+ * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
+ * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
+ * `lastError`: why the latest attempt failed, until one succeeds.
+ */
+export type SyncStatus = {
+    connected: boolean;
+    hasSynced: boolean;
+    heldForFirstSync: boolean;
+    pendingChanges: number;
+    lastSyncedAt: number | null;
+    lastError: SyncError | null;
 };

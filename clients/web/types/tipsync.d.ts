@@ -1,25 +1,5 @@
 /** Configures TipSync for the page; elements on it use this instance. @param {TipSyncOptions} options */
 export function configure(options: any): Promise<any>;
-/**
- * @typedef {import('./catalog.js').Catalog} Catalog
- * @typedef {import('./status.js').TipStatus} TipStatus
- * @typedef {import('./status.js').TestingOverrides} TestingOverrides
- * @typedef {import('./json.js').JSONValue} JSONValue
- * @typedef {{
- *   device: string,
- *   catalog?: Catalog | string,
- *   server?: string,
- *   token?: string,
- *   tokenProvider?: () => Promise<string>,
- *   followsServerCatalog?: boolean,
- *   storage?: 'indexeddb' | 'memory',
- *   name?: string,
- *   overrides?: TestingOverrides,
- *   live?: boolean,
- * }} TipSyncOptions
- * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
- * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device).
- */
 /** A configured TipSync: the replica, its sync, and (in a browser) the tab that syncs. */
 export class TipSync extends EventTarget {
     /** @param {TipSyncOptions} options */
@@ -38,7 +18,27 @@ export class TipSync extends EventTarget {
     channel: BroadcastChannel | null;
     pending: Map<any, any>;
     nextRequest: number;
+    /**
+     * The sync status (the syncing tab's, in every tab): `connected`, `hasSynced`, `heldForFirstSync`,
+     * `pendingChanges`, `lastSyncedAt`, `lastError` (a message). Changes fire `syncstatus`.
+     * @type {{connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number, lastSyncedAt: number | null, lastError: string | null}}
+     */
+    syncStatus: {
+        connected: boolean;
+        hasSynced: boolean;
+        heldForFirstSync: boolean;
+        pendingChanges: number;
+        lastSyncedAt: number | null;
+        lastError: string | null;
+    };
+    /** Permanent failure codes already warned about on the console. */
+    warned: Set<any>;
     syncing: Promise<void>;
+    /**
+     * Resolves true once this device has completed its first sync (in this tab or the one that syncs),
+     * false when `timeout` milliseconds pass first. @param {number} [timeout] @returns {Promise<boolean>}
+     */
+    waitForFirstSync(timeout?: number): Promise<any>;
     /** Donates to an event now, with an optional JSON payload. */
     donate(event: any, info: any): any;
     /** Sets a parameter rules read. */
@@ -67,6 +67,7 @@ export class TipSync extends EventTarget {
     setTestingOverrides(overrides: any): void;
     /** Stops syncing (this tab). */
     stop(): void;
+    stopped: boolean;
     #private;
 }
 /** The instance `<tipsync-tip>` elements use unless given another (`element.tipsync = …`). */
@@ -77,7 +78,9 @@ export type TestingOverrides = import('./status.js').TestingOverrides;
 export type JSONValue = import('./json.js').JSONValue;
 /**
  * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
- * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device).
+ * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device);
+ * `firstSyncTimeout`: seconds a device that never synced holds back tips that would be available
+ * (default 5, 0: no hold; protocol.md §17.1).
  */
 export type TipSyncOptions = {
     device: string;
@@ -90,6 +93,8 @@ export type TipSyncOptions = {
     name?: string;
     overrides?: TestingOverrides;
     live?: boolean;
+    firstSyncTimeout?: number;
 };
+export type SyncStatus = import('./sync.js').SyncStatus;
 import { Replica } from "./replica.js";
 import { SyncClient } from "./sync.js";

@@ -1,0 +1,39 @@
+import TipSyncCore
+
+/// What a tip shows: its title, message, image and actions.
+public struct TipContent: Sendable, Hashable {
+    public var title: String
+    public var message: String?
+    /// An image name (an SF Symbol on Apple platforms, an icon name elsewhere).
+    public var image: String?
+    public var actions: [ActionDefinition]
+
+    public init(title: String, message: String? = nil, image: String? = nil, actions: [ActionDefinition] = []) {
+        self.title = title
+        self.message = message
+        self.image = image
+        self.actions = actions
+    }
+
+    init(_ definition: TipDefinition) {
+        self.init(
+            title: definition.title, message: definition.message, image: definition.image,
+            actions: definition.actions)
+    }
+}
+
+extension Tip {
+    /// What to show for this tip now: the server catalog's title, message, image and actions when
+    /// the app follows the server's catalog (``SyncConfiguration/followsServerCatalog``) and it has a
+    /// tip with this id — an operator's edit reaches the screen without an app release — else the
+    /// type's own ``title``, ``message``, ``image`` and ``actions``. Views show this, not `title`.
+    public var content: TipContent {
+        guard let replica = Tips.replica else { return TipContent(definition) }
+        return content(in: replica)
+    }
+
+    /// ``content`` on an explicit replica.
+    public func content(in replica: TipsReplica) -> TipContent {
+        TipContent(replica.effectiveDefinition(of: definition))
+    }
+}
