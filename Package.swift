@@ -20,7 +20,15 @@ let package = Package(
     // every package only they use. An app that imports `TipSync` adds this package with `traits: []`
     // and resolves only GRDB and swift-syntax (README, "Add the package").
     traits: [
-        .trait(name: "Tools", description: "The server, agent, simulator, benchmarks and their packages."),
+        .trait(
+            name: "Tools", description: "The server, agent, simulator, benchmarks and their packages.",
+            enabledTraits: ["NIOHTTPClient"]),
+        // On Linux, URLSession (FoundationNetworking over libcurl) polls an idle live stream about
+        // 100,000 times a second; with this trait the library syncs over async-http-client (SwiftNIO,
+        // epoll), which sleeps until bytes arrive. Apple platforms keep URLSession either way.
+        .trait(
+            name: "NIOHTTPClient",
+            description: "Sync over async-http-client on Linux instead of URLSession (an idle device costs nothing)."),
         .default(enabledTraits: ["Tools"]),
     ],
     dependencies: [
@@ -43,6 +51,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Pure core: no I/O, no database. Model, rule expressions and their evaluator, HLC, change log entries, merge.
@@ -68,6 +77,9 @@ let package = Package(
                 "TipSyncMacros",
                 "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client",
+                    condition: .when(platforms: [.linux], traits: ["NIOHTTPClient"])),
             ]
         ),
         // The README's walkthrough program, verbatim (README blocks are checked against it by the suite).
@@ -174,7 +186,7 @@ let package = Package(
             name: "TipSyncAgentTests",
             dependencies: [
                 "TipSyncAgent", "TipSyncServer", "TipSyncTestSupport", "tipsync-agent", "tipsync-server",
-                "tipsync-walkthrough", "tipsync-export-example",
+                "tipsync-walkthrough", "tipsync-export-example", tool("Logging", "swift-log"),
             ],
             resources: [.copy("Fixtures")]
         ),

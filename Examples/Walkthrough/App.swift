@@ -4,18 +4,18 @@ import TipSync
 struct YardDonation: Codable, Sendable { let yardID: Int }
 
 struct FavoriteTip: Tip {
-    var id: String { "favorite" }  // optional: defaults to the type's name
+    var id: String { "favorite" }                     // optional: defaults to the type's name
     var title: String { "Save as a Favorite" }
     var message: String? { "Your favorites always appear at the top." }
     var image: String? { "star" }
     var actions: [Action] { Action(id: "learn-more", title: "Learn More") }
 
-    @Parameter static var isLoggedIn: Bool = false  // persisted and synced
-    @Parameter(.transient) static var inTrial: Bool = false  // reset at each launch
+    @Parameter(id: "isLoggedIn") static var isLoggedIn: Bool = false           // persisted and synced
+    @Parameter(id: "inTrial", .transient) static var inTrial: Bool = false     // reset at each launch
     static let openedDetail = Event(id: "opened-detail")
     static let viewedYard = Event<YardDonation>(id: "viewed-yard")
 
-    var rules: [Rule] {  // all must hold
+    var rules: [Rule] {                                       // all must hold
         #Rule(Self.$isLoggedIn) { $0 == true }
         #Rule(Self.openedDetail) { $0.donations.donatedWithin(.days(5)).count >= 3 }
         #Rule(Self.viewedYard) { $0.donations.filter { $0.yardID == 7 }.count >= 2 }
@@ -29,10 +29,8 @@ struct FavoriteTip: Tip {
 @main struct App {
     static func main() async throws {
         var options: [Tips.ConfigurationOption] = [.displayFrequency(.daily), .datastoreLocation(.applicationDefault)]
-        let environment = ProcessInfo.processInfo.environment  // sync: see "Sync across devices"
-        if let server = environment["TIPSYNC_SERVER"].flatMap(URL.init(string:)),
-            let token = environment["TIPSYNC_TOKEN"]
-        {
+        let environment = ProcessInfo.processInfo.environment     // sync: see "Sync across devices"
+        if let server = environment["TIPSYNC_SERVER"].flatMap(URL.init(string:)), let token = environment["TIPSYNC_TOKEN"] {
             options += [.deviceID(environment["TIPSYNC_DEVICE"] ?? "phone"), .sync(server: server, token: token)]
         }
         try Tips.configure(options)
@@ -43,13 +41,13 @@ struct FavoriteTip: Tip {
 
         let tip = FavoriteTip()
         if tip.shouldDisplay {
-            print(tip.content.title)  // the server catalog's text when the app follows it
-            tip.recordDisplay(duration: 4)  // what TipKit's own views do while a tip is on screen
+            print(tip.content.title)              // the server catalog's text when the app follows it
+            tip.recordDisplay(duration: 4)        // what TipKit's own views do while a tip is on screen
         }
-        tip.invalidate(reason: .tipClosed)  // permanent, on every device, until resetEligibility()
+        tip.invalidate(reason: .tipClosed)        // permanent, on every device, until resetEligibility()
 
-        for await status in tip.statusUpdates {  // emits on every change: local, from other devices, or time passing
-            print(status)  // .pending, .available, .invalidated(reason)
+        for await status in tip.statusUpdates {   // emits on every change: local, from other devices, or time passing
+            print(status)                         // .pending, .available, .invalidated(reason)
         }
     }
 }

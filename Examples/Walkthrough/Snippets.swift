@@ -23,6 +23,20 @@ func sceneDidEnterBackground() async {
     }
 }
 
+/// "A new device: the first sync".
+func firstLaunch() async throws {
+    if try await Tips.waitForFirstSync(timeout: .seconds(3)) == false {
+        print("offline: tips show once the bounded wait has passed")
+    }
+    if let status = await Tips.syncStatus, let error = status.lastError {
+        print("not syncing: \(error)")                // plain words: unreachable, token refused…
+    }
+    guard let client = Tips.syncClient else { return }
+    for await status in await client.statusUpdates() {   // every change, as it happens
+        print(status.isConnected, status.hasSynced, status.pendingChanges)
+    }
+}
+
 /// Stands for an app's own backend in the JWT example.
 struct MyBackend {
     func freshTipSyncJWT() async throws -> String { "eyJ…" }

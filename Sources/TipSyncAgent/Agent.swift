@@ -81,7 +81,9 @@ public final class Agent: Sendable {
         let statuses = replica.statuses(of: tips)
         return StatusReport(
             tips: zip(tips, statuses).map { tip, status in
-                TipReport(id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count)
+                TipReport(
+                    id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count,
+                    heldForFirstSync: replica.isHeldForFirstSync(tip))
             })
     }
 
@@ -168,8 +170,13 @@ public final class Agent: Sendable {
     // MARK: Sync and history
 
     /// A sync client for this device, per the store's configuration.
-    /// - Parameter onServerCatalog: told of each server catalog applied or refused (the daemon logs it).
-    public func syncClient(onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)? = nil) -> SyncClient {
+    /// - Parameters:
+    ///   - onServerCatalog: told of each server catalog applied or refused (the daemon logs it).
+    ///   - onStatusChange: told of each change of the sync status (the daemon logs outages and recoveries).
+    public func syncClient(
+        onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)? = nil,
+        onStatusChange: (@Sendable (SyncStatus, SyncStatus) -> Void)? = nil
+    ) -> SyncClient {
         var sync =
             if let command = configuration.tokenCommand {
                 SyncConfiguration(server: configuration.server) { try await TokenCommand.run(command) }
@@ -188,6 +195,7 @@ public final class Agent: Sendable {
                 onServerCatalog?(event)
             }
         }
+        sync.onStatusChange = onStatusChange
         return SyncClient(replica: replica, configuration: sync)
     }
 
@@ -241,8 +249,9 @@ public final class Agent: Sendable {
                         for await status in replica.catalogStatusUpdates(ofTip: tip.id, lastKnown: tip) {
                             continuation.yield(
                                 TipReport(
-                                    id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count
-                                ))
+                                    id: tip.id, status: status,
+                                    displayCount: replica.displayTotals(ofTip: tip.id).count,
+                                    heldForFirstSync: replica.isHeldForFirstSync(tip)))
                         }
                     }
                 }

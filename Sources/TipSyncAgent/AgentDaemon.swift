@@ -8,8 +8,10 @@ import TipSync
 public struct AgentDaemon: Sendable {
     public let agent: Agent
     public let logger: Logger
-    /// How often the store is checked for writes by other processes (CLI calls) and catalog changes.
-    public var storePollInterval: Duration = .milliseconds(100)
+    /// How often the store is checked for writes by other processes and catalog changes. CLI calls
+    /// that write tell a running daemon at once (the local API's `reload`), so this is only the
+    /// backstop: one look every two seconds is what an idle agent costs for it.
+    public var storePollInterval: Duration = .seconds(2)
 
     public init(agent: Agent, logger: Logger) {
         self.agent = agent
@@ -18,17 +20,20 @@ public struct AgentDaemon: Sendable {
 
     public func run() async throws {
         let logger = logger
-        let client = agent.syncClient { event in
-            switch event {
-            case .applied(let tag, let catalog, _):
-                logger.notice(
-                    "applied the server's catalog", metadata: ["version": "\(tag)", "tips": "\(catalog.tips.count)"])
-            case .refused(let tag, let reason):
-                logger.error(
-                    "refused the server's catalog: it does not validate; keeping the one in use",
-                    metadata: ["version": "\(tag)", "reason": "\(reason)"])
-            }
-        }
+        let client = agent.syncClient(
+            onServerCatalog: { event in
+                switch event {
+                case .applied(let tag, let catalog, _):
+                    logger.notice(
+                        "applied the server's catalog",
+                        metadata: ["version": "\(tag)", "tips": "\(catalog.tips.count)"])
+                case .refused(let tag, let reason):
+                    logger.error(
+                        "refused the server's catalog: it does not validate; keeping the one in use",
+                        metadata: ["version": "\(tag)", "reason": "\(reason)"])
+                }
+            },
+            onStatusChange: { before, after in Self.log(before, after, logger) })
         let handler = LocalAPIHandler(agent: agent, sync: { try await client.syncOnce() })
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -43,6 +48,21 @@ public struct AgentDaemon: Sendable {
             "agent running",
             metadata: ["device": "\(agent.configuration.device)", "server": "\(agent.configuration.server)"])
         try await group.run()
+    }
+}
+
+extension AgentDaemon {
+    /// One `info` line when sync fails after working (or at its first failure), one when it works
+    /// again, one when the first sync completes: an outage is two lines, however long it lasts.
+    static func log(_ before: SyncStatus, _ after: SyncStatus, _ logger: Logger) {
+        if before.lastError == nil, let error = after.lastError {
+            logger.info(
+                "cannot sync; changes wait in the store and are pushed when it works again",
+                metadata: ["error": "\(error)", "waiting": "\(after.pendingChanges)"])
+        } else if before.lastError != nil, after.lastError == nil {
+            logger.info("syncing again", metadata: ["waiting": "\(after.pendingChanges)"])
+        }
+        if !before.hasSynced, after.hasSynced { logger.info("first sync complete") }
     }
 }
 

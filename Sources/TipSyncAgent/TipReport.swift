@@ -2,7 +2,9 @@ import TipSyncCore
 
 /// One tip's state as the agent reports it: `status --json`, `watch` lines and the local API.
 ///
-/// JSON: `{"id":"favorite","status":"available|pending|invalidated","reason":"tipClosed"|null,"displayCount":2}`.
+/// JSON: `{"id":"favorite","status":"available|pending|invalidated","reason":"tipClosed"|null,"displayCount":2}`,
+/// with `"heldForFirstSync":true` at the end when the tip is pending only because the device has not
+/// completed its first sync (protocol.md §17.1).
 public struct TipReport: Sendable, Hashable, Codable {
     public var id: String
     /// `available`, `pending` or `invalidated`.
@@ -11,10 +13,13 @@ public struct TipReport: Sendable, Hashable, Codable {
     public var reason: String?
     /// Displays recorded on all devices since the tip's eligibility was last reset.
     public var displayCount: Int64
+    /// Pending only because the device has not completed its first sync: it would be available.
+    public var heldForFirstSync: Bool
 
-    public init(id: String, status: TipStatus, displayCount: Int64) {
+    public init(id: String, status: TipStatus, displayCount: Int64, heldForFirstSync: Bool = false) {
         self.id = id
         self.displayCount = displayCount
+        self.heldForFirstSync = heldForFirstSync
         switch status {
         case .available: (self.status, reason) = ("available", nil)
         case .pending: (self.status, reason) = ("pending", nil)
@@ -22,7 +27,7 @@ public struct TipReport: Sendable, Hashable, Codable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case id, status, reason, displayCount }
+    private enum CodingKeys: String, CodingKey { case id, status, reason, displayCount, heldForFirstSync }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -30,6 +35,7 @@ public struct TipReport: Sendable, Hashable, Codable {
         status = try container.decode(String.self, forKey: .status)
         reason = try container.decodeIfPresent(String.self, forKey: .reason)
         displayCount = try container.decode(Int64.self, forKey: .displayCount)
+        heldForFirstSync = try container.decodeIfPresent(Bool.self, forKey: .heldForFirstSync) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -38,13 +44,21 @@ public struct TipReport: Sendable, Hashable, Codable {
         try container.encode(status, forKey: .status)
         try container.encode(reason, forKey: .reason)  // `null`, never omitted
         try container.encode(displayCount, forKey: .displayCount)
+        if heldForFirstSync { try container.encode(true, forKey: .heldForFirstSync) }
+    }
+
+    /// The status as `status` prints it: `invalidated (tipClosed)`, `pending (held for the first sync)`.
+    public var statusText: String {
+        if let reason { return "\(status) (\(reason))" }
+        return heldForFirstSync ? "\(status) (held for the first sync)" : status
     }
 
     /// The JSON object on one line, keys in the documented order.
     public var jsonLine: String {
         let reasonText = reason.map { JSONValue.string($0).canonicalText } ?? "null"
         return
-            #"{"id":\#(JSONValue.string(id).canonicalText),"status":"\#(status)","reason":\#(reasonText),"displayCount":\#(displayCount)}"#
+            #"{"id":\#(JSONValue.string(id).canonicalText),"status":"\#(status)","reason":\#(reasonText),"displayCount":\#(displayCount)"#
+            + (heldForFirstSync ? #","heldForFirstSync":true}"# : "}")
     }
 }
 

@@ -54,6 +54,13 @@ struct GlobalOptions: ParsableArguments {
         return value
     }
 
+    /// After a write: a daemon running on this store reloads it and pushes at once (its local API's
+    /// `reload`); nothing happens when none runs.
+    func tellDaemon() {
+        guard let client = try? LocalAPIClient(path: agentStore.socketPath) else { return }
+        _ = try? client.request(#"{"op":"reload"}"#)
+    }
+
     /// The agent on the store, kept until the process ends (``OpenedAgents``).
     func openAgent() throws -> Agent {
         OpenedAgents.keep(try Agent(store: agentStore, clockOffset: try offset(), environment: environment))
@@ -142,6 +149,7 @@ struct CatalogCommand: AsyncParsableCommand {
         func run() async throws {
             try await reporting {
                 let catalog = try global.openAgent().loadCatalog(from: URL(fileURLWithPath: file))
+                global.tellDaemon()
                 print(
                     "loaded \(catalog.tips.count) tips, \(catalog.parameters.count) parameters, \(catalog.events.count) events"
                 )
@@ -160,6 +168,7 @@ struct Donate: AsyncParsableCommand {
         try await reporting {
             let info = try value.map { try parseJSON($0, what: "--value") }
             try global.openAgent().donate(event: event, value: info)
+            global.tellDaemon()
         }
     }
 }
@@ -192,6 +201,7 @@ struct ParamCommand: AsyncParsableCommand {
             try await reporting {
                 let parsed = try parseJSON(value[0], what: "the value")
                 try global.openAgent().setParameter(name, to: parsed)
+                global.tellDaemon()
             }
         }
     }
@@ -214,7 +224,10 @@ struct Display: AsyncParsableCommand {
     @Option(help: "Seconds it was on screen.") var duration: Double = 0
 
     func run() async throws {
-        try await reporting { try global.openAgent().display(tip: tip, duration: duration) }
+        try await reporting {
+            try global.openAgent().display(tip: tip, duration: duration)
+            global.tellDaemon()
+        }
     }
 }
 
@@ -239,7 +252,10 @@ struct Invalidate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reporting { try global.openAgent().invalidate(tip: tip, reason: reason) }
+        try await reporting {
+            try global.openAgent().invalidate(tip: tip, reason: reason)
+            global.tellDaemon()
+        }
     }
 }
 
@@ -250,7 +266,10 @@ struct ResetEligibility: AsyncParsableCommand {
     @Argument(help: "The tip id.") var tip: String
 
     func run() async throws {
-        try await reporting { try global.openAgent().resetEligibility(tip: tip) }
+        try await reporting {
+            try global.openAgent().resetEligibility(tip: tip)
+            global.tellDaemon()
+        }
     }
 }
 
@@ -267,8 +286,7 @@ struct Status: AsyncParsableCommand {
                 print(report.jsonLine)
             } else {
                 for tip in report.tips {
-                    let status = tip.reason.map { "\(tip.status) (\($0))" } ?? tip.status
-                    print("\(tip.id)\t\(status)\tdisplays: \(tip.displayCount)")
+                    print("\(tip.id)\t\(tip.statusText)\tdisplays: \(tip.displayCount)")
                 }
             }
         }

@@ -66,8 +66,10 @@ import TipSyncServer
             // Before sync is configured the new device knows nothing: the tip would show.
             #expect(Welcome().status(in: laptop) == .available)
             let gate = GatedTransport(port: port)
-            let client = SyncClient(
-                replica: laptop, configuration: configuration(fixture, device: "laptop", port: port), transport: gate)
+            // However long the pull takes: the bounded wait (its own test) must not end the hold here.
+            var laptopConfiguration = configuration(fixture, device: "laptop", port: port)
+            laptopConfiguration.firstSyncTimeout = 86_400
+            let client = SyncClient(replica: laptop, configuration: laptopConfiguration, transport: gate)
             // From the moment its sync client exists, the tip is held back…
             #expect(laptop.isHeldForFirstSync)
             #expect(Welcome().status(in: laptop) == .pending)

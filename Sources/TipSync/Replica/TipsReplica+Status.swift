@@ -45,6 +45,17 @@ extension TipsReplica {
         core.withLock { core in Self.effective(tip, core.catalogIsServers, core.catalog) }
     }
 
+    /// Whether this tip reads `.pending` only because tips are held for the first sync (it would be
+    /// available otherwise): what "why is this tip not showing?" answers for it (protocol.md §17.1).
+    public func isHeldForFirstSync(_ tip: TipDefinition) -> Bool {
+        core.withLock { core in
+            var evaluator = evaluator(core)
+            guard evaluator.heldForFirstSync else { return false }
+            evaluator.heldForFirstSync = false
+            return evaluator.status(of: Self.effective(tip, core.catalogIsServers, core.catalog)) == .available
+        }
+    }
+
     /// The status of a catalog tip now; `nil` when the catalog has no such tip.
     public func status(ofTip id: String) -> TipStatus? {
         core.withLock { core in core.catalog[id].map { evaluator(core).status(of: $0) } }

@@ -37,6 +37,9 @@ public actor SyncClient {
     /// one `415` (a server that does not inflate them) or `400 malformed_json` (a transport in
     /// between that dropped `Content-Encoding`).
     var compressesPushes: Bool
+    /// The changes set aside this launch because the server refused them (protocol.md §17.2), oldest
+    /// first; ``SyncConfiguration/onRefusedChange`` is told of each as it happens.
+    public internal(set) var setAside: [RefusedChange] = []
     /// Whether ``run()``'s push loop is parked waiting for the next local change, having found the
     /// outbox empty after it subscribed (simulations read it to know a device is quiet).
     public private(set) var isAwaitingLocalChanges = false
@@ -52,7 +55,7 @@ public actor SyncClient {
     ) {
         self.replica = replica
         self.configuration = configuration
-        self.transport = transport ?? URLSessionTransport(baseURL: configuration.server)
+        self.transport = transport ?? Self.defaultTransport(configuration.server)
         self.compressesPushes = configuration.compressPushes
         self.sleep = sleep
         self.jitter = jitter
@@ -66,6 +69,16 @@ public actor SyncClient {
         }
         publishedStatus.hasSynced = replica.hasSynced
         publishedStatus.isHeldForFirstSync = replica.isHeldForFirstSync
+    }
+
+    /// The transport used when none is given: async-http-client on Linux with the package's
+    /// `NIOHTTPClient` trait (an idle live stream costs nothing), else `URLSession`.
+    public static func defaultTransport(_ server: URL) -> any SyncTransport {
+        #if NIOHTTPClient && canImport(AsyncHTTPClient)
+            HTTPClientTransport(baseURL: server)
+        #else
+            URLSessionTransport(baseURL: server)
+        #endif
     }
 
     /// One full round: push everything unsent, then pull until the server has nothing more.
@@ -231,6 +244,16 @@ public actor SyncClient {
                 }
                 try replica.restampUnacknowledgedChanges(keepingThrough: kept)
                 restamped = true
+            case 422 where errorCode(response.body)?.code == ErrorCode.invalidChange.rawValue:
+                // One change the server will never take: set it aside and push the rest (§17.2).
+                let message = errorCode(response.body)?.message ?? ""
+                guard let index = RefusedChange.index(in: message), batch.indices.contains(index),
+                    let change = try replica.setAsideUnsentChange(seq: batch[index].seq)
+                else { throw rejection(response) }
+                let refused = RefusedChange(change: change, reason: message)
+                setAside.append(refused)
+                configuration.onRefusedChange?(refused)
+                publishStatus(error: .some(rejection(response)))
             default:
                 if response.status >= 500 {
                     // The server failed; it may have done so after committing.

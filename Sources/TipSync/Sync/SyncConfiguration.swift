@@ -49,6 +49,10 @@ public struct SyncConfiguration: Sendable {
     public var followsServerCatalog = false
     /// Told of every server catalog the client applied or refused (for logs).
     public var onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)?
+    /// Told of every local change the server refused and the client set aside (protocol.md §17.2):
+    /// the change and the server's reason. The changes after it are pushed on; report it (a log, a
+    /// crash reporter), since the app wrote something no server will take.
+    public var onRefusedChange: (@Sendable (RefusedChange) -> Void)?
     /// Told of every change of ``SyncClient/status`` (before, after): for logs of outages and
     /// recoveries. ``SyncClient/statusUpdates()`` streams the same.
     public var onStatusChange: (@Sendable (SyncStatus, SyncStatus) -> Void)?

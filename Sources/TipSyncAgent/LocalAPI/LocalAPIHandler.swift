@@ -64,6 +64,8 @@ public struct LocalAPIHandler: Sendable {
             case .sync:
                 guard let sync else { throw AgentError(.noSync, message: "this agent does not sync") }
                 do { try await sync() } catch { throw AgentError.wrap(error, "sync failed") }
+            case .reload:
+                break  // done above: what another process wrote is merged, and a local change wakes the push
             case .watch:
                 throw AgentError.badRequest("watch streams; it is served by the socket, not as one response")
             }

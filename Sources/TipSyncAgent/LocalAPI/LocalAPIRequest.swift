@@ -5,10 +5,11 @@ import TipSyncCore
 /// `{"op":"status"}` · `{"op":"status","tip":"favorite"}` · `{"op":"donate","event":"opened","value":{"yardID":7}}` ·
 /// `{"op":"display","tip":"favorite","duration":3}` · `{"op":"invalidate","tip":"favorite","reason":"tipClosed"}` ·
 /// `{"op":"reset-eligibility","tip":"favorite"}` · `{"op":"param-get","name":"plan"}` ·
-/// `{"op":"param-set","name":"plan","value":"pro"}` · `{"op":"watch"}` · `{"op":"sync"}`
+/// `{"op":"param-set","name":"plan","value":"pro"}` · `{"op":"watch"}` · `{"op":"sync"}` ·
+/// `{"op":"reload"}` (another process wrote to the store: pick it up and push it now)
 public struct LocalAPIRequest: Sendable, Hashable, Decodable {
     public enum Operation: String, Sendable, Hashable, Decodable, CaseIterable {
-        case status, donate, display, invalidate, watch, sync
+        case status, donate, display, invalidate, watch, sync, reload
         case resetEligibility = "reset-eligibility"
         case parameterGet = "param-get"
         case parameterSet = "param-set"

@@ -2,7 +2,7 @@
 // here is a plain object with the wire's members; `unknown` holds members this protocol version does
 // not define for the change's kind (a newer client's), kept and passed on unchanged.
 
-import { canonicalText, compareCodePoints, isNFC, isObject, MAX_INTEGER, numberOf, numberViolation, object } from './json.js';
+import { canonicalText, compareCodePoints, isNFC, isObject, MAX_INTEGER, numberOf, object, valueViolation } from './json.js';
 import { isHLC } from './hlc.js';
 
 /** The kinds of change. */
@@ -192,11 +192,11 @@ export function violation(change) {
       'ids must be in Unicode normalization form C (NFC): canonically equivalent spellings of one id would be one record on some replicas and two on others');
   }
   for (const key of Object.keys(change.unknown).sort(compareCodePoints)) {
-    const found = numberViolation(change.unknown[key], key);
+    const found = valueViolation(change.unknown[key], key);
     if (found) return new ChangeError(found.field, found.message);
   }
   const numbers = (value, path) => {
-    const found = numberViolation(value, path);
+    const found = valueViolation(value, path);
     return found ? new ChangeError(found.field, found.message) : null;
   };
   switch (change.kind) {

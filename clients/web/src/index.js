@@ -15,7 +15,7 @@
 
 export {
   JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObject, jsonEquals, numberOf, numberText,
-  numberViolation, object, parse,
+  numberViolation, object, parse, valueViolation,
 } from './json.js';
 export {
   HybridLogicalClock, MAX_HLC_MILLISECONDS, compareStamps, epochPrecedes, formatHLC, isHLC, laterEpoch, parseHLC,

@@ -300,6 +300,46 @@ export function canonicalText(value) {
 }
 
 /**
+ * The first thing in a value built in code that the protocol's JSON model refuses (protocol.md §1),
+ * as a violation naming its path; else null: a number outside the number model, member names that
+ * are equal once normalized to NFC (canonically equivalent), or something that is not JSON at all
+ * (`undefined`, a function, a Map…). A change is checked with it when it is written, so that the
+ * server never refuses it (a refused change could hold up the ones behind it).
+ * @returns {{field: string, message: string} | null}
+ */
+export function valueViolation(value, path) {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
+  if (typeof value === 'number' || typeof value === 'bigint') return numberViolation(value, path);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = valueViolation(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return null;
+  }
+  const prototype = isObject(value) ? Object.getPrototypeOf(value) : undefined;
+  if (prototype === null || prototype === Object.prototype) {
+    /** @type {Map<string, string>} */
+    const seen = new Map();
+    for (const key of Object.keys(value).sort(compareCodePoints)) {
+      const normalized = key.normalize('NFC');
+      const earlier = seen.get(normalized);
+      if (earlier !== undefined) {
+        return {
+          field: path,
+          message: `member names ${JSON.stringify(earlier)} and ${JSON.stringify(key)} are canonically equivalent (one name once normalized to NFC); an object may hold only one of them`,
+        };
+      }
+      seen.set(normalized, key);
+      const found = valueViolation(value[key], `${path}.${key}`);
+      if (found) return found;
+    }
+    return null;
+  }
+  return { field: path, message: `${value instanceof Object ? value.constructor?.name ?? 'object' : typeof value} is not a JSON value` };
+}
+
+/**
  * The first number in `value` outside the number model, as a violation naming its path; else null.
  * @returns {{field: string, message: string} | null}
  */

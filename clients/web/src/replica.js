@@ -331,6 +331,31 @@ export class Replica {
     this.#notify();
   }
 
+  /**
+   * Sets aside this device's change `seq`, which the server refused (`422 invalid_change`,
+   * protocol.md §17.2), when no server can hold it (above every acknowledged or unanswered push):
+   * it leaves the log, its effect is undone, and the unsent changes after it move down one sequence
+   * number (a donation's id follows its number), so the outbox pushes on. Returns the change set
+   * aside, or null when it may be on a server (then nothing changes).
+   * @param {number} seq @returns {Promise<Change | null>}
+   */
+  async setAsideUnsent(seq) {
+    const held = Math.max(this.progress.acknowledgedHighSeq, this.progress.uncertainPush?.seq ?? 0);
+    const refused = this.local.find((change) => change.seq === seq);
+    if (seq <= held || !refused) return null;
+    const previous = this.local.filter((change) => change.seq >= seq);
+    const renumbered = previous.filter((change) => change.seq > seq).map((change) => {
+      const copy = { ...change, seq: change.seq - 1 };
+      if (copy.kind === 'donation') copy.id = `${copy.device}:${copy.seq}`;
+      return copy;
+    });
+    const kept = [...this.log.values()].filter((change) => change.device !== this.deviceID || change.seq < seq);
+    this.#rebuild([...kept, ...renumbered]);
+    await this.#commit({ remove: previous, changes: renumbered });
+    this.#notify();
+    return refused;
+  }
+
   /** This device's changes not yet acknowledged, oldest first. */
   outbox(limit = 1000) {
     return this.local.filter((change) => change.seq > this.progress.pushedSeq).slice(0, limit);

@@ -46,6 +46,7 @@ export class SyncError extends Error {
  *   initialBackoff?: number,
  *   maximumBackoff?: number,
  *   firstSyncTimeout?: number,
+ *   onRefusedChange?: (refused: {change: import('./change.js').Change, reason: string}) => void,
  * }} SyncOptions
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
@@ -91,6 +92,13 @@ export class SyncClient {
     this.controller = null;
     /** @type {Set<(status: SyncStatus, before: SyncStatus) => void>} */
     this.statusListeners = new Set();
+    /**
+     * Changes the server refused and this client set aside (protocol.md §17.2), oldest first.
+     * @type {{change: import('./change.js').Change, reason: string}[]}
+     */
+    this.setAside = [];
+    /** Told of each change set aside. @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null} */
+    this.onRefusedChange = options.onRefusedChange ?? null;
     // A device that has never synced holds its tips back from now on (protocol.md §17.1).
     this.firstSyncTimeout = options.firstSyncTimeout ?? 5;
     replica.holdForFirstSync(this.firstSyncTimeout).catch(() => {});
@@ -406,6 +414,19 @@ export class SyncClient {
         await this.replica.restampUnacknowledged(kept);
         restamped = true;
         continue;
+      }
+      if (response.status === 422 && detail?.code === 'invalid_change') {
+        // One change the server will never take: set it aside and push the rest (protocol.md §17.2).
+        const match = /^changes\[(\d+)\](?!\.seq)/.exec(detail.message ?? '');
+        const index = match ? Number(match[1]) : -1;
+        const change = index >= 0 && index < batch.length ? await this.replica.setAsideUnsent(batch[index].seq) : null;
+        if (change) {
+          const failure = rejectionOf(response.status, text);
+          this.setAside.push({ change, reason: detail.message });
+          this.onRefusedChange?.({ change, reason: detail.message });
+          this.#fail(failure);
+          continue;
+        }
       }
       if (response.status >= 500) {
         await this.replica.updateProgress((progress) => recordUncertainPush(progress, batch[batch.length - 1].seq));

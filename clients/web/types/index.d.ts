@@ -10,7 +10,7 @@ export type Rule = import('./rules.js').Rule;
 export type Catalog = import('./catalog.js').Catalog;
 export type TipDefinition = import('./catalog.js').TipDefinition;
 export type TipStatus = import('./status.js').TipStatus;
-export { JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObject, jsonEquals, numberOf, numberText, numberViolation, object, parse } from "./json.js";
+export { JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObject, jsonEquals, numberOf, numberText, numberViolation, object, parse, valueViolation } from "./json.js";
 export { HybridLogicalClock, MAX_HLC_MILLISECONDS, compareStamps, epochPrecedes, formatHLC, isHLC, laterEpoch, parseHLC, stampKey } from "./hlc.js";
 export { ChangeError, INVALIDATION_REASONS, KINDS, changeText, decodeChange, encodeChange, stampOf, violation } from "./change.js";
 export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPrecedes } from "./state.js";

@@ -26,6 +26,18 @@ export function numberText(number: any): string;
 /** Canonical JSON text (protocol.md §1): keys sorted by UTF-8 bytes, no white space. */
 export function canonicalText(value: any): any;
 /**
+ * The first thing in a value built in code that the protocol's JSON model refuses (protocol.md §1),
+ * as a violation naming its path; else null: a number outside the number model, member names that
+ * are equal once normalized to NFC (canonically equivalent), or something that is not JSON at all
+ * (`undefined`, a function, a Map…). A change is checked with it when it is written, so that the
+ * server never refuses it (a refused change could hold up the ones behind it).
+ * @returns {{field: string, message: string} | null}
+ */
+export function valueViolation(value: any, path: any): {
+    field: string;
+    message: string;
+} | null;
+/**
  * The first number in `value` outside the number model, as a violation naming its path; else null.
  * @returns {{field: string, message: string} | null}
  */

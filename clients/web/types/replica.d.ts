@@ -104,6 +104,15 @@ export class Replica {
      * `highestSeq` acknowledged. Only for changes no server holds (none was ever acknowledged).
      */
     renumberAfter(highestSeq: any): Promise<void>;
+    /**
+     * Sets aside this device's change `seq`, which the server refused (`422 invalid_change`,
+     * protocol.md §17.2), when no server can hold it (above every acknowledged or unanswered push):
+     * it leaves the log, its effect is undone, and the unsent changes after it move down one sequence
+     * number (a donation's id follows its number), so the outbox pushes on. Returns the change set
+     * aside, or null when it may be on a server (then nothing changes).
+     * @param {number} seq @returns {Promise<Change | null>}
+     */
+    setAsideUnsent(seq: number): Promise<Change | null>;
     /** This device's changes not yet acknowledged, oldest first. */
     outbox(limit?: number): any[];
     /**

@@ -32,6 +32,7 @@ export class SyncError extends Error {
  *   initialBackoff?: number,
  *   maximumBackoff?: number,
  *   firstSyncTimeout?: number,
+ *   onRefusedChange?: (refused: {change: import('./change.js').Change, reason: string}) => void,
  * }} SyncOptions
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
@@ -76,6 +77,19 @@ export class SyncClient {
     controller: AbortController | null;
     /** @type {Set<(status: SyncStatus, before: SyncStatus) => void>} */
     statusListeners: Set<(status: SyncStatus, before: SyncStatus) => void>;
+    /**
+     * Changes the server refused and this client set aside (protocol.md §17.2), oldest first.
+     * @type {{change: import('./change.js').Change, reason: string}[]}
+     */
+    setAside: {
+        change: import('./change.js').Change;
+        reason: string;
+    }[];
+    /** Told of each change set aside. @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null} */
+    onRefusedChange: (refused: {
+        change: import('./change.js').Change;
+        reason: string;
+    }) => void;
     firstSyncTimeout: number;
     /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
     status: {
@@ -160,6 +174,10 @@ export type SyncOptions = {
     initialBackoff?: number;
     maximumBackoff?: number;
     firstSyncTimeout?: number;
+    onRefusedChange?: (refused: {
+        change: import('./change.js').Change;
+        reason: string;
+    }) => void;
 };
 /**
  * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of

@@ -1,0 +1,70 @@
+#if NIOHTTPClient && canImport(AsyncHTTPClient)
+    import AsyncHTTPClient
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    /// ``SyncTransport`` over async-http-client (SwiftNIO): the default on Linux when the package's
+    /// `NIOHTTPClient` trait is on. An idle live stream costs nothing here — the connection waits in
+    /// epoll until bytes arrive — where URLSession on Linux polls it continuously (BENCHMARKS.md,
+    /// "A device at rest").
+    public struct HTTPClientTransport: SyncTransport {
+        public let baseURL: URL
+        let client: HTTPClient
+        /// The largest answer ``send(_:)`` reads (a pull page is at most a few megabytes).
+        static let maximumBodyBytes = 256 * 1024 * 1024
+
+        /// - Parameter client: the HTTP client to use (default: the process-wide `HTTPClient.shared`).
+        public init(baseURL: URL, client: HTTPClient = .shared) {
+            self.baseURL = baseURL
+            self.client = client
+        }
+
+        func clientRequest(_ request: SyncHTTPRequest) throws -> HTTPClientRequest {
+            guard let url = URL(string: request.path, relativeTo: baseURL)?.absoluteURL,
+                url.scheme == "http" || url.scheme == "https"
+            else {
+                throw SyncClientError.invalidServerURL(baseURL.absoluteString + request.path)
+            }
+            var clientRequest = HTTPClientRequest(url: url.absoluteString)
+            clientRequest.method = HTTPMethod(rawValue: request.method)
+            for (name, value) in request.headers { clientRequest.headers.replaceOrAdd(name: name, value: value) }
+            if let body = request.body { clientRequest.body = .bytes(ByteBuffer(bytes: body)) }
+            return clientRequest
+        }
+
+        static func headers(of response: HTTPClientResponse) -> [String: String] {
+            var headers: [String: String] = [:]
+            for (name, value) in response.headers { headers[name.lowercased()] = value }
+            return headers
+        }
+
+        public func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+            let response = try await client.execute(
+                try clientRequest(request), timeout: .milliseconds(Int64(max(1, request.timeout) * 1000)))
+            let body = try await response.body.collect(upTo: Self.maximumBodyBytes)
+            return SyncHTTPResponse(
+                status: Int(response.status.code), body: Data(body.readableBytesView),
+                headers: Self.headers(of: response))
+        }
+
+        /// The answer's head within `request.timeout`; its body as it arrives, for as long as the
+        /// server keeps it open (the sync client's watchdog ends a silent one).
+        public func stream(_ request: SyncHTTPRequest) async throws -> SyncHTTPStream? {
+            let response = try await client.execute(
+                try clientRequest(request), timeout: .milliseconds(Int64(max(1, request.timeout) * 1000)))
+            let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+            let reading = Task {
+                do {
+                    for try await piece in response.body { continuation.yield(Data(piece.readableBytesView)) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            // Dropping the body (or cancelling its reader) ends the request and closes the connection.
+            continuation.onTermination = { _ in reading.cancel() }
+            return SyncHTTPStream(status: Int(response.status.code), headers: Self.headers(of: response), body: body)
+        }
+    }
+#endif

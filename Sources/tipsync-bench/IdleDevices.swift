@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+
+/// What a device costs at rest: a `tipsync-agent run` daemon and a Swift program with sync running
+/// (the README's walkthrough, `Tips.configure(.sync(…))` then `statusUpdates`), each holding its live
+/// stream to a real `tipsync-server` while nothing changes anywhere. Read from /proc as an operating
+/// system judges a process at rest: CPU time of all its threads and how often they were scheduled
+/// (context switches, voluntary and not, summed over threads: every wake-up is one), and how many of
+/// its sockets the server closed that it never did (`CLOSE-WAIT`). Linux only; release builds of
+/// `tipsync-server`, `tipsync-agent` and `tipsync-walkthrough` next to this executable.
+struct IdleDevices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "idle-devices",
+        abstract: "CPU, wake-ups and CLOSE-WAIT sockets of idle devices holding their live streams.")
+
+    @Option(help: "Seconds measured (after the devices settle).") var seconds = 60
+    @Option(help: "Seconds the devices get to start and open their streams before measuring.") var settle = 5
+    @Option(help: "The server's port.") var port = 18_480
+
+    func run() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-idle-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
+        func tool(_ name: String) -> URL {
+            URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent(name)
+        }
+        func command(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+            let process = Process()
+            process.executableURL = tool(name)
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw ValidationError("\(name) \(arguments) failed") }
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        _ = try command("tipsync-server", ["accounts", "create", "alice", "--database", database])
+        func token(_ device: String) throws -> String {
+            try command(
+                "tipsync-server",
+                ["tokens", "create", "--account", "alice", "--device", device, "--database", database])
+        }
+        let server = try await ServerProcess.start(port: port, database: database)
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(port)"
+
+        let store = directory.appendingPathComponent("agent").path
+        _ = try command(
+            "tipsync-agent",
+            ["init", "--server", url, "--token", try token("agent"), "--device", "agent", "--store", store])
+        let catalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/catalog.json").path
+        _ = try command("tipsync-agent", ["catalog", "load", catalog, "--store", store])
+        let agent = Process()
+        agent.executableURL = tool("tipsync-agent")
+        agent.arguments = ["run", "--store", store]
+        agent.standardError = FileHandle.nullDevice
+        try agent.run()
+        defer { agent.terminate() }
+
+        let program = Process()
+        program.executableURL = tool("tipsync-walkthrough")
+        program.environment = ProcessInfo.processInfo.environment.merging([
+            "TIPSYNC_SERVER": url, "TIPSYNC_TOKEN": try token("program"), "TIPSYNC_DEVICE": "program",
+            "XDG_DATA_HOME": directory.appendingPathComponent("program").path,
+        ]) { _, new in new }
+        program.standardOutput = FileHandle.nullDevice
+        try program.run()
+        defer { program.terminate() }
+
+        try await Task.sleep(for: .seconds(settle))
+        let devices = [
+            ("tipsync-agent run", agent.processIdentifier), ("Swift program (walkthrough)", program.processIdentifier),
+        ]
+        let before = devices.map { ProcessRest(pid: $0.1) }
+        try await Task.sleep(for: .seconds(seconds))
+        let after = devices.map { ProcessRest(pid: $0.1) }
+        let closeWait = ProcessRest.closeWaitSockets(toPort: port)
+        for (index, device) in devices.enumerated() {
+            let cpu = (after[index].cpuSeconds - before[index].cpuSeconds) / Double(seconds) * 100
+            let wakeups = Double(after[index].contextSwitches - before[index].contextSwitches) / Double(seconds)
+            print(
+                "\(device.0): \(format(cpu, 3)) % of a core, \(format(wakeups, 2)) wake-ups/s over \(seconds) s "
+                    + "(targets: ≤ 1 %, ≤ 5/s beyond the heartbeat)")
+        }
+        print("sockets to the server in CLOSE-WAIT: \(closeWait) (target: 0)")
+    }
+}
+
+/// A process's CPU time and context switches so far (Linux /proc).
+struct ProcessRest {
+    var cpuSeconds: Double
+    var contextSwitches: Int
+
+    init(pid: Int32) {
+        cpuSeconds = 0
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        {
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) {
+                cpuSeconds = (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+            }
+        }
+        contextSwitches = 0
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+            else { continue }
+            for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+                contextSwitches +=
+                    Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+            }
+        }
+    }
+
+    /// Client sockets connected to `port` on this machine that the server closed and the client never
+    /// did (`/proc/net/tcp` state 08).
+    static func closeWaitSockets(toPort port: Int) -> Int {
+        let hexPort = String(format: "%04X", port)
+        var count = 0
+        for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let table = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            for line in table.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 3 else { continue }
+                if fields[2].hasSuffix(":" + hexPort), fields[3] == "08" { count += 1 }
+            }
+        }
+        return count
+    }
+}

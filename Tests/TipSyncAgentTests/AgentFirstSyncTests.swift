@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TipSync
+import TipSyncCore
+import TipSyncTestSupport
+
+@testable import TipSyncAgent
+
+/// The agent over a device's life (issue 52): a store that has never synced says a tip is held for
+/// the first sync rather than `available`; the daemon logs an outage and a recovery, one line each.
+@Suite struct AgentFirstSyncTests {
+    func agent() throws -> Agent {
+        let store = AgentStore(directory: scratchDirectory().appendingPathComponent("store"))
+        try store.initialize(
+            AgentConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "phone"))
+        let agent = try Agent(store: store)
+        _ = try agent.loadCatalog(from: packageRoot.appendingPathComponent("Examples/catalog.json"))
+        return agent
+    }
+
+    @Test func aStoreThatNeverSyncedSaysItsTipsAreHeldInEveryProcess() throws {
+        let agent = try agent()
+        #expect(try agent.status(tip: "welcome").tips[0].status == "available")  // no sync started: nothing held
+        _ = agent.syncClient()  // what `run` and `sync` do first
+        let report = try agent.status(tip: "welcome").tips[0]
+        #expect(report.status == "pending" && report.heldForFirstSync)
+        #expect(report.statusText == "pending (held for the first sync)")
+        #expect(report.jsonLine.hasSuffix(#""displayCount":0,"heldForFirstSync":true}"#))
+        // A tip pending for its own rules is not "held".
+        let favorite = try agent.status(tip: "favorite").tips[0]
+        #expect(favorite.status == "pending" && !favorite.heldForFirstSync)
+        #expect(favorite.jsonLine == #"{"id":"favorite","status":"pending","reason":null,"displayCount":0}"#)
+        // Another process on the same store (a CLI `status` beside the daemon) reads the same.
+        let other = try Agent(store: agent.store)
+        #expect(try other.status(tip: "welcome").tips[0].heldForFirstSync)
+        // Decoding what the local API answers keeps the flag.
+        let decoded = try JSONDecoder().decode(TipReport.self, from: Data(report.jsonLine.utf8))
+        #expect(decoded == report)
+    }
+
+    @Test func anOutageIsTwoInfoLinesHoweverLongItLasts() {
+        let lines = Lines()
+        let logger = Logger(label: "test") { _ in CollectingHandler(lines: lines) }
+        var ok = SyncStatus()
+        ok.isConnected = true
+        ok.hasSynced = true
+        var failing = ok
+        failing.isConnected = false
+        failing.lastError = .unreachable("connection refused")
+        var stillFailing = failing
+        stillFailing.lastError = .unreachable("timed out")
+        AgentDaemon.log(SyncStatus(), ok, logger)
+        AgentDaemon.log(ok, failing, logger)
+        AgentDaemon.log(failing, stillFailing, logger)
+        AgentDaemon.log(stillFailing, ok, logger)
+        #expect(
+            lines.all.withLock { $0 } == [
+                "info first sync complete",
+                "info cannot sync; changes wait in the store and are pushed when it works again",
+                "info syncing again",
+            ])
+    }
+}
+
+final class Lines: Sendable {
+    let all = Mutex<[String]>([])
+}
+
+/// Keeps each log line's level and message.
+struct CollectingHandler: LogHandler {
+    let lines: Lines
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.all.withLock { $0.append("\(event.level) \(event.message)") }
+    }
+}

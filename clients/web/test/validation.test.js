@@ -1,0 +1,19 @@
+// Every value is checked with the protocol's rules when it is written (protocol.md §1, §3), so a
+// change the server would refuse is never stored, never pushed, and never holds up the outbox.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+test('a value the server would refuse is refused when it is written, and nothing is stored', async () => {
+  const { Replica, MemoryStore, parseCatalog } = await import('../src/index.js');
+  const replica = await Replica.open({ device: 'browser', store: new MemoryStore(), catalog: parseCatalog({ tips: [] }) });
+  // Canonically equivalent member names (protocol.md §1), built in code where no parser sees them.
+  await assert.rejects(replica.setParameter('profile', { 'é': 1, 'e\u0301': 2 }), /canonically equivalent/);
+  await assert.rejects(replica.donate('opened', { nested: [{ 'Å': 1, 'A\u030a': 2 }] }), /info\.nested\[0\]: .*canonically equivalent/);
+  await assert.rejects(replica.setParameter('when', new Date(0)), /Date is not a JSON value/);
+  await assert.rejects(replica.setParameter('nothing', undefined), /undefined is not a JSON value/);
+  assert.equal(replica.lastLocalSeq, 0);
+  assert.equal(replica.outbox(10).length, 0);
+  await replica.setParameter('profile', { 'é': 1, plan: 'pro' });
+  assert.equal(replica.outbox(10).length, 1);
+});
