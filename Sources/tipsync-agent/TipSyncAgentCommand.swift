@@ -19,6 +19,14 @@ struct TipSyncAgentCommand: AsyncParsableCommand {
     /// Runs the command (a failure exits with its message and status, as `ArgumentParser` does),
     /// then closes the store and ends the process without freeing the replica (``OpenedAgents``).
     static func main() async {
+        // A first word that names no command: one line with the closest command, exit status 64.
+        let commands = configuration.subcommands.map { $0._commandName }
+        if let word = CommandLine.arguments.dropFirst().first,
+            let message = NameSuggestion.unknownCommand(word, commands: commands)
+        {
+            FileHandle.standardError.write(Data("tipsync-agent: \(message)\n".utf8))
+            Foundation.exit(64)
+        }
         await main(nil)
         OpenedAgents.closeAll()
         Foundation.exit(0)
@@ -33,8 +41,8 @@ struct GlobalOptions: ParsableArguments {
 
     /// `--clock-offset` ↔ `TIPSYNC_CLOCK_OFFSET`: seconds added to the system clock.
     @Option(
-        name: .long, help: "Seconds to add to the system clock, to simulate a skewed device (env TIPSYNC_CLOCK_OFFSET)."
-    )
+        name: .long, parsing: .unconditional,
+        help: "Seconds to add to the system clock, to simulate a skewed device (env TIPSYNC_CLOCK_OFFSET).")
     var clockOffset: Double?
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TipSyncTestSupport
 
 /// What a device costs at rest: a `tipsync-agent run` daemon and a Swift program with sync running
 /// (the README's walkthrough, `Tips.configure(.sync(…))` then `statusUpdates`), each holding its live
@@ -46,7 +47,9 @@ struct IdleDevices: AsyncParsableCommand {
                 "tipsync-server",
                 ["tokens", "create", "--account", "alice", "--device", device, "--database", database])
         }
-        let server = try await ServerProcess.start(port: port, database: database)
+        // The page's origin (served on the next port) may call the server. Heartbeats every 30 s.
+        let server = try await ServerProcess.start(
+            port: port, database: database, more: ["--cors-origins", "http://127.0.0.1:\(port + 1)"])
         defer { server.stop() }
         let url = "http://127.0.0.1:\(port)"
 
@@ -74,10 +77,37 @@ struct IdleDevices: AsyncParsableCommand {
         try program.run()
         defer { program.terminate() }
 
-        try await Task.sleep(for: .seconds(settle))
-        let devices = [
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var devices = [
             ("tipsync-agent run", agent.processIdentifier), ("Swift program (walkthrough)", program.processIdentifier),
         ]
+        // The web demo page, where Node and Chromium are installed: its renderer process.
+        var browser: HeadlessChromium?
+        var pages: Process?
+        defer { pages?.terminate() }
+        if HeadlessChromium.executable != nil, FileManager.default.isExecutableFile(atPath: "/usr/bin/node") {
+            let pagePort = port + 1
+            let serve = Process()
+            serve.executableURL = URL(fileURLWithPath: "/usr/bin/node")
+            serve.arguments = [
+                root.appendingPathComponent("clients/web/tools/serve.js").path, root.path, String(pagePort),
+            ]
+            serve.standardError = FileHandle.nullDevice
+            try serve.run()
+            pages = serve
+            let before = ProcessRest.renderers()
+            let chromium = try await HeadlessChromium()
+            browser = chromium
+            let pageToken = try token("page")
+            try await Task.sleep(for: .seconds(1))  // the page server listening
+            try await chromium.open(
+                "http://127.0.0.1:\(pagePort)/Examples/web/?server=\(url)&device=page&token=\(pageToken)")
+            if let renderer = ProcessRest.renderers().subtracting(before).first {
+                devices.append(("web page (its renderer process)", renderer))
+            }
+        }
+        try await Task.sleep(for: .seconds(settle))
         let before = devices.map { ProcessRest(pid: $0.1) }
         try await Task.sleep(for: .seconds(seconds))
         let after = devices.map { ProcessRest(pid: $0.1) }
@@ -90,6 +120,7 @@ struct IdleDevices: AsyncParsableCommand {
                     + "(targets: ≤ 1 %, ≤ 5/s beyond the heartbeat)")
         }
         print("sockets to the server in CLOSE-WAIT: \(closeWait) (target: 0)")
+        await browser?.quit()
     }
 }
 
@@ -118,6 +149,19 @@ struct ProcessRest {
                     Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
             }
         }
+    }
+
+    /// The pids of Chromium renderer processes running now.
+    static func renderers() -> Set<Int32> {
+        var found: Set<Int32> = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry),
+                let command = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                String(decoding: command, as: UTF8.self).contains("--type=renderer")
+            else { continue }
+            found.insert(pid)
+        }
+        return found
     }
 
     /// Client sockets connected to `port` on this machine that the server closed and the client never

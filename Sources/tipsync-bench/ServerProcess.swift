@@ -11,14 +11,15 @@ struct ServerProcess {
     /// Starts an instance on `database` (a `postgres://` URL or `sqlite:PATH`) with no per-device
     /// rate limits and no background compaction (a benchmark's log stays as pushed), and waits until
     /// it answers `/health`.
-    static func start(port: Int, database: String) async throws -> ServerProcess {
+    static func start(port: Int, database: String, more: [String] = []) async throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("tipsync-server")
-        process.arguments = [
-            "serve", "--http-port", String(port), "--database", database, "--rate-requests", "0",
-            "--rate-changes", "0", "--auto-compact-after", "0", "--heartbeat", "30", "--log-level", "error",
-        ]
+        process.arguments =
+            [
+                "serve", "--http-port", String(port), "--database", database, "--rate-requests", "0",
+                "--rate-changes", "0", "--auto-compact-after", "0", "--heartbeat", "30", "--log-level", "error",
+            ] + more
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         try await waitForHealth(port: port)

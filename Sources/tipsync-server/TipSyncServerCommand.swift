@@ -17,6 +17,20 @@ struct TipSyncServerCommand: AsyncParsableCommand {
             RotateCursors.self, Settings.self,
         ],
         defaultSubcommand: Serve.self)
+
+    /// A first word that names no command is refused — `serve` is the default command, and would
+    /// otherwise run with the misspelled command as a stray argument (`tipsync-server acounts create
+    /// bob` started a server) — in one line, with the closest command, exit status 64.
+    static func main() async {
+        let commands = configuration.subcommands.map { $0._commandName }
+        if let word = CommandLine.arguments.dropFirst().first,
+            let message = NameSuggestion.unknownCommand(word, commands: commands)
+        {
+            FileHandle.standardError.write(Data("tipsync-server: \(message)\n".utf8))
+            Foundation.exit(64)
+        }
+        await main(nil)
+    }
 }
 
 /// Options every operator command shares: the database, from `--database`, `TIPSYNC_DATABASE` or the
@@ -70,6 +84,15 @@ struct Serve: AsyncParsableCommand {
     /// The settings' flags, read by ``ServerConfiguration/load(arguments:environment:)`` (which refuses
     /// a flag that names no setting).
     @Argument(parsing: .allUnrecognized, help: .hidden) var settings: [String] = []
+
+    func validate() throws {
+        // Settings are flags; a bare word is a mistake (a misspelled command after `serve`).
+        for (index, word) in settings.enumerated() where !word.hasPrefix("-") {
+            let previous = index > 0 ? settings[index - 1] : ""
+            guard !previous.hasPrefix("--") || previous.contains("=") else { continue }  // a flag's value
+            throw ValidationError("'serve' takes settings as flags (--name value); '\(word)' is not one")
+        }
+    }
 
     func run() async throws {
         EventLoopCount.apply()
