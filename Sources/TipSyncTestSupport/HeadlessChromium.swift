@@ -150,6 +150,26 @@ public final class HeadlessChromium: Sendable {
     }
 
     /// A PNG of the viewport, `width` CSS pixels wide (mobile emulation below 600).
+    /// Presses a key as a person does (`Input.dispatchKeyEvent`: the page sees trusted keydown and
+    /// keyup events, sent to whatever has focus): `Escape`, `Tab`, `Enter`, or one character.
+    public func press(_ key: String, shift: Bool = false) async throws {
+        let codes: [String: (code: String, keyCode: Int)] = [
+            "Escape": ("Escape", 27), "Tab": ("Tab", 9), "Enter": ("Enter", 13),
+        ]
+        let known = codes[key]
+        var event: [String: Any] = [
+            "key": key, "code": known?.code ?? "Key\(key.uppercased())",
+            "windowsVirtualKeyCode": known?.keyCode ?? Int(key.uppercased().unicodeScalars.first?.value ?? 0),
+            "modifiers": shift ? 8 : 0,
+        ]
+        if known == nil || key == "Enter" { event["text"] = key == "Enter" ? "\r" : key }
+        event["type"] = "keyDown"
+        _ = try await send("Input.dispatchKeyEvent", event)
+        event["type"] = "keyUp"
+        event["text"] = nil
+        _ = try await send("Input.dispatchKeyEvent", event)
+    }
+
     public func screenshot(width: Int, height: Int, to path: String) async throws {
         _ = try await send(
             "Emulation.setDeviceMetricsOverride",

@@ -63,9 +63,21 @@ export class TipSyncTipElement extends HTMLElement {
     this.visibleSince = null;
     this.onScroll = () => this.#position();
     this.onVisibility = () => this.#visibilityChanged();
+    // Escape closes a popover for now (WAI-ARIA's non-modal dialog) — only while focus is in it or on
+    // its anchor, never for a keypress meant for something else (an input's Escape cancels an edit).
     this.onKey = (event) => {
-      if (event.key === 'Escape' && this.visibleSince !== null && this.hasAttribute('anchor')) this.close();
+      if (event.key !== 'Escape' || event.defaultPrevented || event.isComposing || !this.hasAttribute('anchor')) return;
+      if (!this.shadowRoot.querySelector('[part~="tip"]')) return;
+      const anchor = this.#anchor();
+      const focused = document.activeElement;
+      const inside = focused === this || this.contains(focused) || this.shadowRoot.activeElement !== null;
+      const onAnchor = anchor !== null && focused !== null && (focused === anchor || anchor.contains(focused));
+      if (!inside && !onAnchor) return;
+      event.preventDefault();
+      this.hideForNow();
     };
+    /** Hidden with Escape: not shown again in this page until the tip's status changes. */
+    this.hiddenForNow = false;
     this.onConfigured = () => this.#connect();
   }
 
@@ -109,7 +121,30 @@ export class TipSyncTipElement extends HTMLElement {
     const tipsync = this.tipsync;
     const id = this.getAttribute('tip');
     if (!tipsync || !id) return;
-    this.stopWatching = tipsync.watch(id, (status) => (status === 'available' ? this.#show() : this.#hide()));
+    this.stopWatching = tipsync.watch(id, (status) => {
+      if (status !== 'available') this.hiddenForNow = false;
+      if (status === 'available' && !this.hiddenForNow) this.#show();
+      else this.#hide();
+    });
+  }
+
+  /** The popover's anchor element, if it has one on the page. @returns {HTMLElement | null} */
+  #anchor() {
+    const selector = this.getAttribute('anchor');
+    return selector ? /** @type {HTMLElement | null} */ (document.querySelector(selector)) : null;
+  }
+
+  /**
+   * Hides the tip for now — what Escape does to a popover: the time shown is recorded as a display,
+   * the tip stays `available` (the person did not dismiss it: the close button does that, on every
+   * device), it is not shown again in this page until its status changes, and focus returns to the
+   * anchor.
+   */
+  hideForNow() {
+    const hadFocus = this.shadowRoot.activeElement !== null;
+    this.hiddenForNow = true;
+    this.#hide();
+    if (hadFocus) this.#anchor()?.focus();
   }
 
   /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */

@@ -13,6 +13,8 @@ export class TipSyncTipElement extends HTMLElement {
     onScroll: () => void;
     onVisibility: () => void;
     onKey: (event: any) => void;
+    /** Hidden with Escape: not shown again in this page until the tip's status changes. */
+    hiddenForNow: boolean;
     onConfigured: () => void;
     set tipsync(arg: any);
     /** The TipSync instance this element uses (default: the one `configure()` made). */
@@ -20,6 +22,13 @@ export class TipSyncTipElement extends HTMLElement {
     connectedCallback(): void;
     disconnectedCallback(): void;
     attributeChangedCallback(): void;
+    /**
+     * Hides the tip for now — what Escape does to a popover: the time shown is recorded as a display,
+     * the tip stays `available` (the person did not dismiss it: the close button does that, on every
+     * device), it is not shown again in this page until its status changes, and focus returns to the
+     * anchor.
+     */
+    hideForNow(): void;
     /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */
     get status(): any;
     /** The person closed the tip: invalidated as `tipClosed` on every device. */
