@@ -98,6 +98,37 @@ struct WebBrowserTests {
         await browser.quit()
     }
 
+    /// Enter on "Close tip" left focus on `<body>` (issue 54, item 2): focus now goes to the next
+    /// focusable element after an inline tip, and to a popover's anchor.
+    @Test func closingATipWithTheKeyboardLeavesFocusSomewhereSensible() async throws {
+        let (pages, base) = try await Self.servePackage()
+        defer { pages.process.terminate() }
+        let browser = try await HeadlessChromium()
+        try await browser.open("\(base)/Tests/TipSyncAgentTests/Fixtures/escape.html")
+        #expect(try await browser.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
+        #expect(
+            try await browser.evaluate(Self.until("tipsync.status('welcome') === 'available'"), awaitPromise: true)
+                as? Bool == true)
+        let closeButton = { (tip: String) in
+            "document.querySelector('tipsync-tip[tip=\"\(tip)\"]').shadowRoot.querySelector('[part~=\"close\"]').focus()"
+        }
+        _ = try await browser.evaluate(closeButton("welcome"))
+        try await browser.press("Enter")
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.status('welcome') === 'invalidated:tipClosed'"), awaitPromise: true) as? Bool
+                == true)
+        #expect(try await browser.evaluate("document.activeElement.id") as? String == "after")
+        _ = try await browser.evaluate(closeButton("search"))
+        try await browser.press("Enter")
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.status('search') === 'invalidated:tipClosed'"), awaitPromise: true) as? Bool == true
+        )
+        #expect(try await browser.evaluate("document.activeElement.id") as? String == "anchor")
+        await browser.quit()
+    }
+
     @Test func tipsFollowThePersonBetweenBrowsersAndAnAgent() async throws {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

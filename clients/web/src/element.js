@@ -144,7 +144,7 @@ export class TipSyncTipElement extends HTMLElement {
     const hadFocus = this.shadowRoot.activeElement !== null;
     this.hiddenForNow = true;
     this.#hide();
-    if (hadFocus) this.#anchor()?.focus();
+    if (hadFocus) this.#refocus();
   }
 
   /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */
@@ -275,10 +275,27 @@ export class TipSyncTipElement extends HTMLElement {
     container.style.left = `${Math.round(left)}px`;
   }
 
+  /**
+   * Where focus goes when the tip disappears while it had focus, so it never falls to `<body>`: a
+   * popover's anchor; for an inline tip, the next focusable element after it in the page (else the
+   * one before it).
+   */
+  #refocus() {
+    const anchor = this.#anchor();
+    if (anchor) return anchor.focus();
+    const focusable = Array.from(document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')).filter(
+      (element) => !element.hasAttribute('disabled') && element.getAttribute('tabindex') !== '-1' && element !== this);
+    const after = focusable.find((element) => this.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const before = focusable.filter((element) => this.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_PRECEDING).pop();
+    /** @type {HTMLElement | undefined} */ (after ?? before)?.focus();
+  }
+
   /** The person closed the tip: invalidated as `tipClosed` on every device. */
   async close() {
     const tip = this.getAttribute('tip');
+    const hadFocus = this.shadowRoot.activeElement !== null;
     this.#hide();
+    if (hadFocus) this.#refocus();
     this.dispatchEvent(new CustomEvent('tipsync-close', { bubbles: true, detail: { tip } }));
     await this.tipsync?.invalidate(tip, 'tipClosed');
   }
@@ -292,7 +309,9 @@ export class TipSyncTipElement extends HTMLElement {
     const event = new CustomEvent('tipsync-action', { bubbles: true, cancelable: true, detail: { tip, action } });
     const proceed = this.dispatchEvent(event);
     if (proceed && !this.hasAttribute('keep-on-action')) {
+      const hadFocus = this.shadowRoot.activeElement !== null;
       this.#hide();
+      if (hadFocus) this.#refocus();
       await this.tipsync?.invalidate(tip, 'actionPerformed');
     }
   }
