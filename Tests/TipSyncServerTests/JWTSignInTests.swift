@@ -178,6 +178,22 @@ import TipSyncTestSupport
         }
     }
 
+    /// A JWT whose header `alg` disagrees with the key (even `none`) was accepted when the signature
+    /// verified with the key (issue 59, item 6). RFC 8725 §3.1: the algorithm is the key's, and the
+    /// header must name it.
+    @Test func aHeaderWhoseAlgorithmIsNotTheKeysIsRefused() async throws {
+        try await withServer { _, client in
+            for alg in ["none", "HS512", "RS256", "ES256", "hs256"] {
+                let token = try Self.handSigned(header: #"{"alg":"\#(alg)","typ":"JWT"}"#)
+                try await expectRefused(token, client, saying: "'alg'")
+            }
+            try await client.execute(
+                uri: "/v1/pull", method: .get,
+                headers: Self.headers(try Self.handSigned(header: #"{"alg":"HS256","typ":"JWT"}"#))
+            ) { #expect($0.status == .ok) }
+        }
+    }
+
     /// A token whose `iat` is ahead of the server's clock used to survive the revocation of its
     /// device and the erasure of its account; now it is refused before either is consulted.
     @Test func aFutureIssuedAtCannotOutliveARevocation() async throws {

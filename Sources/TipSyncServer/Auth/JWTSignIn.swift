@@ -52,6 +52,9 @@ public final class JWTSignIn: Sendable {
         var collection: JWTKeyCollection
         var kids: Set<String>
         var modified: Date?
+        /// The `alg` values a token may name, by key id (`""`: keys without one, the HS256 secret):
+        /// a key's algorithm, never the header's choice (RFC 8725 §3.1).
+        var algorithms: [String: Set<String>] = [:]
     }
 
     /// Reads the key files; throws with a message naming the file when one cannot be used.
@@ -63,6 +66,7 @@ public final class JWTSignIn: Sendable {
     static func load(_ configuration: Configuration) async throws -> Keys {
         let collection = JWTKeyCollection()
         var kids: Set<String> = []
+        var algorithms: [String: Set<String>] = [:]
         if let path = configuration.secretFile {
             guard var secret = FileManager.default.contents(atPath: path) else {
                 throw StoreError("cannot read the JWT secret file '\(path)'")
@@ -72,6 +76,7 @@ public final class JWTSignIn: Sendable {
                 throw StoreError("the JWT secret in '\(path)' is \(secret.count) bytes; HS256 needs at least 32")
             }
             await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            algorithms["", default: []].insert("HS256")
         }
         var modified: Date?
         if let path = configuration.jwksFile {
@@ -83,16 +88,36 @@ public final class JWTSignIn: Sendable {
                 try await collection.add(jwksJSON: String(decoding: data, as: UTF8.self))
                 let set = try JSONDecoder().decode(KeyIDs.self, from: data)
                 kids = Set(set.keys.compactMap(\.kid))
+                for key in set.keys { algorithms[key.kid ?? "", default: []].formUnion(key.algorithms) }
             } catch {
                 throw StoreError("the JWKS file '\(path)' is not a usable key set: \(error)")
             }
         }
-        return Keys(collection: collection, kids: kids, modified: modified)
+        return Keys(collection: collection, kids: kids, modified: modified, algorithms: algorithms)
     }
 
-    /// The `kid` of each key in a JWKS.
+    /// The `kid` of each key in a JWKS, and what its algorithm can be.
     struct KeyIDs: Decodable {
-        struct Key: Decodable { var kid: String? }
+        struct Key: Decodable {
+            var kid: String?
+            var alg: String?
+            var kty: String?
+            var crv: String?
+
+            /// The key's `alg` when the JWKS names it; else what its type allows (RFC 7518).
+            var algorithms: Set<String> {
+                if let alg { return [alg] }
+                switch (kty, crv) {
+                case ("RSA", _): return ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"]
+                case ("EC", "P-256"): return ["ES256"]
+                case ("EC", "P-384"): return ["ES384"]
+                case ("EC", "P-521"): return ["ES512"]
+                case ("OKP", _): return ["EdDSA"]
+                case ("oct", _): return ["HS256", "HS384", "HS512"]
+                default: return []
+                }
+            }
+        }
         var keys: [Key]
     }
 
@@ -125,8 +150,8 @@ public final class JWTSignIn: Sendable {
     /// token "issued" further in the future would outlive the revocation of its device.
     /// Throws ``SyncError`` `token_expired` after `exp`, `unauthorized` naming the reason otherwise.
     func verify(_ token: String, now: Int64, maxClockSkew: Int64 = 300_000) async throws -> Claims {
-        let (collection, kids) = keys.withLock { ($0.collection, $0.kids) }
-        if let problem = Self.headerProblem(token, knownKeyIDs: kids) {
+        let (collection, kids, algorithms) = keys.withLock { ($0.collection, $0.kids, $0.algorithms) }
+        if let problem = Self.headerProblem(token, knownKeyIDs: kids, algorithms: algorithms) {
             throw SyncError.unauthorized("the JWT was refused: \(problem)")
         }
         let payload: Payload
@@ -182,8 +207,12 @@ public final class JWTSignIn: Sendable {
     /// What in the token's JOSE header this server cannot honour (jwt-kit accepts each of these): no
     /// `alg`; a `crit` list (RFC 7515 §4.1.11: a recipient that does not understand a listed
     /// extension must refuse — none is understood here); a `kid` that names no key of the JWKS
-    /// (jwt-kit would try the other keys; tokens signed with the `--jwt-secret-file` secret carry none).
-    static func headerProblem(_ token: String, knownKeyIDs: Set<String>) -> String? {
+    /// (jwt-kit would try the other keys; tokens signed with the `--jwt-secret-file` secret carry none);
+    /// an `alg` that is not the algorithm of the key it names (RFC 8725 §3.1: jwt-kit verifies with
+    /// the key's algorithm whatever the header says, `none` included).
+    static func headerProblem(_ token: String, knownKeyIDs: Set<String>, algorithms: [String: Set<String>] = [:])
+        -> String?
+    {
         guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first,
             let data = Self.base64URLDecoded(first),
             let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
@@ -195,6 +224,13 @@ public final class JWTSignIn: Sendable {
                 let known =
                     knownKeyIDs.isEmpty ? "no key has one" : "known: " + knownKeyIDs.sorted().joined(separator: ", ")
                 return "unknown key id 'kid' \(kid) (\(known))"
+            }
+        }
+        if let alg = header["alg"] as? String, !algorithms.isEmpty {
+            let allowed = algorithms[header["kid"] as? String ?? ""] ?? algorithms.values.reduce([], { $0.union($1) })
+            if !allowed.contains(alg) {
+                return
+                    "the header's 'alg' \(alg) is not the key's algorithm (\(allowed.sorted().joined(separator: ", ")))"
             }
         }
         return nil
