@@ -234,6 +234,33 @@ import TipSyncTestSupport
 
     /// The device's request and change budgets hold on both paths: refused pushes are answered
     /// `429` with `Retry-After` by the router, and nothing the fast path did spent them twice.
+    /// A push the store refused (`409 sequence_gap`) was charged twice on the fast path — once by the
+    /// fast path, again by the router that answered it — so the next push got `429` where the router
+    /// alone answered `200` (issue 59, item 4).
+    @Test func aRefusedPushIsChargedOnceOnEitherPath() async throws {
+        var configuration = ServerConfiguration()
+        configuration.requestRate = RateLimit(perSecond: 0.001, burst: 3)
+        configuration.changeRate = RateLimit(perSecond: 0.001, burst: 3)
+        func requests(_ token: String) -> [[UInt8]] {
+            [
+                Self.push(Self.changes(Self.change(1)), token: token),
+                Self.push(Self.changes(Self.change(5)), token: token),  // a gap: 409, stores nothing
+                Self.push(Self.changes(Self.change(2)), token: token),  // the third request, the third change
+            ]
+        }
+        let fast = try await Server.start(fastPath: true, configuration: configuration)
+        let router = try await Server.start(fastPath: false, configuration: configuration)
+        let fastAnswers = try await Self.exchange(requests(fast.fixture.tokens["phone"]!), on: fast)
+        let routerAnswers = try await Self.exchange(requests(router.fixture.tokens["phone"]!), on: router)
+        #expect(routerAnswers.map(\.status) == [200, 409, 200])
+        #expect(fastAnswers.map(\.status) == [200, 409, 200])
+        for (index, (fastAnswer, routerAnswer)) in zip(fastAnswers, routerAnswers).enumerated() {
+            #expect(Self.comparable(fastAnswer) == Self.comparable(routerAnswer), "request \(index)")
+        }
+        await fast.server.stop()
+        await router.server.stop()
+    }
+
     @Test func rateLimitsRefuseTheSamePushesOnBothPaths() async throws {
         var configuration = ServerConfiguration()
         configuration.requestRate = RateLimit(perSecond: 0.001, burst: 4)

@@ -44,6 +44,18 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Gives back what ``take(_:cost:now:)`` spent (a request that will be charged again elsewhere),
+    /// never filling the bucket past its burst.
+    func refund(_ key: Key, cost: Double = 1, now: Int64) {
+        guard rate.isLimited else { return }
+        buckets.withLock { state in
+            guard var bucket = state.byDevice[key] else { return }
+            bucket.tokens = min(rate.burst, refilled(bucket, now: now) + min(cost, rate.burst))
+            bucket.updated = max(bucket.updated, now)
+            state.byDevice[key] = bucket
+        }
+    }
+
     /// Whether `take(key, cost:now:)` would be allowed now, without spending anything.
     func wouldAllow(_ key: Key, cost: Double = 1, now: Int64) -> Bool {
         guard rate.isLimited else { return true }

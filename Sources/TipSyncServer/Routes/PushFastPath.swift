@@ -97,7 +97,14 @@ struct PushFastPath: Sendable {
     /// the push is stored then, and the router must answer it).
     func answer(_ result: Result<PushOutcome, any Error>, _ accepted: Accepted, token: UnconfirmedToken) -> String? {
         requestMetrics.activeRequests(.post).decrement()
-        guard case .success(let outcome) = result else { return nil }
+        guard case .success(let outcome) = result else {
+            // The router answers it, and charges it: what this path spent is given back, so a refused
+            // push costs the device's budgets once, as on the router alone.
+            let now = controller.now()
+            requestLimiter.refund(token.identity, now: now)
+            controller.refund(accepted.changes.count, to: token.identity, now: now)
+            return nil
+        }
         controller.metrics.pushesOnEventLoop.increment()
         let now = controller.now()
         controller.activity.seen(token.identity, at: now)

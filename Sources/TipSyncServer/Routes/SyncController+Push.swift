@@ -107,6 +107,11 @@ extension SyncController {
         }
     }
 
+    /// Gives back `count` changes ``charge(_:to:now:)`` spent on a push that was not stored.
+    func refund(_ count: Int, to identity: DeviceIdentity, now: Int64) {
+        changeLimiter.refund(identity, cost: Double(count), now: now)
+    }
+
     /// Whether `count` changes of the device's budget could be spent now, without spending them.
     func canCharge(_ count: Int, to identity: DeviceIdentity, now: Int64) -> Bool {
         changeLimiter.wouldAllow(identity, cost: Double(count), now: now)
