@@ -58,15 +58,21 @@ public struct Catalog: Sendable, Hashable, Codable {
     /// Checks ids are unique, every rule names a declared parameter and event, every group a declared
     /// tip, and every count, duration and interval is finite and not negative (`protocol.md` §13).
     public func validate() throws(ValidationError) {
+        // Counts and seconds lie in 0...2^53 − 1, the number model every client reads exactly (section
+        // 1): a catalog one client would refuse is refused here, where it is uploaded.
+        let limit = JSONNumberLimits.maxInteger
         func nonNegative(_ value: Double?, _ path: String) throws(ValidationError) {
             guard let value else { return }
-            guard value.isFinite, value >= 0 else {
-                throw ValidationError(description: "\(path): must be a number of seconds, 0 or more, got \(value)")
+            guard value.isFinite, value >= 0, value <= Double(limit) else {
+                throw ValidationError(
+                    description: "\(path): must be a number of seconds from 0 to \(limit), got \(value)")
             }
         }
         func nonNegative(_ value: Int?, _ path: String) throws(ValidationError) {
             guard let value else { return }
-            guard value >= 0 else { throw ValidationError(description: "\(path): must be 0 or more, got \(value)") }
+            guard value >= 0, Int64(value) <= limit else {
+                throw ValidationError(description: "\(path): must be an integer from 0 to \(limit), got \(value)")
+            }
         }
         try nonNegative(displayFrequency?.interval, "displayFrequency")
         for (index, event) in events.enumerated() {

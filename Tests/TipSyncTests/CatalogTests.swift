@@ -43,6 +43,30 @@ import TipSync
         #expect(replica.catalogGroup("onboarding")?.tips == ["welcome", "favorite"])
     }
 
+    /// `maxDisplayCount` 2^53, 2^53 + 1 or 1e16 was stored and served, and the JavaScript client then
+    /// refused the catalog (issue 59, item 5): one number model for catalogs on every side.
+    @Test func catalogNumbersBeyondTheNumberModelAreRefusedNamingTheField() throws {
+        for text in [
+            #"{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":9007199254740992}}]}"#,
+            #"{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":1e16}}]}"#,
+            #"{"tips":[{"id":"t","title":"T","options":{"maxDisplayDuration":1e300}}]}"#,
+            #"{"events":[{"id":"e","donationLimit":{"maximumCount":9007199254740993}}]}"#,
+        ] {
+            #expect(throws: (any Error).self, "\(text)") { try Catalog(validating: Array(text.utf8)) }
+            do {
+                _ = try Catalog(validating: Array(text.utf8))
+            } catch {
+                #expect(
+                    String(describing: error).contains("maxDisplay")
+                        || String(describing: error).contains("maximumCount"))
+            }
+        }
+        let largest = try Catalog(
+            validating: Array(#"{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":9007199254740991}}]}"#.utf8)
+        )
+        #expect(largest.tips[0].options.maxDisplayCount == 9_007_199_254_740_991)
+    }
+
     @Test func invalidCatalogsAreRejectedWithTheReason() throws {
         let replica = try makeReplica()
         let badRule = Catalog(tips: [TipDefinition(id: "t", title: "T", rules: [.parameter("missing")])])

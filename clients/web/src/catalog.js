@@ -58,7 +58,7 @@ export function parseCatalog(input) {
   const string = (value, path) => (typeof value === 'string' ? value : fail(path, `expected a string, found ${kindName(value)}`));
   const bool = (value, path) => (typeof value === 'boolean' ? value : fail(path, `expected a boolean, found ${kindName(value)}`));
   const integer = (value, path) => {
-    if (typeof value === 'number' && Number.isInteger(value)) return value;
+    if (typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= MAX_INTEGER) return value;
     return fail(path, `expected an integer within ±${MAX_INTEGER}, found ${typeof value === 'number' || typeof value === 'bigint' ? value : kindName(value)}`);
   };
   const number = (value, path) => {
@@ -69,7 +69,9 @@ export function parseCatalog(input) {
     Array.isArray(value) ? value.map((element, index) => item(element, `${path}[${index}]`)) : fail(path, `expected an array, found ${kindName(value)}`);
   const seconds = (value, path) => {
     const result = number(value, path);
-    if (!Number.isFinite(result) || result < 0) fail(path, `must be a number of seconds, 0 or more, got ${result}`);
+    if (!Number.isFinite(result) || result < 0 || result > MAX_INTEGER) {
+      fail(path, `must be a number of seconds from 0 to ${MAX_INTEGER}, got ${result}`);
+    }
     return result;
   };
   const count = (value, path) => {

@@ -17,3 +17,12 @@ test('a value the server would refuse is refused when it is written, and nothing
   await replica.setParameter('profile', { 'é': 1, plan: 'pro' });
   assert.equal(replica.outbox(10).length, 1);
 });
+
+test('a catalog number beyond the number model is refused, as the server refuses it', async () => {
+  const { parseCatalog } = await import('../src/index.js');
+  const tip = (options) => JSON.stringify({ tips: [{ id: 't', title: 'T', options }] });
+  assert.throws(() => parseCatalog('{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":1e16}}]}'), /tips\[0\]\.options\.maxDisplayCount/);
+  assert.throws(() => parseCatalog('{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":9007199254740992}}]}'), /maxDisplayCount/);
+  assert.throws(() => parseCatalog(tip({ maxDisplayDuration: 1e300 })), /tips\[0\]\.options\.maxDisplayDuration: must be a number of seconds from 0 to 9007199254740991/);
+  assert.equal(parseCatalog(tip({ maxDisplayCount: 9007199254740991 })).tips[0].options.maxDisplayCount, 9007199254740991);
+});
