@@ -4,10 +4,11 @@ import Metrics
 
 /// Refused sign-ins per client address — bad device tokens and JWTs on `/v1`, bad admin keys on
 /// `/admin/v1`, failed console logins — so guessing credentials gets nowhere: each address may fail
-/// ``ServerConfiguration/failedSignInRate`` times; past that, its sign-ins are answered
-/// `429 rate_limited` with `Retry-After` before any credential is looked at (a right one too, until
-/// the wait is over). Each failure is logged at `info` with the address and the reason, never the
-/// credential, and counted in `tipsync_failed_sign_ins_total{kind}`.
+/// ``ServerConfiguration/failedSignInRate`` times; past that, its *failed* sign-ins are answered
+/// `429 rate_limited` with `Retry-After` instead of `401`. A right credential is never refused for
+/// what others sent from its address: behind a NAT, a carrier or an office proxy, one guesser must
+/// not lock everyone out. Each failure is logged at `info` with the address and the reason, never
+/// the credential, and counted in `tipsync_failed_sign_ins_total{kind}`.
 final class SignInThrottle: Sendable {
     /// What was being signed in to.
     enum Kind: String, Sendable, CaseIterable {
@@ -29,28 +30,24 @@ final class SignInThrottle: Sendable {
             })
     }
 
-    /// Throws `429 rate_limited` when the request's client has failed too often to try again yet.
-    func check(_ request: Request, _ context: SyncRequestContext, now: Int64) throws {
-        guard let wait = limiter.wait(Self.client(request, context), now: now) else { return }
-        throw SyncError.rateLimited(
-            "too many refused sign-ins from this address; try again in \(wait) s", retryAfter: wait)
-    }
-
-    /// Whether the sign-ins of a request known by its headers and its connection's peer are refused
-    /// now (``check(_:_:now:)`` would throw). While no sign-in has failed lately, no client is
-    /// worked out.
-    func isRefusing(headers: HTTPFields, peer: String?, now: Int64) -> Bool {
-        guard !limiter.isEmpty else { return false }
-        return limiter.wait(Self.client(headers: headers, peer: peer), now: now) != nil
-    }
-
-    /// Records a refused sign-in of `request`.
-    func failed(_ request: Request, _ context: SyncRequestContext, kind: Kind, reason: String, now: Int64) {
+    /// Records a refused sign-in of `request` and returns what to answer it: `refusal` (a `401`), or
+    /// `429 rate_limited` with the wait once its address has failed too often.
+    func refuse(
+        _ request: Request, _ context: SyncRequestContext, kind: Kind, _ refusal: SyncError, now: Int64
+    ) -> SyncError {
         let client = Self.client(request, context)
-        _ = limiter.take(client, now: now)
+        let wait = limiter.take(client, now: now)
         counters[kind]?.increment()
-        context.logger.info(
-            "sign-in refused", metadata: ["address": "\(client)", "kind": "\(kind.rawValue)", "reason": "\(reason)"])
+        guard let wait else {
+            // Logged while within the allowance; past it, counted only (a flood of guesses is not a
+            // flood of log lines).
+            context.logger.info(
+                "sign-in refused",
+                metadata: ["address": "\(client)", "kind": "\(kind.rawValue)", "reason": "\(refusal.message)"])
+            return refusal
+        }
+        return SyncError.rateLimited(
+            "too many refused sign-ins from this address; try again in \(wait) s", retryAfter: wait)
     }
 
     /// Forgets addresses whose failures are long past (on memory release).

@@ -88,18 +88,18 @@ struct ConsoleController: Sendable {
     }
 
     @Sendable func login(_ request: Request, context: SyncRequestContext) async throws -> Response {
-        do {
-            try signIns.check(request, context, now: now())
-        } catch let error as SyncError {
-            var response = render("login", ["title": "Log in", "error": "Too many failed logins. \(error.message)."])
-            response.status = .tooManyRequests
-            response.headers[.retryAfter] = error.retryAfter.map(String.init)
-            return response
-        }
         let key = try await Self.form(request)["key"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         let hash = TokenHasher.hash(key)
         guard !key.isEmpty, let name = try await store.adminKeyName(forHash: hash) else {
-            signIns.failed(request, context, kind: .console, reason: "unknown or revoked admin key", now: now())
+            let refusal = signIns.refuse(
+                request, context, kind: .console, SyncError.unauthorized("unknown or revoked admin key"), now: now())
+            if refusal.code == .rateLimited {
+                var response = render(
+                    "login", ["title": "Log in", "error": "Too many failed logins. \(refusal.message)."])
+                response.status = .tooManyRequests
+                response.headers[.retryAfter] = refusal.retryAfter.map(String.init)
+                return response
+            }
             var response = render("login", ["title": "Log in", "error": "That admin key is unknown or revoked."])
             response.status = .unauthorized
             return response

@@ -11,16 +11,14 @@ struct AdminAuthMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
-        try signIns.check(request, context, now: now())
         guard let credential = BearerCredential(request) else {
             let error = SyncError.unauthorized(
                 "send 'Authorization: Bearer <admin key>'; create one with 'tipsync-server admin-keys create'")
-            signIns.failed(request, context, kind: .admin, reason: error.message, now: now())
-            throw error
+            throw signIns.refuse(request, context, kind: .admin, error, now: now())
         }
         guard let name = try await store.adminKeyName(forHash: TokenHasher.hash(credential.token)) else {
-            signIns.failed(request, context, kind: .admin, reason: "unknown or revoked admin key", now: now())
-            throw SyncError.unauthorized("unknown or revoked admin key")
+            throw signIns.refuse(
+                request, context, kind: .admin, SyncError.unauthorized("unknown or revoked admin key"), now: now())
         }
         var context = context
         context.adminKey = name

@@ -27,7 +27,6 @@ struct BearerAuthMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
     ) async throws -> Response {
-        try signIns.check(request, context, now: now())
         if let cached = cachedIdentity(request) {
             return try await serve(request, context, cached, next: next)
         }
@@ -36,8 +35,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
         do {
             identity = try await authenticate(request, &context)
         } catch let error as SyncError where error.code == .unauthorized {
-            signIns.failed(request, context, kind: .device, reason: error.message, now: now())
-            throw error
+            throw signIns.refuse(request, context, kind: .device, error, now: now())
         }
         activity.seen(identity, at: now())
         context.identity = identity
@@ -86,9 +84,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
     /// A cached token the store no longer knows: forgotten, and `401` as for any unknown token.
     private func refuse(_ request: Request, _ context: SyncRequestContext, _ token: UnconfirmedToken) -> SyncError {
         tokens.forget(tokenHash: token.hash)
-        let error = Self.unknownToken
-        signIns.failed(request, context, kind: .device, reason: error.message, now: now())
-        return error
+        return signIns.refuse(request, context, kind: .device, Self.unknownToken, now: now())
     }
 
     static let unknownToken = SyncError.unauthorized(

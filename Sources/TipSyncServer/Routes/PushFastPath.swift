@@ -60,7 +60,6 @@ struct PushFastPath: Sendable {
         let serverTime = controller.now()
         let identity = token.identity
         guard body.readableBytes <= controller.configuration.maxBodyBytes,
-            !auth.signIns.isRefusing(headers: head.headerFields, peer: peer, now: serverTime),
             (try? SyncController.requireJSON(head.headerFields)) != nil,
             let changes = try? controller.pushedChanges(
                 body, contentEncoding: head.headerFields[.contentEncoding], identity: identity, serverTime: serverTime),
