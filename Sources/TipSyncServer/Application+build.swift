@@ -153,7 +153,8 @@ func buildRoutes(
     let changeLimiter = RateLimiter<DeviceIdentity>(configuration.changeRate)
     memory?.onRelease { requestLimiter.forgetRefilled(now: now()) }
     memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
-    let signIns = SignInThrottle(rate: configuration.failedSignInRate, factory: metrics.factory)
+    let signIns = SignInThrottle(
+        rate: configuration.failedSignInRate, trustedProxies: configuration.trustedProxies, factory: metrics.factory)
     memory?.onRelease { signIns.forgetRefilled(now: now()) }
     memory?.onRelease { [tokens] in tokens.forgetAll() }
     memory?.onRelease { ResponseDeflater.shared.forgetIdle() }

@@ -115,9 +115,34 @@ import TipSync
 /// Behind `deploy/`'s proxy every request comes from the proxy's address: the proxy's
 /// `X-Forwarded-For` names the client then, so one client's guesses do not lock everyone out.
 @Suite struct SignInThrottleBehindAProxyTests {
+    /// From a loopback or private peer `X-Forwarded-For` was believed whatever the peer, so a client
+    /// could evade the throttle (a new address each guess) or lock out any address it named (issue
+    /// 59, item 3). Only configured proxies are believed now; by default, none.
+    @Test func withoutTrustedProxiesTheHeaderNamesNoOne() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        #expect(configuration.trustedProxies.isEmpty)
+        configuration.failedSignInRate = RateLimit(perSecond: 0.000_1, burst: 20)
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        for guess in 0..<20 {
+            let status = try await RawConnection.exchange(
+                port: server.port, method: "GET", path: "/v1/pull",
+                headers: ["Authorization": "Bearer ts_wrong", "X-Forwarded-For": "203.0.113.\(guess)"]
+            ).status
+            #expect(status == 401)
+        }
+        // A new forwarded address does not buy another guess: the bucket is the peer's.
+        let evading = try await RawConnection.exchange(
+            port: server.port, method: "GET", path: "/v1/pull",
+            headers: ["Authorization": "Bearer ts_wrong", "X-Forwarded-For": "203.0.113.99"])
+        #expect(evading.status == 429)
+        await server.stop()
+    }
+
     @Test func aProxyOnAPrivateAddressNamesTheClient() async throws {
         let fixture = try await ServerFixture.make()
         var configuration = ServerConfiguration()
+        configuration.trustedProxies = ["private"]
         // No refill within the test, however slowly a loaded machine sends its 21 requests.
         configuration.failedSignInRate = RateLimit(perSecond: 0.000_1, burst: 20)
         let server = try await LiveServer.start(store: fixture.store, configuration: configuration)

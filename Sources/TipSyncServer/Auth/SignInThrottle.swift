@@ -17,9 +17,12 @@ final class SignInThrottle: Sendable {
 
     let limiter: RateLimiter<String>
     let counters: [Kind: Counter]
+    /// ``ServerConfiguration/trustedProxies``.
+    let trustedProxies: Set<String>
 
-    init(rate: RateLimit, factory: any MetricsFactory) {
+    init(rate: RateLimit, trustedProxies: Set<String> = [], factory: any MetricsFactory) {
         limiter = RateLimiter(rate)
+        self.trustedProxies = trustedProxies
         counters = Dictionary(
             uniqueKeysWithValues: Kind.allCases.map {
                 (
@@ -35,7 +38,7 @@ final class SignInThrottle: Sendable {
     func refuse(
         _ request: Request, _ context: SyncRequestContext, kind: Kind, _ refusal: SyncError, now: Int64
     ) -> SyncError {
-        let client = Self.client(request, context)
+        let client = client(headers: request.headers, peer: context.remoteAddress)
         let wait = limiter.take(client, now: now)
         counters[kind]?.increment()
         guard let wait else {
@@ -55,18 +58,15 @@ final class SignInThrottle: Sendable {
         limiter.forgetRefilled(now: now)
     }
 
-    /// The client's address: the connection's peer, or — when the peer is a proxy on this host or a
-    /// private network (loopback, 10/8, 172.16/12, 192.168/16, fc00::/7), as `deploy/`'s Caddy is — the
-    /// last address that proxy put in `X-Forwarded-For`. A client on the internet cannot pick its
-    /// bucket with that header: from a public address it is ignored.
-    static func client(_ request: Request, _ context: SyncRequestContext) -> String {
-        client(headers: request.headers, peer: context.remoteAddress)
-    }
-
-    /// ``client(_:_:)`` for a request known by its headers and its connection's peer.
-    static func client(headers: HTTPFields, peer: String?) -> String {
+    /// The client's address: the connection's peer, or — when the peer is a trusted proxy
+    /// (``ServerConfiguration/trustedProxies``: one of its addresses, or with `private` any peer on
+    /// loopback or a private network — 10/8, 172.16/12, 192.168/16, fc00::/7 — as `deploy/`'s Caddy
+    /// is) — the last address that proxy put in `X-Forwarded-For`. Anyone else's header is ignored:
+    /// a client cannot pick its bucket (to evade the throttle, or to lock out an address it names).
+    func client(headers: HTTPFields, peer: String?) -> String {
         let peer = peer ?? "unknown"
-        guard isPrivate(peer), let forwarded = headers[.init("X-Forwarded-For")!],
+        let trusted = trustedProxies.contains(peer) || (trustedProxies.contains("private") && Self.isPrivate(peer))
+        guard trusted, let forwarded = headers[.init("X-Forwarded-For")!],
             let last = forwarded.split(separator: ",").last?.trimmingHTTPWhitespace, !last.isEmpty
         else { return peer }
         return String(last.prefix(64))

@@ -16,7 +16,7 @@ extension ServerConfiguration {
     ///   - `tipsync.longPollGather` (milliseconds), `tipsync.maxConnections` (int, optional)
     ///   - `tipsync.rate.requests`, `tipsync.rate.changes`, `tipsync.rate.failedSignIns` and each
     ///     `….burst` (numbers), `tipsync.autoCompactAfter` (int)
-    ///   - `tipsync.console` (bool), `tipsync.corsOrigins` (list)
+    ///   - `tipsync.console` (bool), `tipsync.corsOrigins`, `tipsync.trustedProxies` (lists)
     ///   - `tipsync.jwt.secretFile`, `tipsync.jwt.jwksFile`, `tipsync.jwt.issuer`, `tipsync.jwt.audience`
     ///   - `tipsync.configFile` (string, optional)
     ///
@@ -111,6 +111,11 @@ extension ServerConfiguration {
             settings.list(
                 "tipsync.corsOrigins", whenUnset: "none",
                 "Comma-separated web origins whose pages may call /v1 (CORS), e.g. https://app.example.com, or *."))
+        trustedProxies = Set(
+            settings.list(
+                "tipsync.trustedProxies", whenUnset: "none",
+                "Comma-separated proxy addresses whose X-Forwarded-For names the client (for the sign-in throttle), or 'private' for loopback and private networks."
+            ))
         jwt = JWTSignIn.Configuration(
             secretFile: settings.optionalString(
                 "tipsync.jwt.secretFile", whenUnset: "none", "File holding the HS256 secret for JWT device sign-in."),

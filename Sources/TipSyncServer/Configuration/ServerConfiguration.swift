@@ -63,6 +63,10 @@ public struct ServerConfiguration: Sendable {
     public var console: Bool
     /// Web origins (`https://app.example.com`, or `*` for any) whose pages may call `/v1` (``CORSMiddleware``).
     public var corsOrigins: Set<String>
+    /// Peers whose `X-Forwarded-For` names the client, for the sign-in throttle: addresses, or
+    /// `private` for loopback and private networks (a proxy on this host or its network). Empty: the
+    /// header is believed from no one, and every client is its connection's peer.
+    public var trustedProxies: Set<String>
     /// Device sign-in with an identity provider's JWTs.
     public var jwt: JWTSignIn.Configuration
     /// The environment file the other settings were also read from, if any.
