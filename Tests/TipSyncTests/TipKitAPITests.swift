@@ -412,7 +412,7 @@ import TipSync
         var updates = Second().statusUpdates(in: replica).makeAsyncIterator()
         #expect(await updates.next() == .pending)
         clock.advance(by: 3600)
-        replica.refresh()  // what the replica's own ticker does every second
+        replica.refresh()  // what the replica's own ticker does every two seconds
         #expect(await updates.next() == .available)
     }
 }

@@ -59,8 +59,12 @@ public final class TipsReplica: Sendable {
         }
     }
 
-    /// How often status streams re-check for changes that come from time passing alone.
-    public static let timeRefreshInterval: Duration = .seconds(1)
+    /// How often status streams re-check for changes that come from time passing alone (a display
+    /// frequency ending, a `donatedWithin` window sliding, the first-sync hold's bound) and for writes
+    /// by another process sharing the store. Each tick wakes a device at rest about three times (the
+    /// timer, the database's queue, the evaluation): every two seconds keeps such a device within its
+    /// budget of five wake-ups a second (BENCHMARKS.md, "A device at rest").
+    public static let timeRefreshInterval: Duration = .seconds(2)
 
     /// Opens the replica stored in `directory`, creating it if needed.
     ///

@@ -25,6 +25,9 @@ import { superseded } from './compaction.js';
 
 const keyOf = (change) => `${change.device}\u0000${change.seq}`;
 
+/** How often watches re-check statuses that change with time alone (the Swift library's period). */
+export const TIME_REFRESH_MILLISECONDS = 2000;
+
 /** One replica: a device's state, log, clock and catalog. Open with {@link Replica.open}. */
 export class Replica {
   /**
@@ -62,6 +65,10 @@ export class Replica {
     this.progressListeners = new Set();
     /** @type {Promise<void>} */
     this.commits = Promise.resolve();
+    /** The checks of every {@link watch}, run by one shared timer. @type {Set<() => void>} */
+    this.timeChecks = new Set();
+    /** @type {ReturnType<typeof setInterval> | null} */
+    this.timeTicker = null;
   }
 
   async #load(preferredDevice) {
@@ -503,10 +510,11 @@ export class Replica {
 
   /**
    * A tip's status as it changes: calls `listener` with the current status, then with every new one
-   * (changes, and time passing — a display frequency ending, a window sliding — checked every
-   * `interval` milliseconds). @returns {() => void} stop
+   * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's
+   * bound — checked every {@link TIME_REFRESH_MILLISECONDS} by one timer shared by every watch, so a
+   * page at rest wakes once per period however many tips it shows). @returns {() => void} stop
    */
-  watch(id, listener, interval = 1000) {
+  watch(id, listener) {
     let last = this.status(id);
     listener(last);
     const check = () => {
@@ -517,10 +525,17 @@ export class Replica {
       }
     };
     const unsubscribe = this.subscribe(check);
-    const timer = setInterval(check, interval);
+    this.timeChecks.add(check);
+    this.timeTicker ??= setInterval(() => {
+      for (const each of [...this.timeChecks]) each();
+    }, TIME_REFRESH_MILLISECONDS);
     return () => {
       unsubscribe();
-      clearInterval(timer);
+      this.timeChecks.delete(check);
+      if (this.timeChecks.size === 0 && this.timeTicker !== null) {
+        clearInterval(this.timeTicker);
+        this.timeTicker = null;
+      }
     };
   }
 

@@ -1,3 +1,5 @@
+/** How often watches re-check statuses that change with time alone (the Swift library's period). */
+export const TIME_REFRESH_MILLISECONDS: 2000;
 /** One replica: a device's state, log, clock and catalog. Open with {@link Replica.open}. */
 export class Replica {
     /**
@@ -38,6 +40,10 @@ export class Replica {
     progressListeners: Set<() => void>;
     /** @type {Promise<void>} */
     commits: Promise<void>;
+    /** The checks of every {@link watch}, run by one shared timer. @type {Set<() => void>} */
+    timeChecks: Set<any>;
+    /** @type {ReturnType<typeof setInterval> | null} */
+    timeTicker: ReturnType<typeof setInterval> | null;
     deviceID: any;
     /** @type {SyncProgress} */
     progress: SyncProgress;
@@ -149,10 +155,11 @@ export class Replica {
     currentTip(groupID: any): any;
     /**
      * A tip's status as it changes: calls `listener` with the current status, then with every new one
-     * (changes, and time passing — a display frequency ending, a window sliding — checked every
-     * `interval` milliseconds). @returns {() => void} stop
+     * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's
+     * bound — checked every {@link TIME_REFRESH_MILLISECONDS} by one timer shared by every watch, so a
+     * page at rest wakes once per period however many tips it shows). @returns {() => void} stop
      */
-    watch(id: any, listener: any, interval?: number): () => void;
+    watch(id: any, listener: any): () => void;
     /** A tip's statuses as an async iterator (the current one first). */
     statusUpdates(id: any): AsyncGenerator<import("./status.js").TipStatus, void, unknown>;
     #private;
