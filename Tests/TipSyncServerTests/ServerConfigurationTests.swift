@@ -65,6 +65,24 @@ import TipSyncTestSupport
                 "--rate-changes-burst / TIPSYNC_RATE_CHANGES_BURST: must be at least the largest batch"
             ),
             (["--max-bach", "5"], [:], "unknown option '--max-bach'"),
+            // Malformed CORS origins were accepted silently at start (issue 59, item 6): an origin is
+            // scheme://host[:port], exactly as a browser sends it, or *.
+            (
+                ["--cors-origins", "app.example.com"], [:],
+                "--cors-origins / TIPSYNC_CORS_ORIGINS: 'app.example.com' is not an origin"
+            ),
+            (
+                ["--cors-origins", "https://app.example.com/"], [:],
+                "--cors-origins / TIPSYNC_CORS_ORIGINS: 'https://app.example.com/' is not an origin"
+            ),
+            (
+                [], ["TIPSYNC_CORS_ORIGINS": "https://a.example, https://b.example:8443/path"],
+                "--cors-origins / TIPSYNC_CORS_ORIGINS: 'https://b.example:8443/path' is not an origin"
+            ),
+            (
+                ["--trusted-proxies", "proxy.internal"], [:],
+                "--trusted-proxies / TIPSYNC_TRUSTED_PROXIES: 'proxy.internal' is not an IP address or 'private'"
+            ),
             (
                 [], ["TIPSYNC_CONFIG_FILE": "/nonexistent/tipsync.env"],
                 "--config-file / TIPSYNC_CONFIG_FILE: cannot read"

@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import Logging
 
 extension ServerConfiguration {
@@ -116,6 +117,17 @@ extension ServerConfiguration {
                 "tipsync.trustedProxies", whenUnset: "none",
                 "Comma-separated proxy addresses whose X-Forwarded-For names the client (for the sign-in throttle), or 'private' for loopback and private networks."
             ))
+        // An origin is exactly what a browser sends (scheme://host[:port]), or *: anything else could
+        // never match, and was accepted silently.
+        for origin in corsOrigins.sorted() where origin != "*" && !Self.isOrigin(origin) {
+            throw SettingError(
+                key: "tipsync.corsOrigins",
+                "'\(origin)' is not an origin: scheme://host[:port] with no path, e.g. https://app.example.com, or *")
+        }
+        for proxy in trustedProxies.sorted() where proxy != "private" && !Self.isIPAddress(proxy) {
+            throw SettingError(
+                key: "tipsync.trustedProxies", "'\(proxy)' is not an IP address or 'private'")
+        }
         jwt = JWTSignIn.Configuration(
             secretFile: settings.optionalString(
                 "tipsync.jwt.secretFile", whenUnset: "none", "File holding the HS256 secret for JWT device sign-in."),
@@ -125,6 +137,23 @@ extension ServerConfiguration {
             issuer: settings.optionalString("tipsync.jwt.issuer", whenUnset: "any", "The iss every JWT must carry."),
             audience: settings.optionalString(
                 "tipsync.jwt.audience", whenUnset: "any", "A value every JWT's aud must contain."))
+    }
+
+    /// Whether `text` is a web origin as browsers send it: `http` or `https`, `://`, a host and an
+    /// optional port, nothing after.
+    static func isOrigin(_ text: String) -> Bool {
+        guard let separator = text.range(of: "://") else { return false }
+        let scheme = text[..<separator.lowerBound]
+        let authority = text[separator.upperBound...]
+        guard scheme == "http" || scheme == "https", !authority.isEmpty else { return false }
+        return !authority.contains(where: { "/?#@ \t".contains($0) })
+    }
+
+    /// Whether `text` is an IPv4 or IPv6 address literal.
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     /// The one setting read before the others, as it adds a source for them.
