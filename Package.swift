@@ -132,6 +132,7 @@ let package = Package(
             dependencies: [
                 "TipSyncServer", "TipSyncCore",
                 tool("ArgumentParser", "swift-argument-parser"),
+                tool("NIOCore", "swift-nio"),
             ]
         ),
         // The per-device agent as a library: store layout, operations, the local API, the daemon.

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import Prometheus
 import TipSyncCore
 import TipSyncServer
@@ -30,6 +31,16 @@ struct TipSyncServerCommand: AsyncParsableCommand {
             Foundation.exit(64)
         }
         await main(nil)
+    }
+}
+
+/// A command that cannot do what it was asked, for a reason in the operator's terms: one line on
+/// stderr (`Error: …`), exit status 1, no usage.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }
 
@@ -138,7 +149,14 @@ struct Serve: AsyncParsableCommand {
             let app = buildApplication(
                 configuration: configuration,
                 dependencies: ServerDependencies(store: store, jwt: jwt, registry: registry, logger: logger))
-            try await app.runService()
+            do {
+                try await app.runService()
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                // SwiftNIO's words name neither the address nor what to do.
+                throw CommandFailure(
+                    "\(configuration.httpHost) port \(configuration.httpPort) is in use (another tipsync-server?); "
+                        + "stop it, or choose another port with --http-port or HTTP_PORT")
+            }
         }
     }
 }
@@ -406,7 +424,12 @@ struct CatalogCommand: AsyncParsableCommand {
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func run() async throws {
-            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            guard let data = FileManager.default.contents(atPath: file) else {
+                let exists = FileManager.default.fileExists(atPath: file)
+                throw CommandFailure(
+                    "cannot read the catalog file '\(file)': "
+                        + (exists ? "permission denied, or it is a directory" : "no such file"))
+            }
             let catalog: Catalog
             do {
                 catalog = try Catalog(validating: Array(data))

@@ -61,3 +61,43 @@ import TipSyncTestSupport
         #expect(NameSuggestion.unknownCommand("serve", commands: ["serve"]) == nil)
     }
 }
+
+/// Errors that dumped internals (issue 53, item 3): `catalog put` of a missing file printed
+/// `NSCocoaErrorDomain Code=260`, a port in use `bind(descriptor:ptr:bytes:) … (errno: 98)` without the
+/// port. Each now names the file or the port and what to do, in one line, exit status 1.
+@Suite(.timeLimit(.minutes(2))) struct OperatorErrorTests {
+    @Test func aMissingCatalogFileIsNamed() async throws {
+        let database = "sqlite:" + scratchDirectory().appendingPathComponent("db.sqlite").path
+        #expect(try await runTool("tipsync-server", ["migrate", "--database", database]).status == 0)
+        let result = try await runTool(
+            "tipsync-server", ["catalog", "put", "/nonexistent.json", "--database", database])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: cannot read the catalog file '/nonexistent.json': no such file\n")
+    }
+
+    @Test func aPortInUseIsNamedWithWhatToDo() async throws {
+        let directory = scratchDirectory()
+        let port = FreePort.next()
+        let first = try Background(
+            "tipsync-server",
+            [
+                "serve", "--http-port", String(port), "--database",
+                "sqlite:" + directory.appendingPathComponent("a").path,
+            ])
+        #expect(await first.waitForLog("listening"))
+        let second = try await runTool(
+            "tipsync-server",
+            [
+                "serve", "--http-port", String(port), "--database",
+                "sqlite:" + directory.appendingPathComponent("b").path,
+            ])
+        #expect(second.status == 1)
+        let last = second.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(
+            last
+                == "Error: 127.0.0.1 port \(port) is in use (another tipsync-server?); stop it, or choose another port with --http-port or HTTP_PORT"
+        )
+        #expect(!second.stderr.contains("errno"))
+        _ = await first.stop()
+    }
+}
