@@ -101,3 +101,20 @@ import TipSyncTestSupport
         _ = await first.stop()
     }
 }
+
+/// Database settings that could not work said so in SQLite's or Foundation's words (issue 53, item 3).
+@Suite struct DatabaseSettingErrorTests {
+    @Test func anEmptyDatabaseSettingIsRefusedNotTheCurrentDirectory() async throws {
+        let result = try await runTool("tipsync-server", ["accounts", "list"], environment: ["TIPSYNC_DATABASE": ""])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--database / TIPSYNC_DATABASE: empty; give sqlite:PATH"), "\(result.stderr)")
+    }
+
+    @Test func aDirectoryThatCannotBeCreatedIsNamed() async throws {
+        let result = try await runTool("tipsync-server", ["migrate", "--database", "sqlite:/proc/nope/db.sqlite"])
+        #expect(result.status == 1)
+        let last = result.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last.hasPrefix("Error: cannot create the directory '/proc/nope' for the database ("), "\(last)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain"))
+    }
+}

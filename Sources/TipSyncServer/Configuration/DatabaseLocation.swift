@@ -11,6 +11,11 @@ public enum DatabaseLocation: Sendable, Hashable {
     public static let defaultValue = "sqlite:./tipsync-data/server.sqlite"
 
     public init(_ text: String) throws {
+        // An empty setting (`TIPSYNC_DATABASE=`) used to read as the current directory.
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty, text != "sqlite:" else {
+            throw StoreError(
+                "empty; give sqlite:PATH (e.g. \(Self.defaultValue)) or postgres://user:password@host:5432/db")
+        }
         if text.hasPrefix("sqlite:") {
             self = .sqlite(path: String(text.dropFirst("sqlite:".count)))
         } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
@@ -42,6 +47,27 @@ public enum DatabaseLocation: Sendable, Hashable {
         }
     }
 
+    /// Creates the directory a new SQLite database goes in, and checks it can be written; each
+    /// failure names the directory and what to do.
+    static func prepareDirectory(of path: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL.path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+            let reason = posix.map { String(cString: strerror(Int32($0))) } ?? "it cannot be created"
+            throw StoreError(
+                "cannot create the directory '\(directory)' for the database (\(reason)); "
+                    + "choose a writable path with --database or TIPSYNC_DATABASE")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw StoreError(
+                "cannot write in '\(directory)' (\(String(cString: strerror(errno)))): the database and its "
+                    + "write-ahead log are created there; fix its permissions or choose another path with "
+                    + "--database or TIPSYNC_DATABASE")
+        }
+    }
+
     /// Opens the store, migrates it (before anything else uses it), runs `body` with it and closes it.
     /// For PostgreSQL the connection pool runs for exactly that long.
     /// - Parameter creating: whether a SQLite file that does not exist may be created. Without it,
@@ -59,8 +85,19 @@ public enum DatabaseLocation: Sendable, Hashable {
                         + "\(FileManager.default.currentDirectoryPath)); pass --database or set TIPSYNC_DATABASE to the "
                         + "server's database, or create one with 'tipsync-server migrate'")
             }
-            let store = try SQLiteSyncStore(path: path)
-            try await store.migrate()
+            if !exists { try Self.prepareDirectory(of: path) }
+            let store: SQLiteSyncStore
+            do {
+                store = try SQLiteSyncStore(path: path)
+                try await store.migrate()
+            } catch {
+                // SQLite says "unable to open database file" or "attempt to write a readonly database":
+                // the file is named, and what to do.
+                throw StoreError(
+                    "cannot open the database \(description) for writing (\(error)); the server needs to write the "
+                        + "file and its directory (its write-ahead log lives beside it): fix their permissions or "
+                        + "choose another path with --database or TIPSYNC_DATABASE")
+            }
             return try await body(store)
         case .postgres(let url):
             let client = try PostgresSyncStore.makeClient(url: url)
