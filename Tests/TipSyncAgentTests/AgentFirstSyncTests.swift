@@ -11,14 +11,7 @@ import TipSyncTestSupport
 /// The agent over a device's life (issue 52): a store that has never synced says a tip is held for
 /// the first sync rather than `available`; the daemon logs an outage and a recovery, one line each.
 @Suite struct AgentFirstSyncTests {
-    func agent() throws -> Agent {
-        let store = AgentStore(directory: scratchDirectory().appendingPathComponent("store"))
-        try store.initialize(
-            AgentConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "phone"))
-        let agent = try Agent(store: store)
-        _ = try agent.loadCatalog(from: packageRoot.appendingPathComponent("Examples/catalog.json"))
-        return agent
-    }
+    func agent() throws -> Agent { try exampleAgent() }
 
     @Test func aStoreThatNeverSyncedSaysItsTipsAreHeldInEveryProcess() throws {
         let agent = try agent()

@@ -8,14 +8,7 @@ import TipSyncTestSupport
 /// What the catalog does not declare is refused, on the CLI's code path and the local API alike,
 /// with one list of error codes shared by the code and the README.
 @Suite struct AgentRefusalTests {
-    func agent() throws -> Agent {
-        let store = AgentStore(directory: scratchDirectory().appendingPathComponent("store"))
-        try store.initialize(
-            AgentConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "phone"))
-        let agent = try Agent(store: store)
-        _ = try agent.loadCatalog(from: packageRoot.appendingPathComponent("Examples/catalog.json"))
-        return agent
-    }
+    func agent() throws -> Agent { try exampleAgent() }
 
     func code(_ body: () throws -> Void) -> String? {
         do {

@@ -32,6 +32,17 @@ struct CommandResult {
     var stderr: String
 }
 
+/// An agent on a new store for device `phone`, with `Examples/catalog.json`, whose server is not
+/// there (`127.0.0.1:1`): what in-process agent tests start from.
+func exampleAgent() throws -> Agent {
+    let store = AgentStore(directory: scratchDirectory().appendingPathComponent("store"))
+    try store.initialize(
+        AgentConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "phone"))
+    let agent = try Agent(store: store)
+    _ = try agent.loadCatalog(from: packageRoot.appendingPathComponent("Examples/catalog.json"))
+    return agent
+}
+
 /// Runs one of the package's executables to completion.
 @discardableResult
 func runTool(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws

@@ -155,6 +155,27 @@ export class Replica {
     }
   }
 
+  /**
+   * Resolves true once this replica has completed its first sync (a pull reached the end of the
+   * account's log, here or in the tab that syncs), false when `timeout` milliseconds pass first.
+   * @param {number} timeout @returns {Promise<boolean>}
+   */
+  waitForFirstSync(timeout) {
+    if (this.progress.hasSynced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const stop = this.onProgress(() => {
+        if (!this.progress.hasSynced) return;
+        stop();
+        clearTimeout(timer);
+        resolve(true);
+      });
+      const timer = setTimeout(() => {
+        stop();
+        resolve(false);
+      }, timeout);
+    });
+  }
+
   /** Whether tips are held for the first sync now (protocol.md §17.1). */
   get isHeldForFirstSync() {
     return firstSyncHolds(this.progress, this.nowMilliseconds());

@@ -148,19 +148,7 @@ export class SyncClient {
    * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
    */
   waitForFirstSync(timeout) {
-    if (this.replica.progress.hasSynced) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const stop = this.onStatus((status) => {
-        if (!status.hasSynced) return;
-        stop();
-        clearTimeout(timer);
-        resolve(true);
-      });
-      const timer = setTimeout(() => {
-        stop();
-        resolve(false);
-      }, timeout);
-    });
+    return this.replica.waitForFirstSync(timeout);
   }
 
   /** One round: push everything unsent, then pull until the server has nothing more. */

@@ -169,19 +169,7 @@ export class TipSync extends EventTarget {
    * false when `timeout` milliseconds pass first. @param {number} [timeout] @returns {Promise<boolean>}
    */
   waitForFirstSync(timeout = 10_000) {
-    if (this.replica.progress.hasSynced) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const stop = this.replica.onProgress(() => {
-        if (!this.replica.progress.hasSynced) return;
-        stop();
-        clearTimeout(timer);
-        resolve(true);
-      });
-      const timer = setTimeout(() => {
-        stop();
-        resolve(false);
-      }, timeout);
-    });
+    return this.replica.waitForFirstSync(timeout);
   }
 
   async #receive(message) {

@@ -69,6 +69,12 @@ export class Replica {
     onLocalChange(listener: any): () => boolean;
     /** Calls `listener` after every change of the sync bookkeeping (an answer settled). @returns {() => void} */
     onProgress(listener: any): () => boolean;
+    /**
+     * Resolves true once this replica has completed its first sync (a pull reached the end of the
+     * account's log, here or in the tab that syncs), false when `timeout` milliseconds pass first.
+     * @param {number} timeout @returns {Promise<boolean>}
+     */
+    waitForFirstSync(timeout: number): Promise<boolean>;
     /** Whether tips are held for the first sync now (protocol.md §17.1). */
     get isHeldForFirstSync(): boolean;
     /**

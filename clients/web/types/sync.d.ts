@@ -115,7 +115,7 @@ export class SyncClient {
      * Resolves true once this device has completed its first sync (now or before), false when
      * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
      */
-    waitForFirstSync(timeout: any): Promise<any>;
+    waitForFirstSync(timeout: any): Promise<boolean>;
     /** One round: push everything unsent, then pull until the server has nothing more. */
     syncOnce(): Promise<void>;
     /** Returns once every local change made before the call is on the server. */

@@ -38,7 +38,7 @@ export class TipSync extends EventTarget {
      * Resolves true once this device has completed its first sync (in this tab or the one that syncs),
      * false when `timeout` milliseconds pass first. @param {number} [timeout] @returns {Promise<boolean>}
      */
-    waitForFirstSync(timeout?: number): Promise<any>;
+    waitForFirstSync(timeout?: number): Promise<boolean>;
     /** Donates to an event now, with an optional JSON payload. */
     donate(event: any, info: any): any;
     /** Sets a parameter rules read. */
