@@ -140,7 +140,14 @@ import TipSyncTestSupport
         guard case .object(let expected) = check, let now = expected["now"]?.number else {
             return ["a check needs \"now\" (seconds since 1970)"]
         }
-        let evaluator = StatusEvaluator(state: state, catalog: catalog, now: now)
+        var evaluator = StatusEvaluator(state: state, catalog: catalog, now: now)
+        // A device's first-sync bookkeeping, when the check gives one (protocol.md §17.1).
+        if case .object(let firstSync)? = expected["firstSync"] {
+            let hold = FirstSyncHold(
+                hasSynced: firstSync["hasSynced"] == .bool(true),
+                until: firstSync["holdUntil"]?.number.map { Int64($0) })
+            evaluator.heldForFirstSync = hold.holds(atMilliseconds: Int64((now * 1000).rounded()))
+        }
         var found: [String] = []
         func compare(_ what: String, _ actual: JSONValue, _ wanted: JSONValue) {
             if actual != wanted {

@@ -30,5 +30,5 @@ export { superseded } from './compaction.js';
 export { MemoryStore, IndexedDBStore } from './store.js';
 export { Replica } from './replica.js';
 export { SyncClient, SyncError } from './sync.js';
-export { emptyProgress } from './progress.js';
+export { emptyProgress, firstSyncHolds, readProgress } from './progress.js';
 export { TipSync, configure, defaultTipSync } from './tipsync.js';

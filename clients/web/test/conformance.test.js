@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import {
   canonicalText, decodeChange, donationLimits, jsonEquals, parse, parseCatalog, ReplicaState, StatusEvaluator,
-  superseded, violation,
+  superseded, violation, emptyProgress, firstSyncHolds,
 } from '../src/index.js';
 import { SplitMix64 } from './random.js';
 
@@ -80,7 +80,11 @@ function replay(steps, limits) {
 
 function mismatches(state, catalog, check) {
   const found = [];
-  const evaluator = new StatusEvaluator(state, catalog, check.now);
+  // A device's first-sync bookkeeping, when the check gives one (protocol.md §17.1).
+  const heldForFirstSync = check.firstSync
+    ? firstSyncHolds({ ...emptyProgress(), hasSynced: check.firstSync.hasSynced, firstSyncHoldUntil: check.firstSync.holdUntil }, Math.round(check.now * 1000))
+    : false;
+  const evaluator = new StatusEvaluator(state, catalog, check.now, { heldForFirstSync });
   const compare = (what, actual, wanted) => {
     if (!jsonEquals(actual, wanted)) found.push(`${what}: got ${canonicalText(actual)}, expected ${canonicalText(wanted)}`);
   };

@@ -1,6 +1,5 @@
 export { superseded } from "./compaction.js";
 export { Replica } from "./replica.js";
-export { emptyProgress } from "./progress.js";
 export type JSONValue = import('./json.js').JSONValue;
 export type Stamp = import('./hlc.js').Stamp;
 export type Change = import('./change.js').Change;
@@ -19,4 +18,5 @@ export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from 
 export { QUERY_LIMIT, StatusEvaluator } from "./status.js";
 export { MemoryStore, IndexedDBStore } from "./store.js";
 export { SyncClient, SyncError } from "./sync.js";
+export { emptyProgress, firstSyncHolds, readProgress } from "./progress.js";
 export { TipSync, configure, defaultTipSync } from "./tipsync.js";
