@@ -2,19 +2,27 @@
 // browser, a phone with the Swift library, a tipsync-agent). Query parameters configure it:
 //   ?server=http://127.0.0.1:8080&device=browser&token=ts_…   (a device token for `device`)
 // Without `server` it runs on this browser's storage alone. See README, "From a web app".
+// The catalog is the one the Swift walkthrough and the agent walkthrough use (Examples/catalog.json),
+// so the page, a phone and an agent of one account see each other's changes. Its images are SF
+// Symbol names; `symbols` maps them to this page's icons (protocol.md §13.1, "Images").
 import { configure } from '../../clients/web/src/browser.js';
 
 const query = new URLSearchParams(location.search);
-const catalog = await (await fetch('catalog.json')).text();
+const catalog = await (await fetch('../catalog.json')).text();
 const tipsync = await configure({
   device: query.get('device') ?? 'browser',
   catalog,
   server: query.get('server') ?? undefined,
   token: query.get('token') ?? undefined,
+  symbols: { star: 'icons/star.svg', sparkles: 'icons/sparkles.svg', magnifyingglass: 'icons/search.svg' },
 });
 
-// The app's own events and parameters, as it would record them.
+// The app's own events and parameters, as it would record them: the person is signed in; opening a
+// yard is the Swift walkthrough's `opened-detail` and `viewed-yard` donations.
+await tipsync.setParameter('isLoggedIn', true);
 document.querySelector('#search-button').addEventListener('click', () => tipsync.donate('searched'));
+document.querySelector('#yard-button').addEventListener('click', () =>
+  Promise.all([tipsync.donate('opened-detail'), tipsync.donate('viewed-yard', { yardID: 7 })]));
 document.addEventListener('tipsync-action', (event) => {
   console.log(`action ${event.detail.action} on tip ${event.detail.tip}`);
 });

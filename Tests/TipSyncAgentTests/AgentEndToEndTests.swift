@@ -49,12 +49,13 @@ import TipSyncTestSupport
         #expect(
             all == #"{"tips":[{"id":"favorite","status":"pending","reason":null,"displayCount":0},"#
                 + #"{"id":"upgrade","status":"available","reason":null,"displayCount":0},"#
-                + #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}]}"# + "\n")
+                + #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0},"#
+                + #"{"id":"search","status":"pending","reason":null,"displayCount":0}]}"# + "\n")
 
         // Errors: one line on stderr, exit status 1, nothing written.
         let before = try await phone.check(["export-history", "-"])
         let cases: [([String], String)] = [
-            (["status", "nope"], "unknown tip 'nope' (the catalog has: favorite, upgrade, welcome)"),
+            (["status", "nope"], "unknown tip 'nope' (the catalog has: favorite, upgrade, welcome, search)"),
             (["display", "nope"], "unknown tip 'nope'"),
             (["param", "set", "plan", "pro"], "the value is not valid JSON: pro"),
             (["param", "set", "plan", "3"], "parameter 'plan' holds string values; got number 3"),
@@ -144,7 +145,8 @@ import TipSyncTestSupport
         let unknown = try await laptop.run(["status", "nope"])
         #expect(
             unknown.status == 1
-                && unknown.stderr == "tipsync-agent: unknown tip 'nope' (the catalog has: favorite, upgrade, welcome)\n"
+                && unknown.stderr
+                    == "tipsync-agent: unknown tip 'nope' (the catalog has: favorite, upgrade, welcome, search)\n"
         )
 
         // The local API: requests and clear errors, one line each.

@@ -63,7 +63,8 @@ import TipSyncTestSupport
         }
     }
 
-    func runWalkthrough(dataHome: URL, server: String, token: String) throws -> ChildProcess {
+    /// `tipsync-walkthrough` (Examples/Walkthrough/App.swift) as device `phone`, its data in `dataHome`.
+    static func runWalkthrough(dataHome: URL, server: String, token: String) throws -> ChildProcess {
         // Line-buffered stdout, so the test reads what the program printed as it prints it.
         try ChildProcess(
             "/usr/bin/stdbuf", ["-oL", productsDirectory.appendingPathComponent("tipsync-walkthrough").path],
@@ -83,7 +84,7 @@ import TipSyncTestSupport
         defer { server.terminate() }
         let laptop = try await TestAgent("laptop", in: directory, server: server)
         let daemon = try await laptop.startDaemon()
-        let program = try runWalkthrough(
+        let program = try Self.runWalkthrough(
             dataHome: directory.appendingPathComponent("phone-data"), server: server.url,
             token: try await server.token(device: "phone"))
         defer { program.terminate() }
@@ -117,7 +118,7 @@ import TipSyncTestSupport
 
         // First launch: nothing listens at the server's address yet. The program makes its changes
         // (it prints the tip's status after them) and is killed.
-        let first = try runWalkthrough(dataHome: dataHome, server: server.url, token: token)
+        let first = try Self.runWalkthrough(dataHome: dataHome, server: server.url, token: token)
         #expect(await first.stdout.waitFor("invalidated"))
         first.signal(SIGKILL)
         _ = await first.exitStatus()
@@ -126,7 +127,7 @@ import TipSyncTestSupport
         defer { server.terminate() }
         let daemon = try await laptop.startDaemon()
         #expect(try await laptop.status("two-launches").status == "pending")
-        let second = try runWalkthrough(dataHome: dataHome, server: server.url, token: token)
+        let second = try Self.runWalkthrough(dataHome: dataHome, server: server.url, token: token)
         defer { second.terminate() }
         let watched = try await laptop.run(["watch", "two-launches", "--until", "available", "--timeout", "60"])
         #expect(watched.status == 0, "the first launch's donation never arrived: \(watched.stderr)")

@@ -138,7 +138,7 @@ struct WebBrowserTests {
         try await server.start(["--cors-origins", base])
         defer { server.terminate() }
         let agent = try await TestAgent("cli", in: directory, server: server)
-        try await agent.check(["catalog", "load", packageRoot.appendingPathComponent("Examples/web/catalog.json").path])
+        try await agent.check(["catalog", "load", packageRoot.appendingPathComponent("Examples/catalog.json").path])
 
         func page(_ device: String) async throws -> String {
             let token = try await server.token(device: device)
@@ -200,15 +200,17 @@ struct WebBrowserTests {
             #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         }
 
-        // Offline: the second browser records searches; back online, they reach the server.
+        // Offline: the second browser opens yard 7 three times; back online, the visits reach the server.
         try await second.setOffline(true)
-        _ = try await second.evaluate(
-            "Promise.all([1, 2, 3].map(() => tipsync.donate('searched'))).then(() => true)", awaitPromise: true)
-        #expect(try await second.evaluate(Self.shown("favorites")) as? Bool == true, "rules run offline")
+        for _ in 0..<3 { _ = try await second.evaluate("document.querySelector('#yard-button').click()") }
+        #expect(
+            try await second.evaluate(Self.until("tipsync.status('favorite') === 'available'"), awaitPromise: true)
+                as? Bool == true)
+        #expect(try await second.evaluate(Self.shown("favorite")) as? Bool == true, "rules run offline")
         try await second.setOffline(false)
         _ = try await second.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
         try await agent.check(["sync"])
-        #expect(try await agent.status("favorites").status == "available")
+        #expect(try await agent.status("favorite").status == "available")
 
         // Two tabs of the first device: one syncs, the other follows it and writes through it.
         let tab = try await first.openTab(firstURL)
@@ -217,16 +219,16 @@ struct WebBrowserTests {
         #expect(try await first.evaluate("tipsync.isSyncing") as? Bool == true)
         #expect(
             try await first.evaluate(
-                Self.until("tipsync.status('favorites') === 'available'"), awaitPromise: true, in: tab)
+                Self.until("tipsync.status('favorite') === 'available'"), awaitPromise: true, in: tab)
                 as? Bool == true)
-        _ = try await first.evaluate(Self.click("favorites", "close"), in: tab)
+        _ = try await first.evaluate(Self.click("favorite", "close"), in: tab)
         #expect(
             try await first.evaluate(
-                Self.until("tipsync.status('favorites') === 'invalidated:tipClosed'"), awaitPromise: true)
+                Self.until("tipsync.status('favorite') === 'invalidated:tipClosed'"), awaitPromise: true)
                 as? Bool == true, "the syncing tab took the other tab's dismissal")
         _ = try await first.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
         try await agent.check(["sync"])
-        #expect(try await agent.status("favorites").reason == "tipClosed")
+        #expect(try await agent.status("favorite").reason == "tipClosed")
 
         // A reload keeps the state: the page opened without a server reads it from IndexedDB alone.
         try await second.open("\(base)/Examples/web/?device=browser-b")
@@ -296,6 +298,73 @@ extension WebBrowserTests {
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         try Data("go\n".utf8).write(to: URL(fileURLWithPath: proceed))
         #expect(await shell.exitStatus() == 0, "stderr: \(shell.stderr.text)")
+        await browser.quit()
+    }
+}
+
+extension WebBrowserTests {
+    /// The three walkthroughs share one set of example files (issue 52, item 7): the Swift program
+    /// (`Examples/Walkthrough`, device `phone`), an agent on `Examples/catalog.json` (`laptop`) and
+    /// the web demo (`Examples/web`, `browser`) on one account see each other's changes. Before, the
+    /// page had a catalog of its own whose ids the others did not know.
+    @Test func theSwiftAgentAndWebWalkthroughsSeeEachOthersChanges() async throws {
+        let directory = scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (pages, base) = try await Self.servePackage()
+        defer { pages.process.terminate() }
+        let server = try await TestServer(directory: directory)
+        try await server.start(["--cors-origins", base])
+        defer { server.terminate() }
+        let laptop = try await TestAgent("laptop", in: directory, server: server)
+        let daemon = try await laptop.startDaemon()
+        let browser = try await HeadlessChromium()
+        let token = try await server.token(device: "browser")
+        try await browser.open("\(base)/Examples/web/?server=\(server.url)&device=browser&token=\(token)")
+        #expect(try await browser.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.isSyncing && tipsync.replica.progress.pullCursor"), awaitPromise: true) as? Bool
+                == true)
+        #expect(try await browser.evaluate(Self.shown("welcome")) as? Bool == true)
+        // The symbol names of the shared catalog are the page's icons, never text.
+        #expect(
+            try await browser.evaluate(
+                """
+                document.querySelector('tipsync-tip[tip="welcome"]').shadowRoot
+                  .querySelector('[part~="image"] img').getAttribute('src')
+                """) as? String == "icons/sparkles.svg")
+
+        // The Swift program closes `favorite` on the phone: the agent and the page both learn it.
+        let program = try ReadmeExampleTests.runWalkthrough(
+            dataHome: directory.appendingPathComponent("phone-data"), server: server.url,
+            token: try await server.token(device: "phone"))
+        defer { program.terminate() }
+        let watched = try await laptop.run(["watch", "favorite", "--until", "invalidated", "--timeout", "60"])
+        #expect(watched.status == 0 && watched.stdout.contains(#""reason":"tipClosed""#), "\(watched.stderr)")
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.status('favorite') === 'invalidated:tipClosed'"), awaitPromise: true) as? Bool
+                == true)
+        // …and its donations count on the page: one `opened-detail` from the phone.
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.replica.state.donations('opened-detail').length >= 1"),
+                awaitPromise: true) as? Bool == true)
+
+        // The page closes `welcome`: the agent and the phone's program see it.
+        _ = try await browser.evaluate(Self.click("welcome", "close"))
+        let closed = try await laptop.run(["watch", "welcome", "--until", "invalidated", "--timeout", "60"])
+        #expect(closed.status == 0 && closed.stdout.contains(#""reason":"tipClosed""#), "\(closed.stderr)")
+
+        // The agent dismisses the page's popover: it leaves the open page.
+        try await laptop.check(["invalidate", "search", "--reason", "actionPerformed"])
+        #expect(
+            try await browser.evaluate(
+                Self.until("tipsync.status('search') === 'invalidated:actionPerformed'"), awaitPromise: true) as? Bool
+                == true)
+        #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
+        #expect(program.isRunning)
+        await daemon.stop()
         await browser.quit()
     }
 }

@@ -41,6 +41,30 @@ import TipSyncTestSupport
         init(_ description: String) { self.description = description }
     }
 
+    /// `conformance/catalog/images.json`: how each kind of image string reads (protocol.md §13.1).
+    @Test func imageStringsReadAsTheCorpusSays() throws {
+        let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/images.json")
+        guard case .object(let members) = try JSONParser.parse(try Data(contentsOf: file)),
+            case .array(let cases)? = members["images"]
+        else { throw ConformanceError("images.json: needs an \"images\" array") }
+        #expect(cases.count >= 10)
+        for item in cases {
+            guard case .object(let entry) = item, case .string(let image)? = entry["image"],
+                case .string(let reads)? = entry["reads"]
+            else { throw ConformanceError("images.json: an entry without image and reads") }
+            let kind = TipImage(image)
+            let actual: String? =
+                switch kind {
+                case .reference: "reference"
+                case .symbol: "symbol"
+                case nil: nil
+                }
+            #expect(actual == reads, "\(image)")
+            #expect(kind?.name == image)
+        }
+        #expect(TipImage("") == nil && TipImage(nil) == nil)
+    }
+
     @Test func theCorpusIsThere() {
         #expect(Self.vectorNames.count >= 20, "conformance/merge/ holds \(Self.vectorNames.count) vectors")
     }

@@ -432,7 +432,7 @@ import TipSyncTestSupport
                 uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: catalog)
             ) { response in
                 #expect(response.status == .ok)
-                #expect(String(buffer: response.body) == #"{"tips":3,"version":1}"#)
+                #expect(String(buffer: response.body) == #"{"tips":4,"version":1}"#)
             }
             try await client.execute(uri: "/admin/v1/catalog", method: .get, headers: admin) {
                 #expect(String(buffer: $0.body) == catalog)

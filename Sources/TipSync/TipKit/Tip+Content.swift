@@ -4,7 +4,8 @@ import TipSyncCore
 public struct TipContent: Sendable, Hashable {
     public var title: String
     public var message: String?
-    /// An image name (an SF Symbol on Apple platforms, an icon name elsewhere).
+    /// The catalog's `image` string: an SF Symbol's name or a reference to an image file — see
+    /// ``imageKind``.
     public var image: String?
     public var actions: [ActionDefinition]
 
@@ -14,6 +15,10 @@ public struct TipContent: Sendable, Hashable {
         self.image = image
         self.actions = actions
     }
+
+    /// How ``image`` reads (protocol.md §13.1, "Images"): `.symbol("star")` for
+    /// `Image(systemName:)`, `.reference("https://…")` for an image file; `nil` for none.
+    public var imageKind: TipImage? { TipImage(image) }
 
     init(_ definition: TipDefinition) {
         self.init(

@@ -85,8 +85,9 @@ final class PushFastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.fireChannelRead(wrapInboundOut(part))
             }
         case (.body(var bytes), .taken(let head, let token, var body)):
-            // Past the body limit: the router refuses it (`413`), from what was read so far.
-            guard body.readableBytes + bytes.readableBytes <= fastPath.controller.configuration.maxBodyBytes else {
+            // Past what this path parses on the loop (a chunked body has no length to tell by): the
+            // router reads the rest and answers it — or refuses it `413` past the body limit.
+            guard body.readableBytes + bytes.readableBytes <= PushFastPath.largestBody else {
                 current = .forwarded
                 forward(head, body: body, end: false, context: context)
                 context.fireChannelRead(wrapInboundOut(part))

@@ -33,13 +33,22 @@ struct PushFastPath: Sendable {
     /// router, so that each is logged.
     let logger: Logger
 
+    /// The largest body this path reads, parses and checks on the event loop (16 KiB: a few dozen
+    /// changes; a device's usual push is one, a few hundred bytes). The loop serves every connection
+    /// of its thread, so what it does per request must stay small whatever a client sends: a larger
+    /// body, and any compressed one (4 KiB of gzip inflates to 4 MiB), is read, inflated and parsed in
+    /// the router's task instead, where it delays no other connection (issue 59, item 1).
+    static let largestBody = 16 * 1024
+
     /// A request this path may take, known by its head: the token whose cached identity it carries.
     /// Anything with a browser's `Origin` (CORS), an `Expect` header, a `Connection` header other
-    /// than `keep-alive` (Hummingbird closes after `close`), or a credential the cache does not hold
-    /// goes to the router.
+    /// than `keep-alive` (Hummingbird closes after `close`), a `Content-Encoding`, a declared length
+    /// above ``largestBody``, or a credential the cache does not hold goes to the router.
     func takes(_ head: HTTPRequest) -> UnconfirmedToken? {
         guard head.method == .post, head.path == SyncController.pushPath, logger.logLevel > .debug,
             head.headerFields[.origin] == nil, head.headerFields[.expect] == nil,
+            head.headerFields[.contentEncoding].map({ $0.lowercased() == "identity" }) ?? true,
+            head.headerFields[.contentLength].map({ Int($0).map { $0 <= Self.largestBody } ?? false }) ?? true,
             head.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true
         else { return nil }
         return auth.cachedIdentity(method: head.method, path: SyncController.pushPath, headers: head.headerFields)
@@ -59,7 +68,7 @@ struct PushFastPath: Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         let serverTime = controller.now()
         let identity = token.identity
-        guard body.readableBytes <= controller.configuration.maxBodyBytes,
+        guard body.readableBytes <= min(Self.largestBody, controller.configuration.maxBodyBytes),
             (try? SyncController.requireJSON(head.headerFields)) != nil,
             let changes = try? controller.pushedChanges(
                 body, contentEncoding: head.headerFields[.contentEncoding], identity: identity, serverTime: serverTime),

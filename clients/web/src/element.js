@@ -7,6 +7,7 @@
 //   <tipsync-tip tip="search" anchor="#search-button" placement="bottom"></tipsync-tip>
 
 import { defaultTipSync } from './tipsync.js';
+import { imageSource } from './image.js';
 
 const STYLE = `
 :host { display: contents; }
@@ -161,18 +162,15 @@ export class TipSyncTipElement extends HTMLElement {
     container.setAttribute('aria-labelledby', `${this.uid}-title`);
     if (definition.message) container.setAttribute('aria-describedby', `${this.uid}-message`);
     if (popover) container.dataset.popover = '';
-    if (definition.image) {
+    const source = imageSource(definition.image, this.tipsync?.options?.symbols);
+    if (source) {
       const image = document.createElement('div');
       image.setAttribute('part', 'image');
       image.setAttribute('aria-hidden', 'true');
-      if (/^(https?:|data:|\/|\.)|\.(svg|png|jpe?g|gif|webp)$/i.test(definition.image)) {
-        const img = document.createElement('img');
-        img.src = definition.image;
-        img.alt = '';
-        image.append(img);
-      } else {
-        image.textContent = definition.image.length <= 4 ? definition.image : '★';
-      }
+      const img = document.createElement('img');
+      img.src = source;
+      img.alt = '';
+      image.append(img);
       container.append(image);
     }
     const body = document.createElement('div');

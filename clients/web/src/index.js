@@ -31,4 +31,5 @@ export { MemoryStore, IndexedDBStore } from './store.js';
 export { Replica } from './replica.js';
 export { SyncClient, SyncError } from './sync.js';
 export { emptyProgress, firstSyncHolds, readProgress } from './progress.js';
+export { imageSource, isImageReference } from './image.js';
 export { TipSync, configure, defaultTipSync } from './tipsync.js';

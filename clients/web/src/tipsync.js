@@ -25,11 +25,14 @@ import { decodeChange, encodeChange } from './change.js';
  *   overrides?: TestingOverrides,
  *   live?: boolean,
  *   firstSyncTimeout?: number,
+ *   symbols?: Record<string, string>,
  * }} TipSyncOptions
  * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
  * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device);
  * `firstSyncTimeout`: seconds a device that never synced holds back tips that would be available
- * (default 5, 0: no hold; protocol.md §17.1).
+ * (default 5, 0: no hold; protocol.md §17.1); `symbols`: image files for the symbol names tips'
+ * `image` may carry (`{star: 'icons/star.svg'}`; protocol.md §13.1, "Images") — `<tipsync-tip>`
+ * shows a symbol it cannot map as no image.
  * @typedef {import('./sync.js').SyncStatus} SyncStatus
  */
 
@@ -68,6 +71,8 @@ export class TipSync extends EventTarget {
     this.channel = null;
     this.pending = new Map();
     this.nextRequest = 1;
+    /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
+    this.queue = Promise.resolve();
     /**
      * The sync status (the syncing tab's, in every tab): `connected`, `hasSynced`, `heldForFirstSync`,
      * `pendingChanges`, `lastSyncedAt`, `lastError` (a message). Changes fire `syncstatus`.
@@ -103,6 +108,13 @@ export class TipSync extends EventTarget {
   /** This tab writes the log and syncs. */
   #lead() {
     this.isSyncing = true;
+    // Writes made before this tab knew it would sync (right after `configure()`, before the lock
+    // was granted) were offered to a syncing tab that did not exist: this tab runs them now, in the
+    // order they were made. The other tabs offer theirs again, to this tab.
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    this.#runInOrder(waiting);
+    this.channel?.postMessage({ type: 'leader' });
     // The whole log only when the state changed; an answer that moved only the bookkeeping (every
     // pull does) sends just that.
     this.replica.subscribe(() => this.#announce());
@@ -189,6 +201,9 @@ export class TipSync extends EventTarget {
       }
       this.channel.postMessage(reply);
       this.#announce();
+    } else if (message.type === 'leader' && !this.isSyncing) {
+      // A new syncing tab: what no tab has answered yet goes to it (the one it went to may have closed).
+      for (const [id, call] of this.pending) this.channel.postMessage({ type: 'call', id, operation: call.operation, args: call.args });
     } else if (message.type === 'reply' && this.pending.has(message.id)) {
       const { resolve, reject } = this.pending.get(message.id);
       this.pending.delete(message.id);
@@ -199,12 +214,26 @@ export class TipSync extends EventTarget {
 
   /** Runs a write here when this tab syncs, else in the tab that does. */
   #write(operation, args) {
-    if (this.isSyncing || !this.channel) return this.replica[operation](...args).then(() => undefined);
+    if (this.isSyncing || !this.channel) {
+      // After any write made before this tab led, which runs first.
+      const run = this.queue.catch(() => {}).then(() => this.replica[operation](...args));
+      this.queue = run;
+      return run.then(() => undefined);
+    }
     const id = `${Date.now()}-${this.nextRequest++}-${Math.random()}`;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { operation, args, resolve, reject });
       this.channel.postMessage({ type: 'call', id, operation, args });
     });
+  }
+
+  /** Runs writes on this tab's replica one after another, settling each caller's promise. */
+  #runInOrder(calls) {
+    for (const call of calls) {
+      const run = this.queue.catch(() => {}).then(() => this.replica[call.operation](...call.args));
+      this.queue = run;
+      run.then(() => call.resolve(undefined), (error) => call.reject(error));
+    }
   }
 
   /** Donates to an event now, with an optional JSON payload. */

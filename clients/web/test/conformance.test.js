@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import {
   canonicalText, decodeChange, donationLimits, jsonEquals, parse, parseCatalog, ReplicaState, StatusEvaluator,
-  superseded, violation, emptyProgress, firstSyncHolds,
+  superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference,
 } from '../src/index.js';
 import { SplitMix64 } from './random.js';
 
@@ -118,6 +118,19 @@ function mismatches(state, catalog, check) {
   }
   return found;
 }
+
+test('image strings read as conformance/catalog/images.json says (protocol.md §13.1)', () => {
+  const { images } = parse(readFileSync(join(directory, '../catalog/images.json'), 'utf8'));
+  assert.ok(images.length >= 10);
+  for (const { image, reads } of images) {
+    assert.equal(isImageReference(image) ? 'reference' : 'symbol', reads, image);
+    // On the web: a reference is itself; a symbol only through the page's map, never as text.
+    assert.equal(imageSource(image), reads === 'reference' ? image : null, image);
+    assert.equal(imageSource(image, { [image]: 'mapped.svg' }), reads === 'reference' ? image : 'mapped.svg', image);
+  }
+  assert.equal(imageSource(undefined), null);
+  assert.equal(imageSource('toString'), null, 'a map lookup reads only the map\'s own names');
+});
 
 test('the corpus is there', () => {
   assert.ok(names.length >= 20, `conformance/merge/ holds ${names.length} vectors`);

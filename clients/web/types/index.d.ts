@@ -19,4 +19,5 @@ export { QUERY_LIMIT, StatusEvaluator } from "./status.js";
 export { MemoryStore, IndexedDBStore } from "./store.js";
 export { SyncClient, SyncError } from "./sync.js";
 export { emptyProgress, firstSyncHolds, readProgress } from "./progress.js";
+export { imageSource, isImageReference } from "./image.js";
 export { TipSync, configure, defaultTipSync } from "./tipsync.js";

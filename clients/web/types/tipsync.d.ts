@@ -18,6 +18,8 @@ export class TipSync extends EventTarget {
     channel: BroadcastChannel | null;
     pending: Map<any, any>;
     nextRequest: number;
+    /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
+    queue: Promise<void>;
     /**
      * The sync status (the syncing tab's, in every tab): `connected`, `hasSynced`, `heldForFirstSync`,
      * `pendingChanges`, `lastSyncedAt`, `lastError` (a message). Changes fire `syncstatus`.
@@ -40,19 +42,19 @@ export class TipSync extends EventTarget {
      */
     waitForFirstSync(timeout?: number): Promise<boolean>;
     /** Donates to an event now, with an optional JSON payload. */
-    donate(event: any, info: any): any;
+    donate(event: any, info: any): Promise<any>;
     /** Sets a parameter rules read. */
-    setParameter(id: any, value: any): any;
+    setParameter(id: any, value: any): Promise<any>;
     /** Invalidates a tip on every device: `tipClosed` (default), `actionPerformed`, … */
-    invalidate(tip: any, reason?: string): any;
+    invalidate(tip: any, reason?: string): Promise<any>;
     /** Makes an invalidated tip eligible again (a new display epoch). */
-    resetEligibility(tip: any): any;
+    resetEligibility(tip: any): Promise<any>;
     /** Records that a tip was shown once, for `duration` seconds. */
-    recordDisplay(tip: any, duration?: number): any;
+    recordDisplay(tip: any, duration?: number): Promise<any>;
     /** Deletes every donation of an event, everywhere. */
-    deleteDonations(event: any): any;
+    deleteDonations(event: any): Promise<any>;
     /** Removes every tip, event and parameter record, everywhere. */
-    resetDatastore(): any;
+    resetDatastore(): Promise<any>;
     /** A tip's status now. @returns {TipStatus} */
     status(tip: any): import("./status.js").TipStatus;
     /** A tip's definition (title, message, image, actions) from the catalog in force. */
@@ -80,7 +82,9 @@ export type JSONValue = import('./json.js').JSONValue;
  * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
  * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device);
  * `firstSyncTimeout`: seconds a device that never synced holds back tips that would be available
- * (default 5, 0: no hold; protocol.md §17.1).
+ * (default 5, 0: no hold; protocol.md §17.1); `symbols`: image files for the symbol names tips'
+ * `image` may carry (`{star: 'icons/star.svg'}`; protocol.md §13.1, "Images") — `<tipsync-tip>`
+ * shows a symbol it cannot map as no image.
  */
 export type TipSyncOptions = {
     device: string;
@@ -94,6 +98,7 @@ export type TipSyncOptions = {
     overrides?: TestingOverrides;
     live?: boolean;
     firstSyncTimeout?: number;
+    symbols?: Record<string, string>;
 };
 export type SyncStatus = import('./sync.js').SyncStatus;
 import { Replica } from "./replica.js";
