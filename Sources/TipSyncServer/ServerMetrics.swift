@@ -16,6 +16,8 @@ struct ServerMetrics: Sendable {
     /// Pushes stored and answered on their connection's event loop (``PushFastPath``), and by the router.
     let pushesOnEventLoop: CoreMetrics.Counter
     let pushesByRouter: CoreMetrics.Counter
+    /// Live streams ended because their client did not read (``LiveStream/StallBound``).
+    let liveStreamsStalled: CoreMetrics.Counter
     /// Long-poll pulls waiting on this instance.
     let longPolls: CoreMetrics.Meter
     let connections: ConnectionMetrics
@@ -43,6 +45,7 @@ struct ServerMetrics: Sendable {
         pushesByRouter = CoreMetrics.Counter(
             label: "tipsync_pushes_total", dimensions: [("path", "router")], factory: factory)
         longPolls = CoreMetrics.Meter(label: "tipsync_long_polls", factory: factory)
+        liveStreamsStalled = CoreMetrics.Counter(label: "tipsync_live_streams_stalled_total", factory: factory)
         connections = ConnectionMetrics(factory: factory)
         rateLimited = CoreMetrics.Counter(label: "tipsync_rate_limited_total", factory: factory)
         autoCompactions = CoreMetrics.Counter(label: "tipsync_auto_compactions_total", factory: factory)

@@ -154,8 +154,11 @@ final class RawConnection: @unchecked Sendable {
             Thread.detachNewThread {
                 let end = Date().addingTimeInterval(seconds)
                 var received: [UInt8] = []
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while !String(decoding: received, as: UTF8.self).contains(text) {
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                // Only the bytes that came last can complete `text`: long streams are read in linear time.
+                var searched = 0
+                while !String(decoding: received[max(0, searched - text.utf8.count)...], as: UTF8.self).contains(text) {
+                    searched = received.count
                     var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
                     let ready = poll(&poller, 1, Int32(max(0, end.timeIntervalSinceNow) * 1000))
                     if ready < 0, errno == EINTR { continue }

@@ -417,3 +417,42 @@ final class FinishedCount: Sendable {
         }
     }
 }
+
+extension StorageContractTests {
+    /// A page is bounded by bytes as well as by count (issue 59, item 2): a device that pushed large
+    /// changes and pulls at `limit=5000` gets pages of at most ``ChangeTexts/maxPageBytes`` (one
+    /// change more never), each with `more` until the end, and every change exactly once — on both
+    /// backends, by the one rule ``ChangeTexts/admits(_:limit:)``.
+    @Test(arguments: Backend.allCases)
+    func pagesAreBoundedByBytesAsWellAsCount(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let (account, phone) = try await Self.alicesPhone(in: store)
+            let padding = String(repeating: "x", count: 3000)
+            let changes = (Int64(1)...600).map { seq in
+                Change(
+                    device: "phone", seq: seq, hlc: HLC(milliseconds: 1_800_000_000_000 + UInt64(seq), counter: 0),
+                    operation: .parameter(id: "p-\(seq)", value: .string(padding)))
+            }
+            for batch in stride(from: 0, to: changes.count, by: 200) {
+                _ = try await store.push(Array(changes[batch..<(batch + 200)]), from: phone)
+            }
+            var cursor: Int64 = 0
+            var seen: [String] = []
+            var pages = 0
+            while true {
+                let page = try await store.pull(account: account, after: cursor, limit: 5000)
+                pages += 1
+                #expect(page.changes.joined.readableBytes <= ChangeTexts.maxPageBytes)
+                #expect(!page.changes.isEmpty || !page.more)
+                seen += page.bodies
+                cursor = page.cursor
+                if !page.more { break }
+            }
+            #expect(pages >= 4, "600 changes of 3 KB fill more than three 512 KiB pages")
+            #expect(seen == changes.map(\.canonicalJSON))
+            // A count limit still applies first when it is the smaller.
+            let small = try await store.pull(account: account, after: 0, limit: 3)
+            #expect(small.changes.count == 3 && small.more)
+        }
+    }
+}

@@ -18,12 +18,15 @@ public struct SyncRequestContext: RequestContext {
     public let remoteAddress: String?
     /// Completes when the client's connection closes: long-polls and live streams stop waiting then.
     public let connectionClosed: EventLoopFuture<Void>?
+    /// Closes the client's connection (a live stream whose client does not read).
+    public let closeConnection: @Sendable () -> Void
     /// Bodies are collected up to the configured limit by the routes themselves.
     public var maxUploadSize: Int { .max }
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         connectionClosed = source.channel.closeFuture
+        closeConnection = { [channel = source.channel] in channel.close(promise: nil) }
         // An EmbeddedChannel (the simulator's in-process server) may only be asked from the thread
         // that made it, and has no peer anyway.
         remoteAddress =

@@ -12,8 +12,9 @@ extension ServerConfiguration {
     ///   - `tipsync.database` (string, default `sqlite:./tipsync-data/server.sqlite`)
     ///   - `log.level` (string, default `info`)
     ///   - `tipsync.maxBodyBytes`, `tipsync.maxBatch`, `tipsync.maxPullLimit` (int)
-    ///   - `tipsync.maxClockSkew`, `tipsync.heartbeat`, `tipsync.maxWait`, `tipsync.requestHeadTimeout`,
-    ///     `tipsync.requestBodyTimeout`, `tipsync.memoryReleaseInterval` (seconds)
+    ///   - `tipsync.maxClockSkew`, `tipsync.heartbeat`, `tipsync.liveStallTimeout`, `tipsync.maxWait`,
+    ///     `tipsync.requestHeadTimeout`, `tipsync.requestBodyTimeout`, `tipsync.memoryReleaseInterval`
+    ///     (seconds); `tipsync.maxLiveStreamsPerDevice` (int)
     ///   - `tipsync.longPollGather` (milliseconds), `tipsync.maxConnections` (int, optional)
     ///   - `tipsync.rate.requests`, `tipsync.rate.changes`, `tipsync.rate.failedSignIns` and each
     ///     `….burst` (numbers), `tipsync.autoCompactAfter` (int)
@@ -61,6 +62,13 @@ extension ServerConfiguration {
         heartbeat = try settings.seconds(
             "tipsync.heartbeat", default: .seconds(15), minimum: .milliseconds(10),
             "Interval of heartbeats on /v1/live streams.")
+        liveStallTimeout = try settings.seconds(
+            "tipsync.liveStallTimeout", default: .seconds(30), minimum: .milliseconds(1),
+            "A /v1/live stream whose client has not read what was written to it within this time is ended (the client reconnects)."
+        )
+        maxLiveStreamsPerDevice = try settings.int(
+            "tipsync.maxLiveStreamsPerDevice", default: 4, minimum: 1,
+            "Open /v1/live streams per device; opening one more ends the device's oldest.")
         maxWait = try settings.seconds(
             "tipsync.maxWait", default: .seconds(60), "The longest wait a long-poll pull may ask for.")
         longPollGather = try settings.milliseconds(

@@ -24,6 +24,12 @@ public struct ServerConfiguration: Sendable {
     public var maxClockSkew: Duration
     /// The interval of comment lines on idle live streams.
     public var heartbeat: Duration
+    /// A live stream whose client has not read what the server wrote to it within this time is
+    /// ended: a page waiting for a client that does not read stays in memory only this long.
+    public var liveStallTimeout: Duration
+    /// Live streams one device may hold open; opening one more ends its oldest (a device that lost a
+    /// connection without the server noticing reconnects at once).
+    public var maxLiveStreamsPerDevice: Int
     /// The longest `wait` a long-poll pull may ask for; a longer one is `400 invalid_parameter`.
     public var maxWait: Duration
     /// A long-poll (`wait` > 0) that finds changes already waiting holds its answer this long and

@@ -66,11 +66,28 @@ public final class ChangeNotifier: Sendable {
     /// A live stream's subscription: wakes on news and on every ``heartbeat()``; ends like
     /// ``subscribe(_:)`` or when finished. No task runs for it, so an idle live connection costs
     /// only what its connection costs.
-    public func subscribeLive(_ device: DeviceIdentity) -> LiveSubscription {
+    ///
+    /// A device holds at most `limit` live streams: subscribing one more ends its oldest, so what one
+    /// device's streams can hold in memory is bounded (a device that lost a connection without the
+    /// server noticing reconnects at once, and the stale one goes).
+    public func subscribeLive(_ device: DeviceIdentity, limit: Int = .max) -> LiveSubscription {
         let subscription = LiveSubscription { [weak self] in self?.streamOpened() }
         let remove = register(device, .live(subscription))
         subscription.onTermination { remove() }
+        for oldest in liveStreams(of: device).dropLast(max(0, limit)) { oldest.finish() }
         return subscription
+    }
+
+    /// The device's live streams, oldest first.
+    private func liveStreams(of device: DeviceIdentity) -> [LiveSubscription] {
+        subscribers.withLock { state in
+            (state.byAccount[device.accountID] ?? [:]).filter { $0.value.device == device && $0.value.isLive }
+                .sorted { $0.key < $1.key }
+                .compactMap { entry -> LiveSubscription? in
+                    if case .live(let subscription) = entry.value.sink { return subscription }
+                    return nil
+                }
+        }
     }
 
     /// Adds a subscriber; returns what removes it.

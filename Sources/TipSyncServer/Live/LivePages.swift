@@ -72,8 +72,12 @@ public final class LivePages: Sendable {
         }
 
         /// The pushed page after `position`; it ends the catch-up only at the known end of the log.
+        /// A push larger than a page may be (its count, or ``ChangeTexts/maxPageBytes``) is read from
+        /// the store in pages instead.
         func pushedPage(after position: Int64, limit: Int) -> Page? {
-            guard let pushed = pushed[position], pushed.page.count <= limit else { return nil }
+            guard let pushed = pushed[position], pushed.page.count <= limit,
+                pushed.page.event.readableBytes <= ChangeTexts.maxPageBytes
+            else { return nil }
             var page = pushed.page
             page.more = end.map { page.cursor < $0 } ?? true
             return page

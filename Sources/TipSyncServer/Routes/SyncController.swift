@@ -125,7 +125,7 @@ struct SyncController: Sendable {
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         // Subscribed before the stream's first read: a push that lands while it reads wakes it too.
-        let subscription = notifier.subscribeLive(identity)
+        let subscription = notifier.subscribeLive(identity, limit: configuration.maxLiveStreamsPerDevice)
         var start: (position: Int64, limit: Int, generation: String)?
         var firstPage: PullPage?
         if let text = request.uri.queryParameters["cursor"].map(String.init) {
@@ -167,7 +167,10 @@ struct SyncController: Sendable {
                     generation: start.generation, opened: firstPage)
             } ?? .notifyOnly
         let stream = LiveStream(
-            subscription: subscription, mode: mode, position: start?.position ?? 0, metrics: metrics, now: now)
+            subscription: subscription, mode: mode, position: start?.position ?? 0, metrics: metrics,
+            stall: LiveStream.StallBound(
+                timeout: configuration.liveStallTimeout, closeConnection: context.closeConnection),
+            now: now)
         let handoff = LiveHandoff.current
         handoff?.take(stream)
         return Response(status: .ok, headers: headers, body: stream.body(handedOff: handoff != nil))

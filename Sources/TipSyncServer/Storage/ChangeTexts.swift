@@ -37,6 +37,19 @@ public struct ChangeTexts: Sendable, Hashable {
         ends.append(joined.writerIndex)
     }
 
+    /// The most bytes of change texts a page holds (512 KiB) besides its count limit: a page stops
+    /// before the change that would take it past this, though it always holds at least one change.
+    /// Every page a server hands over (a pull's answer, a live stream's event) waits whole in memory
+    /// until the client has read it, so this bounds what one slow or non-reading client can pin
+    /// (protocol.md §8 and §12; issue 59, item 2).
+    public static let maxPageBytes = 512 * 1024
+
+    /// Whether a page holding these texts has room for one more of `bytes` bytes, within `limit`
+    /// changes and ``maxPageBytes`` — the one rule every backend's page follows.
+    public func admits(_ bytes: Int, limit: Int) -> Bool {
+        count < limit && (isEmpty || joined.readableBytes + 1 + bytes <= Self.maxPageBytes)
+    }
+
     public var count: Int { ends.count }
     public var isEmpty: Bool { ends.isEmpty }
 

@@ -338,12 +338,16 @@ public struct PostgresSyncStore: SyncStore {
             if !zip(rows, rows.dropFirst()).allSatisfy({ $0.position < $1.position }) {
                 rows.sort { $0.position < $1.position }
             }
-            let more = rows.count > limit
-            if more { rows.removeLast(rows.count - limit) }
             var changes = ChangeTexts()
-            for row in rows { changes.append(row.body) }
+            var last: Int64?
+            for row in rows {
+                guard changes.admits(row.body.readableBytes, limit: limit) else { break }
+                changes.append(row.body)
+                last = row.position
+            }
+            let more = changes.count < rows.count
             return PullPage(
-                changes: changes, cursor: rows.last?.position ?? cursor, more: more,
+                changes: changes, cursor: last ?? cursor, more: more,
                 snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
                 logEnd: head.logEnd, generation: head.generation,
                 deviceHighestSeq: device.map { _ in head.highest ?? 0 })

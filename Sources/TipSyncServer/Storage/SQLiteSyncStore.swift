@@ -361,8 +361,8 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
         }
     }
 
-    /// Up to `limit` entries after `cursor`, in log order: their texts, the last one's position (nil:
-    /// none), and whether more follow. Stepped through SQLite itself, each text copied once from
+    /// Up to `limit` entries after `cursor` (and ``ChangeTexts/maxPageBytes``), in log order: their
+    /// texts, the last one's position (nil: none), and whether more follow. Stepped through SQLite itself, each text copied once from
     /// SQLite's row into the page (a cold start's pages hold 5,000 entries; a `Row` made a string
     /// of each, measured at a tenth of the server's work on a page).
     static func readPage(account: Int64, after cursor: Int64, limit: Int, _ db: Database) throws -> (
@@ -383,12 +383,12 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { return (changes, last, false) }
             guard code == SQLITE_ROW else { throw Self.error(code, statement, db) }
-            guard changes.count < limit else { return (changes, last, true) }
-            last = sqlite3_column_int64(handle, 0)
             // The text first, then its length (SQLite's documented order); a stored body is never NULL.
             let text = sqlite3_column_text(handle, 1)
-            let length = Int(sqlite3_column_bytes(handle, 1))
-            changes.append(UnsafeRawBufferPointer(start: text, count: text == nil ? 0 : length))
+            let length = text == nil ? 0 : Int(sqlite3_column_bytes(handle, 1))
+            guard changes.admits(length, limit: limit) else { return (changes, last, true) }
+            last = sqlite3_column_int64(handle, 0)
+            changes.append(UnsafeRawBufferPointer(start: text, count: length))
         }
     }
 
