@@ -359,7 +359,9 @@ import TipSyncTestSupport
         let token = try await ServerProcessTests.run([
             "tokens", "create", "--account", "leave", "--device", "laptop", "--database", database,
         ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let server = try await CrashConsistencyTests.ServerUnderTest.start(database: database)
+        // Twenty streams of one device: more than a device holds by default.
+        let server = try await CrashConsistencyTests.ServerUnderTest.start(
+            database: database, arguments: ["--max-live-streams-per-device", "20"])
         let port = server.port
         @Sendable func counts() async throws -> (longPolls: Double?, live: Double?) {
             let text = String(

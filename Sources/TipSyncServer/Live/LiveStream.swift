@@ -24,11 +24,6 @@ final class LiveStream: Sendable {
     /// time, so only one of them uses it at once.
     private let position: Mutex<Int64>
 
-    /// How long a write may wait for the client to read, and what ends the connection then.
-    struct StallBound: Sendable {
-        var timeout: Duration
-        var closeConnection: @Sendable () -> Void
-    }
     private let stall: StallBound?
 
     init(
@@ -43,27 +38,15 @@ final class LiveStream: Sendable {
         self.position = Mutex(position)
     }
 
-    /// Runs `writing`; when it has not finished within the stall bound (a client that does not read:
-    /// the write waits for the socket to drain, holding the page), closes the connection, which
-    /// fails the write and ends the stream. What one stream can pin is one page, for that long.
-    private func bounded(_ writing: () async throws -> Void) async throws {
-        guard let stall else { return try await writing() }
-        // A shared loop, not the connection's: that one may be a test's embedded loop.
-        let delay = TimeAmount.nanoseconds(stall.timeout.wholeNanoseconds)
-        let timer = NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: delay) { [metrics] in
-            metrics.liveStreamsStalled.increment()
-            stall.closeConnection()
-        }
-        defer { timer.cancel() }
-        try await writing()
+    /// `writer`, its writes bounded by the stall bound when the stream has one.
+    private func bounded(_ writer: any ResponseBodyWriter) -> any ResponseBodyWriter {
+        guard let stall else { return writer }
+        return StallBoundWriter(inner: writer, stall: stall, stalled: metrics.liveStreamsStalled)
     }
 
     /// Writes the `ready` event and, when the stream carries changes, what was already there.
     func open(_ writer: inout any ResponseBodyWriter) async throws {
-        try await bounded { try await openUnbounded(&writer) }
-    }
-
-    private func openUnbounded(_ writer: inout any ResponseBodyWriter) async throws {
+        var writer = bounded(writer)
         switch mode {
         case .notifyOnly:
             try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
@@ -106,10 +89,7 @@ final class LiveStream: Sendable {
 
     /// Writes `news` (taken by ``takeNews()``), reading the store when it must.
     func write(_ news: News, to writer: inout any ResponseBodyWriter) async throws {
-        try await bounded { try await writeUnbounded(news, to: &writer) }
-    }
-
-    private func writeUnbounded(_ news: News, to writer: inout any ResponseBodyWriter) async throws {
+        var writer = bounded(writer)
         switch mode {
         case .notifyOnly:
             let bytes = Self.notification(news)

@@ -168,7 +168,7 @@ struct SyncController: Sendable {
             } ?? .notifyOnly
         let stream = LiveStream(
             subscription: subscription, mode: mode, position: start?.position ?? 0, metrics: metrics,
-            stall: LiveStream.StallBound(
+            stall: StallBound(
                 timeout: configuration.liveStallTimeout, closeConnection: context.closeConnection),
             now: now)
         let handoff = LiveHandoff.current
