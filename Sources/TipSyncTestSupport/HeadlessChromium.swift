@@ -124,6 +124,15 @@ public final class HeadlessChromium: Sendable {
             ["offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1], session: session)
     }
 
+    /// Makes the page see the system's colour preference as `dark` (or `light`), as
+    /// `prefers-color-scheme` tells it.
+    public func emulateColorScheme(_ scheme: String, tab: Tab? = nil) async throws {
+        let session = tab?.session ?? self.session.withLock { $0 }
+        _ = try await send(
+            "Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]],
+            session: session)
+    }
+
     /// Runs `script` (which submits a form or follows a link) and waits for the next page's load event.
     public func runAndWaitForLoad(_ script: String) async throws {
         let session = self.session.withLock { $0 }

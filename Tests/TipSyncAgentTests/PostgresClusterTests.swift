@@ -26,7 +26,10 @@ import TipSyncTestSupport
         let laptopDaemon = try await laptop.startDaemon()
         let watcher = try LocalAPIClient(path: laptop.socketPath)
         try watcher.send(#"{"op":"watch","tip":"welcome"}"#)
-        #expect(try await watcher.nextLine()?.contains(#""status":"available""#) == true)
+        // `pending` while the laptop's first sync holds it (protocol.md §17.1), then `available`.
+        var line = try await watcher.nextLine()
+        while line?.contains(#""status":"pending""#) == true { line = try await watcher.nextLine() }
+        #expect(line?.contains(#""status":"available""#) == true, "\(line ?? "the watch ended")")
         try await phone.check(["invalidate", "welcome"])
         #expect(
             try await watcher.nextLine()

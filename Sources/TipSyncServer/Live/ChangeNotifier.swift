@@ -74,7 +74,7 @@ public final class ChangeNotifier: Sendable {
         let subscription = LiveSubscription { [weak self] in self?.streamOpened() }
         let remove = register(device, .live(subscription))
         subscription.onTermination { remove() }
-        for oldest in liveStreams(of: device).dropLast(max(0, limit)) { oldest.finish() }
+        for oldest in liveStreams(of: device).dropLast(max(0, limit)) { oldest.evict() }
         return subscription
     }
 

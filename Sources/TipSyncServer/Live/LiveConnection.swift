@@ -51,6 +51,9 @@ final class LiveConnection: Sendable {
         }
         state.withLock { $0.stream = stream }
         stream.opened(onPipeline: true)
+        // From before the opening: a stream evicted while its opening waits for a client that does
+        // not read closes its connection at once.
+        stream.subscription.onTermination { [self] in streamEnded() }
         // Said up front, so the client never pools the connection: closing one that an HTTP client
         // holds as idle and reusable left FoundationNetworking's socket in CLOSE-WAIT, its event
         // source spinning and the next stream unread (a test hung in CI).
@@ -62,7 +65,6 @@ final class LiveConnection: Sendable {
         } catch {
             stream.subscription.finish()
         }
-        stream.subscription.onTermination { [self] in streamEnded() }
         stream.subscription.onWake { [self] in woken() }
         deliver(stream, nil)
     }
@@ -128,13 +130,17 @@ final class LiveConnection: Sendable {
     }
 
     private func streamEnded() {
-        let stream = state.withLock { state -> LiveStream? in
+        let (stream, writing) = state.withLock { state -> (LiveStream?, Bool) in
             state.ended = true
-            guard !state.writing, !state.closed else { return nil }
+            guard !state.writing, !state.closed else { return (nil, state.writing && !state.closed) }
             state.closed = true
-            return state.stream
+            return (state.stream, false)
         }
         if let stream { end(stream) }
+        // Ended because its device opened more streams than it may hold, while a write still waits
+        // (for a client that does not read, most likely): the connection closes now, and what the
+        // write holds goes with it, instead of at the stall bound. Other ends let the write finish.
+        if writing, state.withLock({ $0.stream?.subscription.wasEvicted ?? false }) { channel.close(promise: nil) }
     }
 
     /// Ends the response and closes the connection.

@@ -71,6 +71,15 @@ public final class LivePages: Sendable {
             return page
         }
 
+        /// Keeps at most ``LivePages/readsKept`` finished reads, those furthest along the log (where
+        /// streams that share pages are: at its end). Streams at many distinct positions — one
+        /// device's non-reading streams at distinct cursors kept every page they read, 1.4 GB — read
+        /// their own pages instead of pinning them here.
+        mutating func keepFewReads() {
+            let done = reads.filter { if case .done = $0.value.state { true } else { false } }.keys.sorted()
+            for position in done.dropLast(LivePages.readsKept) { reads[position] = nil }
+        }
+
         /// The pushed page after `position`; it ends the catch-up only at the known end of the log.
         /// A push larger than a page may be (its count, or ``ChangeTexts/maxPageBytes``) is read from
         /// the store in pages instead.
@@ -87,6 +96,8 @@ public final class LivePages: Sendable {
     /// Pushed pages kept per account: at most this many, none handed over more than
     /// ``pushedLifetime`` nanoseconds before the account's latest.
     static let pushedKept = 32
+    /// Finished store reads kept per account (each at most ``ChangeTexts/maxPageBytes``).
+    static let readsKept = 4
     static let pushedLifetime: UInt64 = 2_000_000_000
 
     private let accounts = Mutex<[Int64: Account]>([:])
@@ -168,6 +179,7 @@ public final class LivePages: Sendable {
                     if let entry = state.reads[position], case .reading(let current) = entry.state, current == task {
                         // Streams that ask later take it without waiting.
                         state.reads[position]?.state = .done(page)
+                        state.keepFewReads()
                     }
                     // Nothing more, and no news came while it read: the log's end.
                     if !page.more, state.news == news { state.end = max(state.end ?? page.cursor, page.cursor) }

@@ -11,6 +11,7 @@ public final class LiveSubscription: Sendable {
     private let pending = Atomic<Bool>(false)
     private let catalogPending = Atomic<Bool>(false)
     private let heartbeatPending = Atomic<Bool>(false)
+    private let evicted = Atomic<Bool>(false)
     private let state = Mutex(State())
 
     private struct State {
@@ -80,6 +81,17 @@ public final class LiveSubscription: Sendable {
         onTermination { continuation.finish() }
         return stream
     }
+
+    /// Ends the stream because its device opened more streams than it may hold
+    /// (``ChangeNotifier/subscribeLive(_:limit:)``): unlike other ends, the connection closes at once,
+    /// even while a write waits for the client.
+    func evict() {
+        evicted.store(true, ordering: .releasing)
+        finish()
+    }
+
+    /// Whether the stream was ended by ``evict()``.
+    var wasEvicted: Bool { evicted.load(ordering: .acquiring) }
 
     /// Ends the stream (revocation, erasure, shutdown, the client leaving, the credential expiring).
     public func finish() {

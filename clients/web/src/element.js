@@ -12,6 +12,7 @@ import { imageSource } from './image.js';
 const STYLE = `
 :host { display: contents; }
 [part~="tip"] {
+  --accent: var(--tipsync-accent, #0066cc);
   box-sizing: border-box; display: flex; gap: 12px; align-items: flex-start;
   max-width: var(--tipsync-max-width, 360px); padding: var(--tipsync-padding, 14px 16px);
   background: var(--tipsync-background, #ffffff); color: var(--tipsync-color, #1c1c1e);
@@ -21,36 +22,57 @@ const STYLE = `
 }
 [part~="tip"][data-popover] {
   position: fixed; z-index: var(--tipsync-z-index, 2147483000); margin: 0;
-  width: min(var(--tipsync-max-width, 360px), calc(100vw - 16px));
+  max-width: none; width: min(var(--tipsync-popover-max-width, 320px), calc(100vw - 16px));
 }
 [part~="tip"][hidden] { display: none; }
-[part~="image"] { flex: none; width: 32px; height: 32px; font-size: 26px; line-height: 32px; text-align: center; color: var(--tipsync-accent, #0a84ff); }
+[part~="image"] { flex: none; width: 32px; height: 32px; font-size: 26px; line-height: 32px; text-align: center; color: var(--accent); }
 [part~="image"] img { width: 32px; height: 32px; object-fit: contain; }
 [part~="body"] { flex: 1; min-width: 0; }
 [part~="title"] { margin: 0 0 2px; font-weight: 600; font-size: 1em; }
 [part~="message"] { margin: 0; color: var(--tipsync-secondary-color, #5a5a5f); }
 [part~="actions"] { display: flex; flex-wrap: wrap; gap: 8px; margin-top: 10px; }
 [part~="action"] {
-  font: inherit; font-weight: 600; color: var(--tipsync-accent, #0a84ff); background: none; border: 0;
+  font: inherit; font-weight: 600; color: var(--accent); background: none; border: 0;
   padding: 4px 0; cursor: pointer;
 }
 [part~="close"] {
   flex: none; font: inherit; font-size: 20px; line-height: 1; width: 28px; height: 28px; border-radius: 50%;
   border: 0; background: var(--tipsync-close-background, rgba(0, 0, 0, 0.06)); color: inherit; cursor: pointer;
 }
-[part~="action"]:focus-visible, [part~="close"]:focus-visible { outline: 2px solid var(--tipsync-accent, #0a84ff); outline-offset: 2px; }
-@media (prefers-color-scheme: dark) {
-  [part~="tip"] { background: var(--tipsync-background, #2c2c2e); color: var(--tipsync-color, #f2f2f7); border-color: rgba(255, 255, 255, 0.12); }
-  [part~="message"] { color: var(--tipsync-secondary-color, #c7c7cc); }
-  [part~="close"] { background: var(--tipsync-close-background, rgba(255, 255, 255, 0.12)); }
-}
+[part~="action"]:focus-visible, [part~="close"]:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+[part~="tip"][data-scheme="dark"] { --accent: var(--tipsync-accent, #5eaaff); background: var(--tipsync-background, #2c2c2e); color: var(--tipsync-color, #f2f2f7); border-color: rgba(255, 255, 255, 0.12); }
+[data-scheme="dark"] [part~="message"] { color: var(--tipsync-secondary-color, #c7c7cc); }
+[data-scheme="dark"] [part~="close"] { background: var(--tipsync-close-background, rgba(255, 255, 255, 0.12)); }
 `;
+
+const FOCUSABLE = 'a[href], button, input, select, textarea, [tabindex]';
+
+/**
+ * Whether a tip should be dark: it follows the page's `color-scheme` (inherited by the element), not
+ * the system's — a page that declares none, or only `light`, is light; `dark` alone is dark; `light
+ * dark` follows the system's preference, as the page itself does.
+ * @param {string} declared the computed `color-scheme` (`normal`, `light`, `dark`, `light dark`, `only dark`…)
+ * @param {boolean} prefersDark
+ */
+export function isDarkScheme(declared, prefersDark) {
+  const words = (declared || 'normal').split(/\s+/);
+  const dark = words.includes('dark');
+  const light = words.includes('light');
+  return dark && (!light || prefersDark);
+}
+
+/** The elements of the page a person reaches with Tab, in document order. @param {Element} [except] */
+function tabbables(except) {
+  return /** @type {HTMLElement[]} */ (Array.from(document.querySelectorAll(FOCUSABLE))).filter(
+    (element) => !element.hasAttribute('disabled') && element.getAttribute('tabindex') !== '-1' &&
+      element.getClientRects().length > 0 && !(except && except.contains(element)));
+}
 
 let nextID = 1;
 
 /** The `<tipsync-tip>` element. */
 export class TipSyncTipElement extends HTMLElement {
-  static observedAttributes = ['tip', 'anchor', 'placement'];
+  static observedAttributes = ['tip', 'anchor', 'placement', 'heading-level'];
 
   constructor() {
     super();
@@ -67,6 +89,7 @@ export class TipSyncTipElement extends HTMLElement {
     // Escape closes a popover for now (WAI-ARIA's non-modal dialog) — only while focus is in it or on
     // its anchor, never for a keypress meant for something else (an input's Escape cancels an edit).
     this.onKey = (event) => {
+      if (event.key === 'Tab') return this.#tab(event);
       if (event.key !== 'Escape' || event.defaultPrevented || event.isComposing || !this.hasAttribute('anchor')) return;
       if (!this.shadowRoot.querySelector('[part~="tip"]')) return;
       const anchor = this.#anchor();
@@ -80,6 +103,46 @@ export class TipSyncTipElement extends HTMLElement {
     /** Hidden with Escape: not shown again in this page until the tip's status changes. */
     this.hiddenForNow = false;
     this.onConfigured = () => this.#connect();
+    this.darkQuery = globalThis.matchMedia?.('(prefers-color-scheme: dark)') ?? null;
+    this.onSchemeChange = () => this.#applyScheme();
+  }
+
+  /**
+   * Tab order of a popover: right after its anchor, whatever the element's place in the page. Its
+   * buttons are out of the page's own order (`tabindex="-1"`); Tab on the anchor enters the popover,
+   * Tab past its last button goes on to what follows the anchor, Shift+Tab walks back the same way.
+   * @param {KeyboardEvent} event
+   */
+  #tab(event) {
+    if (event.defaultPrevented || !this.hasAttribute('anchor')) return;
+    const container = this.shadowRoot.querySelector('[part~="tip"]');
+    const anchor = this.#anchor();
+    if (!container || !anchor) return;
+    const buttons = /** @type {HTMLElement[]} */ (Array.from(container.querySelectorAll('button')));
+    const inside = buttons.indexOf(/** @type {HTMLElement} */ (this.shadowRoot.activeElement));
+    const afterAnchor = () => tabbables(this).find((element) =>
+      anchor.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING && !anchor.contains(element));
+    let target = null;
+    if (inside >= 0) {
+      const next = inside + (event.shiftKey ? -1 : 1);
+      target = next < 0 ? anchor : next >= buttons.length ? afterAnchor() ?? null : buttons[next];
+    } else if (!event.shiftKey && document.activeElement === anchor) {
+      target = buttons[0] ?? null;
+    } else if (event.shiftKey && document.activeElement !== null && document.activeElement === afterAnchor()) {
+      target = buttons[buttons.length - 1] ?? null;
+    }
+    if (!target) return;
+    event.preventDefault();
+    target.focus();
+  }
+
+  /** Light or dark, as the page's `color-scheme` says (``isDarkScheme``). */
+  #applyScheme() {
+    const container = /** @type {HTMLElement | null} */ (this.shadowRoot.querySelector('[part~="tip"]'));
+    if (!container) return;
+    const dark = isDarkScheme(getComputedStyle(this).colorScheme, this.darkQuery?.matches ?? false);
+    container.dataset.scheme = dark ? 'dark' : 'light';
+    container.style.colorScheme = dark ? 'dark' : 'light';
   }
 
   /** The TipSync instance this element uses (default: the one `configure()` made). */
@@ -98,6 +161,7 @@ export class TipSyncTipElement extends HTMLElement {
     globalThis.addEventListener('scroll', this.onScroll, true);
     globalThis.addEventListener('resize', this.onScroll);
     document.addEventListener('keydown', this.onKey);
+    this.darkQuery?.addEventListener('change', this.onSchemeChange);
     this.#connect();
   }
 
@@ -107,6 +171,7 @@ export class TipSyncTipElement extends HTMLElement {
     globalThis.removeEventListener('scroll', this.onScroll, true);
     globalThis.removeEventListener('resize', this.onScroll);
     document.removeEventListener('keydown', this.onKey);
+    this.darkQuery?.removeEventListener('change', this.onSchemeChange);
     this.#hide();
     this.stopWatching?.();
     this.stopWatching = null;
@@ -175,7 +240,10 @@ export class TipSyncTipElement extends HTMLElement {
     }
     const body = document.createElement('div');
     body.setAttribute('part', 'body');
-    const title = document.createElement('h2');
+    // A heading only when the page asks for one (`heading-level="2"`): the tip is named by its title
+    // either way, and need not add to the page's outline.
+    const level = Number(this.getAttribute('heading-level'));
+    const title = document.createElement(Number.isInteger(level) && level >= 1 && level <= 6 ? `h${level}` : 'div');
     title.setAttribute('part', 'title');
     title.id = `${this.uid}-title`;
     title.textContent = definition.title;
@@ -209,6 +277,8 @@ export class TipSyncTipElement extends HTMLElement {
     close.textContent = '×';
     close.addEventListener('click', () => this.close());
     container.append(close);
+    // A popover's buttons are reached from its anchor (``#tab``), not at the element's place.
+    if (popover) for (const button of Array.from(container.querySelectorAll('button'))) button.tabIndex = -1;
     const style = document.createElement('style');
     style.textContent = STYLE;
     this.shadowRoot.replaceChildren(style, container);
@@ -220,6 +290,7 @@ export class TipSyncTipElement extends HTMLElement {
     if (!definition) return this.#hide();
     if (this.visibleSince === null) {
       this.#render(definition);
+      this.#applyScheme();
       this.visibleSince = document.visibilityState === 'visible' ? Date.now() : null;
       this.#position();
       this.dispatchEvent(new CustomEvent('tipsync-show', { bubbles: true, detail: { tip: definition.id } }));
@@ -281,8 +352,7 @@ export class TipSyncTipElement extends HTMLElement {
   #refocus() {
     const anchor = this.#anchor();
     if (anchor) return anchor.focus();
-    const focusable = Array.from(document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')).filter(
-      (element) => !element.hasAttribute('disabled') && element.getAttribute('tabindex') !== '-1' && element !== this);
+    const focusable = tabbables(this);
     const after = focusable.find((element) => this.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING);
     const before = focusable.filter((element) => this.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_PRECEDING).pop();
     /** @type {HTMLElement | undefined} */ (after ?? before)?.focus();

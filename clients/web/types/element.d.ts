@@ -1,3 +1,11 @@
+/**
+ * Whether a tip should be dark: it follows the page's `color-scheme` (inherited by the element), not
+ * the system's — a page that declares none, or only `light`, is light; `dark` alone is dark; `light
+ * dark` follows the system's preference, as the page itself does.
+ * @param {string} declared the computed `color-scheme` (`normal`, `light`, `dark`, `light dark`, `only dark`…)
+ * @param {boolean} prefersDark
+ */
+export function isDarkScheme(declared: string, prefersDark: boolean): boolean;
 /** Defines `<tipsync-tip>` (once). */
 export function defineTipElement(name?: string): void;
 /** The `<tipsync-tip>` element. */
@@ -16,6 +24,8 @@ export class TipSyncTipElement extends HTMLElement {
     /** Hidden with Escape: not shown again in this page until the tip's status changes. */
     hiddenForNow: boolean;
     onConfigured: () => void;
+    darkQuery: MediaQueryList;
+    onSchemeChange: () => void;
     set tipsync(arg: any);
     /** The TipSync instance this element uses (default: the one `configure()` made). */
     get tipsync(): any;
