@@ -152,6 +152,35 @@ public final class HeadlessChromium: Sendable {
         return (result["result"] as? [String: Any])?["value"]
     }
 
+    /// One node of the page's accessibility tree: what a screen reader is given.
+    public struct AccessibleNode: Sendable, Equatable {
+        public var role: String
+        public var name: String
+        public var description: String
+
+        public init(role: String, name: String, description: String) {
+            self.role = role
+            self.name = name
+            self.description = description
+        }
+    }
+
+    /// The page's accessibility tree as Chromium hands it to screen readers (`Accessibility.getFullAXTree`),
+    /// its ignored nodes left out.
+    public func accessibilityTree() async throws -> [AccessibleNode] {
+        let session = self.session.withLock { $0 }
+        _ = try await send("Accessibility.enable", [:], session: session)
+        let result = try await send("Accessibility.getFullAXTree", [:], session: session)
+        func value(_ node: [String: Any], _ key: String) -> String {
+            ((node[key] as? [String: Any])?["value"]).map { "\($0)" } ?? ""
+        }
+        return (result["nodes"] as? [[String: Any]] ?? []).compactMap { node in
+            guard node["ignored"] as? Bool != true else { return nil }
+            return AccessibleNode(
+                role: value(node, "role"), name: value(node, "name"), description: value(node, "description"))
+        }
+    }
+
     public func text(_ selector: String) async throws -> String {
         let quoted = String(decoding: try JSONSerialization.data(withJSONObject: [selector]), as: UTF8.self)
         return try await evaluate("(document.querySelector(\(quoted)[0]) || {innerText: ''}).innerText") as? String

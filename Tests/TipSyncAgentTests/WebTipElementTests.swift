@@ -148,6 +148,29 @@ struct WebTipElementTests {
         await browser.quit()
     }
 
+    /// What a screen reader is told when a popover appears (issue 54, item 5): a dialog named by the
+    /// tip's title and described by its message; an inline tip is a note, named and described alike;
+    /// the close buttons are named "Close tip". Read from Chromium's accessibility tree.
+    @Test func screenReadersAreToldWhatATipIs() async throws {
+        let (pages, browser) = try await Self.openForms()
+        defer { pages.process.terminate() }
+        let tree = try await browser.accessibilityTree()
+        #expect(
+            tree.contains(
+                .init(role: "dialog", name: "Search every yard", description: "Type a street or a plant name.")),
+            "\(tree.filter { $0.role == "dialog" })")
+        #expect(
+            tree.contains(
+                .init(
+                    role: "note", name: "Welcome to Yards",
+                    description: "Close this tip here and it stays closed everywhere.")))
+        #expect(tree.filter { $0.role == "button" && $0.name == "Close tip" }.count == 3)
+        #expect(tree.contains { $0.role == "button" && $0.name == "Try it" })
+        // Images are decoration: nothing is announced for them.
+        #expect(!tree.contains { $0.role == "image" || $0.role == "img" })
+        await browser.quit()
+    }
+
     static var axeScript: String? {
         let candidates: [String?] = [
             ProcessInfo.processInfo.environment["TIPSYNC_AXE_JS"],
