@@ -436,3 +436,28 @@ final class LogCapture: LogHandler, @unchecked Sendable {
 
     var text: String { lines.withLock { $0.joined(separator: "\n") } }
 }
+
+extension HardeningTests {
+    /// An HTTP/1.0 request without `Connection: keep-alive` asks for its connection to close after the
+    /// answer (HTTP/1.0's default); the server kept it open until the head timeout (issue 59, item 6).
+    /// The head timeout here is a minute, so a close within the read's bound is the answer's.
+    @Test(arguments: ["GET /health", "GET /nope", "POST /v1/push"])
+    func anHTTP10ConnectionClosesAfterItsAnswer(_ request: String) async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.requestHeadTimeout = .seconds(60)
+        let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
+        let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        connection.send("\(request) HTTP/1.0\r\nAuthorization: Bearer \(fixture.tokens["phone"]!)\r\n\r\n")
+        let (text, closed) = await connection.readUntilClosed(within: 30)
+        #expect(closed, "still open after: \(text)")
+        #expect(text.hasPrefix("HTTP/1.1 "))
+        // Asked for, keep-alive still holds on HTTP/1.0.
+        let kept = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        kept.send("GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(await kept.readResponses(1, within: 30).map(\.status) == [200])
+        kept.send("GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(await kept.readResponses(1, within: 30).map(\.status) == [200])
+        await server.stop()
+    }
+}

@@ -41,8 +41,10 @@ struct SyncServerChannel: ServerChildChannel {
                     switch route {
                     case .http:
                         let served = http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                            let pipeline = channel.pipeline.syncOperations
+                            let codec = try pipeline.context(handlerType: HTTP1ToHTTPServerCodec.self)
+                            try pipeline.addHandler(KeepAliveRequest(), position: .before(codec.handler))
                             if let pushFastPath {
-                                let pipeline = channel.pipeline.syncOperations
                                 let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
                                 try pipeline.addHandler(
                                     PushFastPathHandler(fastPath: pushFastPath), position: .after(state))
