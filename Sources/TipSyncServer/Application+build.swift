@@ -129,8 +129,9 @@ func buildRoutes(
     let requestMetrics = RequestMetricsCache(factory: metrics.factory)
     // Added before the routes, so it wraps them all (and requests no route matched).
     router.addMiddleware {
-        // Outside ErrorMiddleware, so error answers carry the CORS headers too.
+        // Outside ErrorMiddleware, so error answers carry the CORS and security headers too.
         CORSMiddleware(origins: configuration.corsOrigins)
+        SecurityHeadersMiddleware()
         ErrorMiddleware(now: now)
         RequestLogMiddleware()
         RequestMetricsMiddleware(cache: requestMetrics)

@@ -105,6 +105,34 @@ import TipSyncTestSupport
         }
     }
 
+    /// The console's 404 for an unknown account was JSON without `nosniff`, CSP or framing headers
+    /// (issue 59, item 6): every console answer carries them now, pages and errors alike, and every
+    /// answer of the server carries `nosniff`.
+    @Test func everyConsoleAnswerCarriesTheSecurityHeaders() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            let (cookie, _) = try await Self.login(client, key: console.key)
+            for (uri, status) in [
+                ("/console/accounts/nobody", HTTPResponse.Status.notFound), ("/console/accounts/alice", .ok),
+                ("/console/login", .ok),
+            ] {
+                try await client.execute(uri: uri, method: .get, headers: [.cookie: cookie]) { response in
+                    #expect(response.status == status, "\(uri)")
+                    #expect(response.headers[.init("X-Content-Type-Options")!] == "nosniff", "\(uri)")
+                    #expect(response.headers[.init("X-Frame-Options")!] == "DENY", "\(uri)")
+                    #expect(
+                        response.headers[.init("Content-Security-Policy")!]?.contains("frame-ancestors 'none'") == true,
+                        "\(uri)")
+                    #expect(response.headers[.cacheControl] == "no-store", "\(uri)")
+                }
+            }
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.headers[.init("X-Content-Type-Options")!] == "nosniff")
+                #expect(response.headers[.init("X-Frame-Options")!] == nil)
+            }
+        }
+    }
+
     @Test func everyPageRedirectsToTheLoginPageWithoutASession() async throws {
         let console = try await Console.make()
         try await console.app().test(.router) { client in

@@ -427,10 +427,7 @@ struct ConsoleController: Sendable {
         let html = library.render(view, withTemplate: template) ?? ""
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        headers[.init("X-Frame-Options")!] = "DENY"
-        headers[.init("Content-Security-Policy")!] =
-            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
+        // The console's security headers are SecurityHeadersMiddleware's, on every answer.
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 

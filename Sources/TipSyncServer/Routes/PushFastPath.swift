@@ -129,6 +129,7 @@ struct PushFastPath: Sendable {
         fields[.contentLength] = String(contentLength)
         fields[.date] = HTTPDate.cached(Date())
         fields[.server] = serverName
+        SecurityHeadersMiddleware<SyncRequestContext>.addEveryAnswersHeaders(to: &fields)
         return HTTPResponse(status: .ok, headerFields: fields)
     }
 }

@@ -1,0 +1,31 @@
+import Hummingbird
+
+/// The headers that tell a browser how to treat an answer, on every answer — error answers too
+/// (outside ``ErrorMiddleware``): `X-Content-Type-Options: nosniff` everywhere; under `/console`
+/// also no framing (`X-Frame-Options`, CSP `frame-ancestors`), the console's Content Security Policy
+/// and `Cache-Control: no-store`. The console's 404 for an unknown account was JSON without them
+/// (issue 59, item 6).
+struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var consolePolicy: String {
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
+    }
+
+    /// What every answer carries, whichever way it is served (the push fast path writes its own heads).
+    static func addEveryAnswersHeaders(to headers: inout HTTPFields) {
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        var response = try await next(request, context)
+        Self.addEveryAnswersHeaders(to: &response.headers)
+        let path = request.uri.path
+        if path == "/console" || path.hasPrefix("/console/") {
+            response.headers[.init("X-Frame-Options")!] = "DENY"
+            response.headers[.init("Content-Security-Policy")!] = Self.consolePolicy
+            if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        }
+        return response
+    }
+}
