@@ -52,6 +52,31 @@ struct ConsoleBrowserTests {
                         }).map(b => b.textContent.trim()).join(', ')
                         """) as? String ?? "?"
                 #expect(outside.isEmpty, "\(name) at \(width) px: buttons outside the screen: \(outside)")
+                // Nothing lies on top of anything else (issue 53, item 4: the header shared the chart
+                // bars' class and was a 10 px strip; at 390 px its navigation and "Log out" lay over
+                // the heading and the page's text).
+                let overlaps =
+                    try await browser.evaluate(
+                        """
+                        (() => {
+                          const describe = (e) => `${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''} "${e.textContent.trim().slice(0, 24)}"`;
+                          const parts = [...document.querySelectorAll(
+                            'header .brand, header nav a, header form span, header form button, main h1, main h2, main p, main table, main form, main .notice')]
+                            .filter((e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
+                          const found = [];
+                          for (let i = 0; i < parts.length; i++) for (let j = i + 1; j < parts.length; j++) {
+                            const [a, b] = [parts[i], parts[j]];
+                            if (a.contains(b) || b.contains(a)) continue;
+                            const [r, s] = [a.getBoundingClientRect(), b.getBoundingClientRect()];
+                            if (r.left < s.right - 1 && s.left < r.right - 1 && r.top < s.bottom - 1 && s.top < r.bottom - 1)
+                              found.push(`${describe(a)} over ${describe(b)}`);
+                          }
+                          const header = document.querySelector('header');
+                          if (header && header.scrollHeight > header.clientHeight + 1) found.push('the header overflows its height');
+                          return found.join('; ');
+                        })()
+                        """) as? String ?? "?"
+                #expect(overlaps.isEmpty, "\(name) at \(width) px: \(overlaps)")
             }
             try await browser.screenshot(width: 1280, height: 900, to: "\(directory)/\(name)-1280.png")
         }

@@ -24,7 +24,7 @@ enum ConsoleTemplates {
         * { box-sizing: border-box; }
         body { margin:0; font:15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color:var(--ink); background:var(--bg); }
         header { background:#fff; border-bottom:1px solid var(--line); }
-        header .bar { max-width:1120px; margin:0 auto; padding:12px 20px; display:flex; flex-wrap:wrap; gap:8px 20px; align-items:center; }
+        header .top { max-width:1120px; margin:0 auto; padding:12px 20px; display:flex; flex-wrap:wrap; gap:8px 20px; align-items:center; }
         header .brand { font-weight:700; letter-spacing:.2px; }
         header nav { display:flex; gap:16px; flex-wrap:wrap; }
         header nav a { color:var(--muted); text-decoration:none; }
@@ -60,7 +60,7 @@ enum ConsoleTemplates {
         .login { max-width:420px; margin:12vh auto; background:#fff; border:1px solid var(--line); border-radius:12px; padding:28px; }
         .bars { display:flex; align-items:flex-end; gap:3px; height:40px; }
         .bars span { display:block; width:14px; background:var(--accent); opacity:.75; border-radius:2px 2px 0 0; }
-        .bar { display:inline-block; height:10px; background:var(--accent); opacity:.75; border-radius:2px; vertical-align:middle; }
+        .meter { display:inline-block; height:10px; background:var(--accent); opacity:.75; border-radius:2px; vertical-align:middle; }
         @media (max-width: 640px) {
           main { padding:12px; }
           .panel { overflow-x:visible; }
@@ -74,7 +74,7 @@ enum ConsoleTemplates {
         }
         </style></head><body>
         {{#session}}
-        <header><div class="bar"><span class="brand">TipSync console</span>
+        <header><div class="top"><span class="brand">TipSync console</span>
         <nav><a href="/console">Overview</a><a href="/console/accounts">Accounts</a><a href="/console/tips">Tips</a><a href="/console/catalog">Catalog</a></nav>
         <form method="post" action="/console/logout"><input type="hidden" name="csrf" value="{{csrf}}">
         <span class="muted">{{adminKeyName}}</span> <button type="submit">Log out</button></form></div></header>
@@ -221,9 +221,9 @@ enum ConsoleTemplates {
         <p>{{accounts}} accounts, {{displayed}} displayed it; used after seeing: {{usedAfterSeeing}}. <a href="/console/tips">All tips</a></p>
         <div class="panel"><table id="tip-daily"><tr><th>Day (UTC)</th><th>First displayed</th><th>Closed</th><th>Used (action)</th></tr>
         {{#days}}<tr><td data-label="Day (UTC)">{{day}}</td>
-        <td data-label="First displayed" class="displayed"><span class="bar" style="width:{{displayedWidth}}px"></span> {{displayed}}</td>
-        <td data-label="Closed" class="closed"><span class="bar" style="width:{{closedWidth}}px"></span> {{closed}}</td>
-        <td data-label="Used (action)" class="used"><span class="bar" style="width:{{usedWidth}}px"></span> {{used}}</td></tr>{{/days}}
+        <td data-label="First displayed" class="displayed"><span class="meter" style="width:{{displayedWidth}}px"></span> {{displayed}}</td>
+        <td data-label="Closed" class="closed"><span class="meter" style="width:{{closedWidth}}px"></span> {{closed}}</td>
+        <td data-label="Used (action)" class="used"><span class="meter" style="width:{{usedWidth}}px"></span> {{used}}</td></tr>{{/days}}
         {{^days}}<tr><td colspan="4" class="muted">No display, close or use recorded yet.</td></tr>{{/days}}
         </table></div>
         <p class="muted">Accounts per day: the day each account first displayed the tip, and the day its close or action was written.</p>
