@@ -59,20 +59,26 @@ struct DatabaseOptions: ParsableArguments {
         let arguments = (database.map { ["--database", $0] } ?? []) + (configFile.map { ["--config-file", $0] } ?? [])
         let configuration = try await ServerConfiguration.load(
             arguments: arguments, environment: ProcessInfo.processInfo.environment)
-        return try await configuration.database.withAnnouncedStore(creating: creating, body)
+        return try await configuration.database.withAnnouncedStore(
+            creating: creating, waiting: configuration.databaseWait, body)
     }
 }
 
 extension DatabaseLocation {
     /// ``withStore(creating:_:)``, first saying on stderr which database it is.
     func withAnnouncedStore<Result: Sendable>(
-        creating: Bool, _ body: (any SyncStore) async throws -> Result
+        creating: Bool, waiting: Duration, logger: Logger = Logger(label: "tipsync-server"),
+        _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
         if creating || exists {
             FileHandle.standardError.write(
                 Data("tipsync-server: database \(description)\(exists ? "" : " (new)")\n".utf8))
         }
-        return try await withStore(creating: creating, body)
+        do {
+            return try await withStore(logger: logger, creating: creating, waiting: waiting, body)
+        } catch let error as PostgresReachability.Unreachable {
+            throw CommandFailure(error.description)
+        }
     }
 }
 
@@ -145,7 +151,9 @@ struct Serve: AsyncParsableCommand {
         } else {
             logger.info("console off; start with --console (or TIPSYNC_CONSOLE=1) to serve it at /console")
         }
-        try await configuration.database.withAnnouncedStore(creating: true) { store in
+        try await configuration.database.withAnnouncedStore(
+            creating: true, waiting: configuration.databaseWait, logger: logger
+        ) { store in
             let app = buildApplication(
                 configuration: configuration,
                 dependencies: ServerDependencies(store: store, jwt: jwt, registry: registry, logger: logger))

@@ -75,6 +75,31 @@ import TipSyncTestSupport
         #expect(result.stderr == "Error: cannot read the catalog file '/nonexistent.json': no such file\n")
     }
 
+    /// An unreachable PostgreSQL made `serve` sit silently — no error, no retry line, no port bound
+    /// (issue 53, item 2). It now says what it waits for at each retry and gives up after
+    /// `--database-wait`, naming the address (never the password) and what to do; a command does too.
+    @Test func anUnreachablePostgreSQLIsRetriedAloudThenNamed() async throws {
+        let port = FreePort.next()  // nothing listens there
+        let url = "postgres://nobody:secret@127.0.0.1:\(port)/db"
+        let serve = try await runTool("tipsync-server", ["serve", "--database", url, "--database-wait", "2"])
+        #expect(serve.status == 1)
+        let lines = serve.stderr.split(separator: "\n").map(String.init)
+        #expect(
+            lines.contains { $0.contains("waiting for PostgreSQL") && $0.contains("error=connection refused") },
+            "\(serve.stderr)")
+        #expect(
+            lines.last?.hasPrefix("Error: cannot reach PostgreSQL at 127.0.0.1:\(port) after 2 s (") == true
+                && lines.last?.contains("last: connection refused") == true, "\(serve.stderr)")
+        #expect(!serve.stderr.contains("secret"))
+        let command = try await runTool(
+            "tipsync-server", ["accounts", "create", "bob", "--database", url],
+            environment: ["TIPSYNC_DATABASE_WAIT": "1"])
+        #expect(command.status == 1)
+        #expect(
+            command.stderr.contains("Error: cannot reach PostgreSQL at 127.0.0.1:\(port) after 1 s"),
+            "\(command.stderr)")
+    }
+
     @Test func aPortInUseIsNamedWithWhatToDo() async throws {
         let directory = scratchDirectory()
         let port = FreePort.next()

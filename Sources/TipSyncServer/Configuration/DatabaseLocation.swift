@@ -73,8 +73,10 @@ public enum DatabaseLocation: Sendable, Hashable {
     /// - Parameter creating: whether a SQLite file that does not exist may be created. Without it,
     ///   a missing file is an error naming the path: a command run from another directory would
     ///   otherwise open a new, empty database and say "no account named …".
+    /// - Parameter waiting: how long PostgreSQL may take to answer before this gives up
+    ///   (``ServerConfiguration/databaseWait``), retrying with a logged backoff meanwhile.
     public func withStore<Result: Sendable>(
-        logger: Logger = Logger(label: "tipsync-server"), creating: Bool = true,
+        logger: Logger = Logger(label: "tipsync-server"), creating: Bool = true, waiting: Duration = .seconds(60),
         _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
         switch self {
@@ -104,6 +106,10 @@ public enum DatabaseLocation: Sendable, Hashable {
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
+                let components = URLComponents(string: url)
+                try await PostgresReachability.waitUntilReachable(
+                    client, host: components?.host ?? "localhost", port: components?.port ?? 5432, within: waiting,
+                    logger: logger)
                 let store = PostgresSyncStore(client: client, logger: logger)
                 try await store.migrate()
                 return try await body(store)

@@ -44,6 +44,9 @@ extension ServerConfiguration {
             "tipsync.database", default: "sqlite:./tipsync-data/server.sqlite",
             "sqlite:PATH (one machine) or postgres://user:password@host:port/db[?sslmode=disable|prefer|require]."
         ) { try DatabaseLocation($0) }
+        databaseWait = try settings.seconds(
+            "tipsync.databaseWait", default: .seconds(60),
+            "How long to wait at start for PostgreSQL to answer, retrying with a logged backoff, before giving up.")
         logLevel = try settings.parsed(
             "log.level", default: "info",
             "trace, debug, info, notice, warning, error or critical (no level ever logs a token)."

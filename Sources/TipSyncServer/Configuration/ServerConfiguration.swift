@@ -12,6 +12,9 @@ public struct ServerConfiguration: Sendable {
     /// Where the server keeps its data.
     public var database: DatabaseLocation
     /// The level below which log records are dropped.
+    /// How long the server (and each command) waits at start for PostgreSQL to answer, retrying with
+    /// a logged backoff, before it gives up with an error naming the database's address.
+    public var databaseWait: Duration
     public var logLevel: Logger.Level
     /// Larger request bodies get `413 body_too_large`.
     public var maxBodyBytes: Int
