@@ -141,7 +141,8 @@ func buildRoutes(
     if let memory { router.add(middleware: ActivityMiddleware(memory: memory)) }
     if !configuration.console { router.add(middleware: ConsoleOffMiddleware()) }
     router.on("health", method: .get, recordingIn: table) { _, _ -> Response in
-        SyncController.json(text: #"{"status":"ok"}"#)
+        let version = #""version":"\#(TipSyncVersion.release)","protocol":"\#(TipSyncVersion.protocolRevision)""#
+        return SyncController.json(text: #"{"status":"ok",\#(version)}"#)
     }
     router.on("metrics", method: .get, recordingIn: table) { _, _ -> Response in
         var buffer: [UInt8] = []

@@ -25,6 +25,7 @@ public struct DocumentedMetricsFactory: MetricsFactory {
             "Pushes stored and answered, by where: event_loop (on the connection's event loop: a device token the "
             + "server has seen, no browser Origin) or router (every other push).",
         "tipsync_long_polls": "Long-poll pulls waiting for news on this instance.",
+        "tipsync_build_info": "1, labelled with the server's release and the protocol revision it implements.",
         "tipsync_live_streams_stalled_total":
             "Live streams ended because their client had not read what was written within --live-stall-timeout.",
         "tipsync_rate_limited_total": "Requests and pushes refused with 429 rate_limited.",

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import TipSyncCore
 
 /// The server's own metrics, exported at `/metrics` with the request metrics
 /// (``RequestMetricsMiddleware``). Made from the registry `buildApplication` is given, so each
@@ -26,6 +27,8 @@ struct ServerMetrics: Sendable {
     /// Background compactions run, and the log entries they dropped.
     let autoCompactions: CoreMetrics.Counter
     let compactedEntries: CoreMetrics.Counter
+    /// 1, labelled with the release and protocol revision (``TipSyncVersion``).
+    let buildInfo: CoreMetrics.Gauge
     let factory: any MetricsFactory
 
     init(registry: PrometheusCollectorRegistry?) {
@@ -50,5 +53,10 @@ struct ServerMetrics: Sendable {
         rateLimited = CoreMetrics.Counter(label: "tipsync_rate_limited_total", factory: factory)
         autoCompactions = CoreMetrics.Counter(label: "tipsync_auto_compactions_total", factory: factory)
         compactedEntries = CoreMetrics.Counter(label: "tipsync_compacted_entries_total", factory: factory)
+        buildInfo = CoreMetrics.Gauge(
+            label: "tipsync_build_info",
+            dimensions: [("version", TipSyncVersion.release), ("protocol", TipSyncVersion.protocolRevision)],
+            factory: factory)
+        buildInfo.record(1)
     }
 }

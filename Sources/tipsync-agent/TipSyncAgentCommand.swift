@@ -11,6 +11,7 @@ struct TipSyncAgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-agent",
         abstract: "A device's TipSync replica: ask whether a tip should show, record displays and dismissals, sync.",
+        version: TipSyncVersion.description,
         subcommands: [
             Init.self, CatalogCommand.self, Donate.self, ParamCommand.self, Display.self, Invalidate.self,
             ResetEligibility.self, Status.self, Sync.self, Run.self, Watch.self, ExportHistory.self,

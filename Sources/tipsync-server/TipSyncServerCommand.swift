@@ -13,6 +13,7 @@ struct TipSyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-server",
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
+        version: TipSyncVersion.description,
         subcommands: [
             Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, CatalogCommand.self, Compact.self,
             RotateCursors.self, Settings.self,

@@ -143,3 +143,44 @@ import TipSyncTestSupport
         #expect(!result.stderr.contains("NSCocoaErrorDomain"))
     }
 }
+
+/// Which TipSync an operator runs (issue 53, item 5): `--version` on both executables, the version in
+/// `/health` and `/metrics`, all from ``TipSyncVersion`` — which protocol.md's latest revision and the
+/// web client's package.json agree with.
+@Suite(.timeLimit(.minutes(2))) struct VersionTests {
+    @Test func bothExecutablesSayTheirVersion() async throws {
+        for tool in ["tipsync-server", "tipsync-agent"] {
+            let result = try await runTool(tool, ["--version"])
+            #expect(result.status == 0 && result.stdout == TipSyncVersion.description + "\n", "\(tool): \(result)")
+        }
+    }
+
+    @Test func theServerSaysItsVersionInHealthAndMetrics() async throws {
+        let directory = scratchDirectory()
+        let server = try await TestServer(directory: directory)
+        try await server.start()
+        defer { server.terminate() }
+        let health = try String(contentsOf: URL(string: server.url + "/health")!, encoding: .utf8)
+        #expect(
+            health
+                == #"{"status":"ok","version":"\#(TipSyncVersion.release)","protocol":"\#(TipSyncVersion.protocolRevision)"}"#
+        )
+        let metrics = try String(contentsOf: URL(string: server.url + "/metrics")!, encoding: .utf8)
+        #expect(
+            metrics.contains(
+                #"tipsync_build_info{version="\#(TipSyncVersion.release)",protocol="\#(TipSyncVersion.protocolRevision)"} 1"#
+            ), "\(metrics.split(separator: "\n").filter { $0.contains("build_info") })")
+    }
+
+    @Test func theDocumentsAgreeWithTheVersion() throws {
+        let protocolText = try String(contentsOf: packageRoot.appendingPathComponent("protocol.md"), encoding: .utf8)
+        let revisions = protocolText.matches(of: /Revision (2\.\d+)/).map { String($0.1) }
+        #expect(
+            revisions.max { $0.compare($1, options: .numeric) == .orderedAscending } == TipSyncVersion.protocolRevision)
+        let package =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: packageRoot.appendingPathComponent("clients/web/package.json")))
+            as? [String: Any]
+        #expect(package?["version"] as? String == TipSyncVersion.release)
+    }
+}
