@@ -382,8 +382,8 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var databaseOptions: DatabaseOptions
 
     func run() async throws {
-        try await databaseOptions.withStore(creating: true) { _ in }
-        print("schema is up to date")
+        let version = try await databaseOptions.withStore(creating: true) { try await $0.schemaVersion() }
+        print("schema is up to date: \(version)")
     }
 }
 

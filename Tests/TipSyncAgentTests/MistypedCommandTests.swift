@@ -184,3 +184,26 @@ import TipSyncTestSupport
         #expect(package?["version"] as? String == TipSyncVersion.release)
     }
 }
+
+extension OperatorErrorTests {
+    /// `migrate` said only "schema is up to date", and a new SQLite database was readable by everyone
+    /// on the machine (issue 53, item 5): it names the schema now, and the database, its write-ahead
+    /// log and shared memory are the owner's alone (0600), as the server runs.
+    @Test func migrateNamesTheSchemaAndTheDatabaseIsTheOwnersOnly() async throws {
+        let directory = scratchDirectory()
+        let path = directory.appendingPathComponent("fresh.sqlite").path
+        let migrated = try await runTool("tipsync-server", ["migrate", "--database", "sqlite:" + path])
+        #expect(migrated.status == 0)
+        #expect(migrated.stdout.hasPrefix("schema is up to date: SQLite schema "), "\(migrated.stdout)")
+        let port = FreePort.next()
+        let server = try Background(
+            "tipsync-server", ["serve", "--http-port", String(port), "--database", "sqlite:" + path])
+        #expect(await server.waitForLog("listening"))
+        for file in [path, path + "-wal", path + "-shm"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: file)
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
+            #expect(mode == 0o600, "\(file): \(String(mode, radix: 8))")
+        }
+        _ = await server.stop()
+    }
+}

@@ -33,6 +33,19 @@ struct WebBrowserTests {
         return (server, String(match.1))
     }
 
+    /// The page server and a `tipsync-server` (in `directory`) that lets the pages' origin call it.
+    static func servePackageAndServer(in directory: URL) async throws -> (Background, String, TestServer) {
+        let (pages, base) = try await servePackage()
+        let server = try await TestServer(directory: directory)
+        do {
+            try await server.start(["--cors-origins", base])
+        } catch {
+            pages.process.terminate()
+            throw error
+        }
+        return (pages, base, server)
+    }
+
     /// Waits (in the page) until `condition` holds, re-checking after each change of the replica's
     /// state or sync bookkeeping (no polling, no sleeping).
     static func until(_ condition: String) -> String {
@@ -132,13 +145,12 @@ struct WebBrowserTests {
     @Test func tipsFollowThePersonBetweenBrowsersAndAnAgent() async throws {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (pages, base) = try await Self.servePackage()
-        defer { pages.process.terminate() }
-        let server = try await TestServer(directory: directory)
-        try await server.start(["--cors-origins", base])
-        defer { server.terminate() }
-        let agent = try await TestAgent("cli", in: directory, server: server)
-        try await agent.check(["catalog", "load", packageRoot.appendingPathComponent("Examples/catalog.json").path])
+        let (pages, base, server) = try await Self.servePackageAndServer(in: directory)
+        defer {
+            pages.process.terminate()
+            server.terminate()
+        }
+        let agent = try await TestAgent("cli", in: directory, server: server)  // with Examples/catalog.json
 
         func page(_ device: String) async throws -> String {
             let token = try await server.token(device: device)
@@ -310,11 +322,11 @@ extension WebBrowserTests {
     @Test func theSwiftAgentAndWebWalkthroughsSeeEachOthersChanges() async throws {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (pages, base) = try await Self.servePackage()
-        defer { pages.process.terminate() }
-        let server = try await TestServer(directory: directory)
-        try await server.start(["--cors-origins", base])
-        defer { server.terminate() }
+        let (pages, base, server) = try await Self.servePackageAndServer(in: directory)
+        defer {
+            pages.process.terminate()
+            server.terminate()
+        }
         let laptop = try await TestAgent("laptop", in: directory, server: server)
         let daemon = try await laptop.startDaemon()
         let browser = try await HeadlessChromium()

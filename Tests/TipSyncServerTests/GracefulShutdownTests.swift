@@ -116,6 +116,7 @@ struct GatedStore: SyncStore {
     }
 
     func migrate() async throws { try await base.migrate() }
+    func schemaVersion() async throws -> String { try await base.schemaVersion() }
     func createAccount(name: String) async throws -> Int64 { try await base.createAccount(name: name) }
     func createToken(accountName: String, device: String) async throws -> String {
         try await base.createToken(accountName: accountName, device: device)

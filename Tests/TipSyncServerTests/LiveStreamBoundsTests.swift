@@ -29,32 +29,56 @@ import TipSyncTestSupport
         }
     }
 
-    @Test func aStreamWhoseClientDoesNotReadIsEndedAtTheStallBound() async throws {
-        let configure: (inout ServerConfiguration) -> Void = { $0.liveStallTimeout = .seconds(5) }
-        try await LiveConnectionTests.withServer(configure: configure) { server, fixture in
-            try await Self.fillLog(fixture)
-            let cursor = try await LiveConnectionTests.startCursor(server, fixture)
-            let start = try #require(cursor.split(separator: ".").first).appending(".0")
-            let reader = try await offPool { [port = server.port] in try RawConnection(port: port) }
-            reader.send(
-                "GET /v1/live?cursor=\(start)&limit=5000 HTTP/1.1\r\nHost: x\r\n"
-                    + "Authorization: Bearer \(fixture.tokens["laptop"]!)\r\n\r\n")
-            // The client reads nothing: the stream's write waits, then the stream is ended.
-            try await waitUntil { server.metric("tipsync_live_streams_stalled_total") == 1 }
-            // Then what the kernel held is read, and the connection is found closed.
-            let (_, closed) = await reader.readUntilClosed(within: LiveConnectionTests.bound)
-            #expect(closed)
-            try await waitUntil { server.metric("tipsync_live_connections") == 0 }
-
-            // A client that reads gets the whole log over the same bound: the bound ends only stalls.
-            let healthy = try await offPool { [port = server.port] in try RawConnection(port: port) }
-            healthy.send(
-                "GET /v1/live?cursor=\(start)&limit=5000 HTTP/1.1\r\nHost: x\r\n"
-                    + "Authorization: Bearer \(fixture.tokens["laptop"]!)\r\n\r\n")
-            let text = await healthy.read(until: #"\#(start.split(separator: ".")[0]).4000","#, within: 120)
-            #expect(text.contains(".4000\",\"from\""), "the last page arrived")
-            #expect(server.metric("tipsync_live_streams_stalled_total") == 1)
+    /// A `/metrics` value of a server process.
+    static func metric(_ port: Int, _ name: String) async throws -> Double? {
+        let text = String(
+            decoding: try await RawConnection.exchange(port: port, method: "GET", path: "/metrics").body, as: UTF8.self)
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+            Double($0.dropFirst(name.count + 1))
         }
+    }
+
+    /// A real server process (its event loops and timers its own, whatever else the test process
+    /// runs), its log filled in the database beforehand.
+    @Test func aStreamWhoseClientDoesNotReadIsEndedAtTheStallBound() async throws {
+        let path = Scratch.path("tipsync-stall").appendingPathComponent("server.sqlite").path
+        let database = "sqlite:" + path
+        #expect(try await ServerProcessTests.run(["accounts", "create", "alice", "--database", database]).status == 0)
+        let token = try await ServerProcessTests.run([
+            "tokens", "create", "--account", "alice", "--device", "laptop", "--database", database,
+        ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try await ServerProcessTests.run([
+                "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
+            ]).status == 0)
+        let store = try SQLiteSyncStore(path: path)
+        let account = try #require(try await store.accountID(named: "alice"))
+        try await Self.fillLog(ServerFixture(store: store, accountID: account))
+        let server = try await CrashConsistencyTests.ServerUnderTest.start(
+            database: database, arguments: ["--live-stall-timeout", "5"])
+        defer { server.process.terminate() }
+        let (status, pulled) = try await RawConnection.exchange(
+            port: server.port, method: "GET", path: "/v1/pull?limit=1", headers: ["Authorization": "Bearer \(token)"])
+        #expect(status == 200)
+        let cursor = try JSONCoding.decode(PullResponse.self, from: pulled).cursor
+        let start = try #require(cursor.split(separator: ".").first).appending(".0")
+        let request =
+            "GET /v1/live?cursor=\(start)&limit=5000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        let reader = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        reader.send(request)
+        // The client reads nothing: the stream's write waits, then the stream is ended.
+        try await eventually { try await Self.metric(server.port, "tipsync_live_streams_stalled_total") == 1 }
+        // Then what the kernel held is read, and the connection is found closed.
+        let (_, closed) = await reader.readUntilClosed(within: LiveConnectionTests.bound)
+        #expect(closed)
+        try await eventually { try await Self.metric(server.port, "tipsync_live_connections") == 0 }
+
+        // A client that reads gets the whole log over the same bound: the bound ends only stalls.
+        let healthy = try await offPool { [port = server.port] in try RawConnection(port: port) }
+        healthy.send(request)
+        let text = await healthy.read(until: #"\#(start.split(separator: ".")[0]).4000","#, within: 120)
+        #expect(text.contains(".4000\",\"from\""), "the last page arrived")
+        #expect(try await Self.metric(server.port, "tipsync_live_streams_stalled_total") == 1)
     }
 
     @Test func openingMoreStreamsThanTheDeviceMayHoldEndsItsOldest() async throws {

@@ -87,7 +87,13 @@ public enum DatabaseLocation: Sendable, Hashable {
                         + "\(FileManager.default.currentDirectoryPath)); pass --database or set TIPSYNC_DATABASE to the "
                         + "server's database, or create one with 'tipsync-server migrate'")
             }
-            if !exists { try Self.prepareDirectory(of: path) }
+            if !exists {
+                try Self.prepareDirectory(of: path)
+                // Readable by the owner only: it holds token hashes and every account's log. SQLite
+                // gives its write-ahead log and shared-memory files the database file's mode.
+                let descriptor = open(path, O_CREAT | O_WRONLY | O_EXCL, 0o600)
+                if descriptor >= 0 { close(descriptor) }
+            }
             let store: SQLiteSyncStore
             do {
                 store = try SQLiteSyncStore(path: path)

@@ -158,6 +158,16 @@ public struct PostgresSyncStore: SyncStore {
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
     /// migrations run exactly once.
+    public func schemaVersion() async throws -> String {
+        var current = 0
+        for try await version in try await client.query(
+            "SELECT COALESCE(MAX(version), 0) FROM tipsync_schema_version", logger: logger
+        ).decode(Int.self) {
+            current = version
+        }
+        return "PostgreSQL schema \(current)"
+    }
+
     public func migrate() async throws {
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)

@@ -195,6 +195,11 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
         try Self.migrator.migrate(pool)
     }
 
+    public func schemaVersion() async throws -> String {
+        let applied = try await pool.read { db in try Self.migrator.appliedMigrations(db) }
+        return "SQLite schema \(applied.count) (\(applied.last ?? "empty"))"
+    }
+
     public func createAccount(name: String) async throws -> Int64 {
         try await pool.write { db in
             if try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) != nil {

@@ -7,6 +7,8 @@ import TipSyncCore
 public protocol SyncStore: ChangeLogStore, IdentityStore, InsightStore {
     /// Creates the schema or upgrades it; run before serving.
     func migrate() async throws
+    /// The schema's version as `tipsync-server migrate` reports it (the backend's own numbering).
+    func schemaVersion() async throws -> String
     /// Frees memory that refills on demand (page caches, idle connections): called when the server
     /// has gone quiet (``MemoryRelease``). Does nothing by default.
     func releaseMemory() async
