@@ -193,6 +193,9 @@ struct WebBrowserTests {
         try await agent.check(["sync"])
         #expect(try await agent.status("welcome").status == "invalidated")
         #expect(try await agent.status("welcome").reason == "tipClosed")
+        // The pages set `isLoggedIn` right after `configure()`, before their tab held the device's
+        // lock (that write never finished before the fix): it reached the server with the rest.
+        #expect(try await agent.check(["param", "get", "isLoggedIn"]) == "true\n")
         // …and the second browser's open page drops it without a reload.
         #expect(
             try await second.evaluate(
