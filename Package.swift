@@ -172,10 +172,14 @@ let package = Package(
                 tool("ArgumentParser", "swift-argument-parser"),
             ]
         ),
-        // Test-only helpers shared by test targets: a throwaway PostgreSQL, a seeded generator, process waits.
+        // Test-only helpers shared by test targets: a throwaway PostgreSQL, a seeded generator, process
+        // waits, a slow network link.
         .target(
             name: "TipSyncTestSupport",
-            dependencies: ["TipSyncCore", tool("PostgresNIO", "postgres-nio")]
+            dependencies: [
+                "TipSyncCore", tool("PostgresNIO", "postgres-nio"), tool("NIOCore", "swift-nio"),
+                tool("NIOPosix", "swift-nio"),
+            ]
         ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore", "TipSyncTestSupport"]),
         .testTarget(

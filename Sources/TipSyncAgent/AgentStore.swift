@@ -55,8 +55,13 @@ public struct AgentStore: Sendable, Hashable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try writeAtomically(try encoder.encode(configuration), to: configurationFile, permissions: 0o600)
-        // Creates the replica with this device id.
-        _ = try TipsReplica(directory: replicaDirectory, deviceID: configuration.device, environment: [:])
+        // Creates the replica with this device id. The store syncs from now on: its tips are held
+        // until the first pull has been merged, or the bounded wait has passed (protocol.md §17.1) —
+        // `run` and `sync` start the wait anew — so `status` right after `init` never calls
+        // `available` a tip another device has dismissed.
+        let replica = try TipsReplica(directory: replicaDirectory, deviceID: configuration.device, environment: [:])
+        try replica.holdForFirstSync(
+            seconds: SyncConfiguration(server: configuration.server, token: "").firstSyncTimeout)
     }
 
     /// The recorded configuration; a clear error when the store was never initialized.

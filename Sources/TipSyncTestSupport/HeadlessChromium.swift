@@ -124,6 +124,13 @@ public final class HeadlessChromium: Sendable {
             ["offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1], session: session)
     }
 
+    /// Runs `script` in every page loaded from now on (in the first page, or `tab`), before the
+    /// page's own scripts: to record what a page does from its very first moment.
+    public func runBeforeEachPage(_ script: String, tab: Tab? = nil) async throws {
+        let session = tab?.session ?? self.session.withLock { $0 }
+        _ = try await send("Page.addScriptToEvaluateOnNewDocument", ["source": script], session: session)
+    }
+
     /// Makes the page see the system's colour preference as `dark` (or `light`), as
     /// `prefers-color-scheme` tells it.
     public func emulateColorScheme(_ scheme: String, tab: Tab? = nil) async throws {

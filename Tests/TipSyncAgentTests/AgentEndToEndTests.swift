@@ -36,10 +36,11 @@ import TipSyncTestSupport
         let phone = try await TestAgent("phone", in: directory, server: server)
         let laptop = try await TestAgent("laptop", in: directory, server: server)
 
-        #expect(try await laptop.status("welcome").status == "available")
+        // A store that has never synced holds its tips (protocol.md §17.1) from `init` on.
+        #expect(try await laptop.status("welcome").status == "pending")
         try await phone.check(["invalidate", "welcome"])
         try await phone.check(["sync"])
-        #expect(try await laptop.status("welcome").status == "available")  // not synced yet
+        #expect(try await laptop.status("welcome").status == "pending")  // not synced yet: still held
         try await laptop.check(["sync"])
         let after = try await laptop.status("welcome")
         #expect(after.status == "invalidated" && after.reason == "tipClosed")

@@ -169,20 +169,23 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One device's agent (its store in `directory/name`), driven through the real CLI.
+/// One device's agent (its store in `directory/name`), driven through the real CLI; it syncs with
+/// `server`, or through `serverURL` (a ``SlowLink`` to it).
 struct TestAgent {
     let name: String
     let store: String
     var clockOffset: Double?
 
     init(
-        _ name: String, in directory: URL, server: TestServer, clockOffset: Double? = nil, initOptions: [String] = []
+        _ name: String, in directory: URL, server: TestServer, serverURL: String? = nil, clockOffset: Double? = nil,
+        initOptions: [String] = []
     ) async throws {
         self.name = name
         store = directory.appendingPathComponent(name).path
         self.clockOffset = clockOffset
         let token = try await server.token(device: name)
-        try await check(["init", "--server", server.url, "--token", token, "--device", name] + initOptions)
+        try await check(
+            ["init", "--server", serverURL ?? server.url, "--token", token, "--device", name] + initOptions)
         try await check(["catalog", "load", packageRoot.appendingPathComponent("Examples/catalog.json").path])
     }
 
