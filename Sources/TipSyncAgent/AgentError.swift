@@ -35,6 +35,8 @@ public struct AgentError: Error, Sendable, Hashable, Codable, CustomStringConver
         case syncFailed = "sync-failed"
         /// `watch --timeout` ran out
         case timeout = "timeout"
+        /// the server refused the device's token (`init`)
+        case tokenRefused = "token-refused"
         /// a transient parameter set outside a running agent
         case transientParameter = "transient-parameter"
         /// an event the catalog does not declare

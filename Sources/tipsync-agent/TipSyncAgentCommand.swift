@@ -135,11 +135,17 @@ struct Init: AsyncParsableCommand {
                 throw AgentError(.badOption, message: "--server is not a URL: \(server)")
             }
             let store = global.agentStore
-            try store.initialize(
-                AgentConfiguration(
-                    server: url, token: token ?? "", device: device, tokenCommand: tokenCommand,
-                    followsServerCatalog: followCatalog))
+            let configuration = AgentConfiguration(
+                server: url, token: token ?? "", device: device, tokenCommand: tokenCommand,
+                followsServerCatalog: followCatalog)
+            // A refused token writes nothing; an unreachable server does not stop a device being set up.
+            let check = try await configuration.checkCredential()
+            try store.initialize(configuration)
             print("initialized \(store.directory.path) for device '\(device)'")
+            if case .unchecked(let why) = check {
+                FileHandle.standardError.write(
+                    Data("tipsync-agent: the token is not checked yet (\(why)); `tipsync-agent sync` will say\n".utf8))
+            }
         }
     }
 }

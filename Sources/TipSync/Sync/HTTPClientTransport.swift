@@ -33,6 +33,38 @@
             return clientRequest
         }
 
+        /// Sends `request` and reads the answer's head; a request that got no answer throws
+        /// ``SyncClientError/unreachable(_:)`` naming the server and why, in plain words.
+        func execute(_ request: SyncHTTPRequest) async throws -> HTTPClientResponse {
+            let prepared = try clientRequest(request)
+            do {
+                return try await client.execute(prepared, timeout: .milliseconds(Int64(max(1, request.timeout) * 1000)))
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                throw SyncClientError.unreachable("\(Self.plainWords(error)) (\(baseURL.absoluteString))")
+            }
+        }
+
+        /// Why a request got no answer, without the libraries' type names: `connection refused`.
+        static func plainWords(_ error: any Error) -> String {
+            if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
+            if let error = error as? HTTPClientError {
+                switch error {
+                case .connectTimeout: return "connection timed out"
+                case .deadlineExceeded, .readTimeout: return "no answer in time"
+                case .remoteConnectionClosed: return "the server closed the connection"
+                default: break
+                }
+            }
+            let text = String(describing: error)
+            if text.contains("Connection refused") { return "connection refused" }
+            if text.contains("UnknownHost") || text.contains("DNS error") {
+                return "the server's name does not resolve"
+            }
+            return text
+        }
+
         static func headers(of response: HTTPClientResponse) -> [String: String] {
             var headers: [String: String] = [:]
             for (name, value) in response.headers { headers[name.lowercased()] = value }
@@ -40,8 +72,7 @@
         }
 
         public func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
-            let response = try await client.execute(
-                try clientRequest(request), timeout: .milliseconds(Int64(max(1, request.timeout) * 1000)))
+            let response = try await execute(request)
             let body = try await response.body.collect(upTo: Self.maximumBodyBytes)
             return SyncHTTPResponse(
                 status: Int(response.status.code), body: Data(body.readableBytesView),
@@ -51,8 +82,7 @@
         /// The answer's head within `request.timeout`; its body as it arrives, for as long as the
         /// server keeps it open (the sync client's watchdog ends a silent one).
         public func stream(_ request: SyncHTTPRequest) async throws -> SyncHTTPStream? {
-            let response = try await client.execute(
-                try clientRequest(request), timeout: .milliseconds(Int64(max(1, request.timeout) * 1000)))
+            let response = try await execute(request)
             let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
             let reading = Task {
                 do {

@@ -23,11 +23,11 @@ extension SyncClient {
         else { return false }
         guard stream.status == 200 else {
             let body = try await Self.collect(stream.body)
-            if stream.status == 400, errorCode(body)?.code == ErrorCode.invalidCursor.rawValue {
+            if stream.status == 400, Self.errorCode(body)?.code == ErrorCode.invalidCursor.rawValue {
                 try replica.updateSyncProgress { $0.pullCursor = nil }  // start over: merging is idempotent
                 return true
             }
-            throw rejection(SyncHTTPResponse(status: stream.status, body: body, headers: stream.headers))
+            throw Self.rejection(SyncHTTPResponse(status: stream.status, body: body, headers: stream.headers))
         }
         // URLSession on Linux does not end a silent stream: a watchdog does, after
         // `liveStreamSilence` seconds without a byte (heartbeats come every 15 s).
@@ -144,15 +144,15 @@ extension SyncClient {
             guard let stream else { return nil }
             guard stream.status == 401 else { return stream }
             let body = try await Self.collect(stream.body)
-            if errorCode(body)?.code == ErrorCode.tokenExpired.rawValue, configuration.tokenProvider != nil {
+            if Self.errorCode(body)?.code == ErrorCode.tokenExpired.rawValue, configuration.tokenProvider != nil {
                 token = nil
                 if !refreshed {
                     refreshed = true
                     continue
                 }
-                throw rejection(SyncHTTPResponse(status: 401, body: body))
+                throw Self.rejection(SyncHTTPResponse(status: 401, body: body))
             }
-            throw SyncClientError.unauthorized(errorCode(body)?.message ?? "401")
+            throw SyncClientError.unauthorized(Self.errorCode(body)?.message ?? "401")
         }
     }
 

@@ -198,7 +198,7 @@ public actor SyncClient {
         case 404:
             return  // the server has not seen this device
         default:
-            throw rejection(response)
+            throw Self.rejection(response)
         }
     }
 
@@ -227,13 +227,13 @@ public actor SyncClient {
                     progress.noteServer(holds: result.highestSeq, generation: result.generation)
                 }
                 publishStatus(connected: true)
-            case 409 where errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
+            case 409 where Self.errorCode(response.body)?.code == ErrorCode.sequenceGap.rawValue:
                 // The server has less (or more) of our log than we thought: resume from what it expects.
-                guard let expected = errorCode(response.body)?.expectedSeq else { throw rejection(response) }
+                guard let expected = Self.errorCode(response.body)?.expectedSeq else { throw Self.rejection(response) }
                 try replica.updateSyncProgress { $0.setPushed(through: expected > 0 ? expected - 1 : 0) }
-            case 422 where errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
+            case 422 where Self.errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
                 // Our clock is ahead of the server's: correct it, re-stamp what is unsent, push again.
-                let detail = errorCode(response.body)
+                let detail = Self.errorCode(response.body)
                 let offset = detail?.serverTime.flatMap { clockCorrection(serverTime: $0, sent: sent, force: true) }
                 // What the server already holds keeps its stamps (a push whose answer was lost).
                 let held = detail?.highestSeq ?? 0
@@ -244,22 +244,22 @@ public actor SyncClient {
                 }
                 try replica.restampUnacknowledgedChanges(keepingThrough: kept)
                 restamped = true
-            case 422 where errorCode(response.body)?.code == ErrorCode.invalidChange.rawValue:
+            case 422 where Self.errorCode(response.body)?.code == ErrorCode.invalidChange.rawValue:
                 // One change the server will never take: set it aside and push the rest (§17.2).
-                let message = errorCode(response.body)?.message ?? ""
+                let message = Self.errorCode(response.body)?.message ?? ""
                 guard let index = RefusedChange.index(in: message), batch.indices.contains(index),
                     let change = try replica.setAsideUnsentChange(seq: batch[index].seq)
-                else { throw rejection(response) }
+                else { throw Self.rejection(response) }
                 let refused = RefusedChange(change: change, reason: message)
                 setAside.append(refused)
                 configuration.onRefusedChange?(refused)
-                publishStatus(error: .some(rejection(response)))
+                publishStatus(error: .some(Self.rejection(response)))
             default:
                 if response.status >= 500 {
                     // The server failed; it may have done so after committing.
                     try replica.updateSyncProgress { $0.recordUncertainPush(through: batch[batch.count - 1].seq) }
                 }
-                throw rejection(response)
+                throw Self.rejection(response)
             }
         }
     }
@@ -285,11 +285,11 @@ public actor SyncClient {
             }
             guard let page = pulled.page else {
                 pulled.next?.cancel()
-                if errorCode(pulled.response.body)?.code == ErrorCode.invalidCursor.rawValue {
+                if Self.errorCode(pulled.response.body)?.code == ErrorCode.invalidCursor.rawValue {
                     try replica.updateSyncProgress { $0.pullCursor = nil }  // start over: merging is idempotent
                     continue
                 }
-                throw rejection(pulled.response)
+                throw Self.rejection(pulled.response)
             }
             if page.more, configuration.prefetchPages {
                 // The next page was requested from this page's cursor as read before the decode;
@@ -423,7 +423,7 @@ public actor SyncClient {
         case 304, 404:
             return  // current already, or removed meanwhile: keep what the replica has
         default:
-            throw rejection(response)
+            throw Self.rejection(response)
         }
     }
 
@@ -457,24 +457,24 @@ public actor SyncClient {
             }
             switch response.status {
             case 401
-            where errorCode(response.body)?.code == ErrorCode.tokenExpired.rawValue
+            where Self.errorCode(response.body)?.code == ErrorCode.tokenExpired.rawValue
                 && configuration.tokenProvider != nil && !refreshed:
                 // The JWT expired: ask for a fresh one, once per request.
                 token = nil
                 refreshed = true
             case 401
-            where errorCode(response.body)?.code == ErrorCode.tokenExpired.rawValue
+            where Self.errorCode(response.body)?.code == ErrorCode.tokenExpired.rawValue
                 && configuration.tokenProvider != nil:
                 // Expired again right after a refresh: the provider's token is stale for now. Not a
                 // reason to stop syncing for good: back off, and ask the provider again then.
                 token = nil
-                throw rejection(response)
+                throw Self.rejection(response)
             case 401:
-                throw SyncClientError.unauthorized(errorCode(response.body)?.message ?? "401")
+                throw Self.refusedToken(response)
             case 415 where headers["Content-Encoding"] != nil,
                 400
             where headers["Content-Encoding"] != nil
-                && errorCode(response.body)?.code == ErrorCode.malformedJSON.rawValue:
+                && Self.errorCode(response.body)?.code == ErrorCode.malformedJSON.rawValue:
                 // A server that does not inflate push bodies (or a transport that dropped the header):
                 // send this one and the next ones plain.
                 compressesPushes = false
@@ -540,12 +540,17 @@ public actor SyncClient {
         }
     }
 
-    func errorCode(_ data: Data) -> ErrorBody.Detail? {
+    static func errorCode(_ data: Data) -> ErrorBody.Detail? {
         (try? JSONCoding.decode(ErrorBody.self, from: data))?.error
     }
 
-    func rejection(_ response: SyncHTTPResponse) -> SyncClientError {
-        let detail = errorCode(response.body)
+    /// A `401` other than an expired token's: the credential is refused.
+    static func refusedToken(_ response: SyncHTTPResponse) -> SyncClientError {
+        .unauthorized(errorCode(response.body)?.message ?? "401")
+    }
+
+    static func rejection(_ response: SyncHTTPResponse) -> SyncClientError {
+        let detail = Self.errorCode(response.body)
         return .rejected(
             status: response.status, code: detail?.code ?? "unknown",
             message: detail?.message ?? String(decoding: response.body.prefix(200), as: UTF8.self))
