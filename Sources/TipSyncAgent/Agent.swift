@@ -27,7 +27,9 @@ public final class Agent: Sendable {
                 directory: store.replicaDirectory, deviceID: configuration.device,
                 clock: clockOffset == 0 ? clock : clock.offset(by: clockOffset), environment: environment)
         } catch {
-            throw AgentError.wrap(error, "cannot open the replica in \(store.replicaDirectory.path)")
+            throw AgentError(
+                .badStore,
+                message: "cannot open the replica in \(store.replicaDirectory.path): \(FileProblem.words(error))")
         }
         let (catalog, modified) = try store.readCatalog()
         try replica.load(catalog: catalog)
@@ -45,7 +47,7 @@ public final class Agent: Sendable {
     /// Validates a catalog file, stores it in the agent store and loads it. An invalid file changes nothing.
     public func loadCatalog(from file: URL) throws -> Catalog {
         guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw AgentError(.noFile, message: "cannot read \(file.path)")
+            throw AgentError(.noFile, message: "cannot read \(file.path): \(FileProblem.whyUnreadable(file.path))")
         }
         let catalog = try AgentStore.decodeCatalog(data, name: file.path)
         try store.writeCatalog(data)

@@ -49,9 +49,17 @@ public struct AgentStore: Sendable, Hashable {
             )
         }
         let files = FileManager.default
-        try files.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        do {
+            try files.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        } catch {
+            throw AgentError(
+                .writeFailed,
+                message:
+                    "cannot create the store at \(directory.path): \(FileProblem.words(error)); give --store (or TIPSYNC_STORE) a directory you can write"
+            )
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try writeAtomically(try encoder.encode(configuration), to: configurationFile, permissions: 0o600)
@@ -59,9 +67,16 @@ public struct AgentStore: Sendable, Hashable {
         // until the first pull has been merged, or the bounded wait has passed (protocol.md §17.1) —
         // `run` and `sync` start the wait anew — so `status` right after `init` never calls
         // `available` a tip another device has dismissed.
-        let replica = try TipsReplica(directory: replicaDirectory, deviceID: configuration.device, environment: [:])
-        try replica.holdForFirstSync(
-            seconds: SyncConfiguration(server: configuration.server, token: "").firstSyncTimeout)
+        do {
+            let replica = try TipsReplica(
+                directory: replicaDirectory, deviceID: configuration.device, environment: [:])
+            try replica.holdForFirstSync(
+                seconds: SyncConfiguration(server: configuration.server, token: "").firstSyncTimeout)
+        } catch {
+            throw AgentError(
+                .writeFailed,
+                message: "cannot create the replica in \(replicaDirectory.path): \(FileProblem.words(error))")
+        }
     }
 
     /// The recorded configuration; a clear error when the store was never initialized.
@@ -72,7 +87,11 @@ public struct AgentStore: Sendable, Hashable {
         do {
             return try JSONDecoder().decode(AgentConfiguration.self, from: data)
         } catch {
-            throw AgentError(.badStore, message: "\(configurationFile.path) is damaged: \(error)")
+            throw AgentError(
+                .badStore,
+                message:
+                    "\(configurationFile.path) is damaged (\(FileProblem.words(error))); run `tipsync-agent init` again for this store"
+            )
         }
     }
 
@@ -101,14 +120,25 @@ public struct AgentStore: Sendable, Hashable {
 
     func writeAtomically(_ data: Data, to url: URL, permissions: Int) throws {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: data, attributes: [.posixPermissions: permissions])
-        else {
-            throw AgentError(.writeFailed, message: "cannot write \(temporary.path)")
-        }
+        try Self.write(data, to: temporary.path, permissions: permissions)
         guard rename(temporary.path, url.path) == 0 else {
-            throw AgentError(.writeFailed, message: "cannot replace \(url.path) (errno \(errno))")
+            throw AgentError(.writeFailed, message: "cannot replace \(url.path): \(FileProblem.words(errno: errno))")
+        }
+    }
+
+    /// Writes `data` to a file created with `permissions` (from the first byte: a token is never
+    /// readable by others, not even for a moment).
+    public static func write(_ data: Data, to path: String, permissions: Int) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode_t(permissions))
+        guard descriptor >= 0 else {
+            throw AgentError(.writeFailed, message: "cannot write \(path): \(FileProblem.words(errno: errno))")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: data)
+            try handle.close()
+        } catch {
+            throw AgentError(.writeFailed, message: "cannot write \(path): \(FileProblem.words(error))")
         }
     }
 }

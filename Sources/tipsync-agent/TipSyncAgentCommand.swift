@@ -422,9 +422,7 @@ struct ExportHistory: AsyncParsableCommand {
             if file == "-" {
                 print(text, terminator: "")
             } else {
-                guard FileManager.default.createFile(atPath: file, contents: Data(text.utf8)) else {
-                    throw AgentError(.writeFailed, message: "cannot write \(file)")
-                }
+                try AgentStore.write(Data(text.utf8), to: file, permissions: 0o644)
             }
         }
     }

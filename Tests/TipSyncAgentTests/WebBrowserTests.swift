@@ -75,6 +75,17 @@ struct WebBrowserTests {
         "!!document.querySelector('tipsync-tip[tip=\"\(tip)\"]').shadowRoot.querySelector('[part~=\"tip\"]')"
     }
 
+    /// Resolves (true) once `tip`'s element shows nothing: at once, or at its next `tipsync-hide`.
+    static func hidden(_ tip: String) -> String {
+        """
+        new Promise((resolve) => {
+          const element = document.querySelector('tipsync-tip[tip="\(tip)"]');
+          if (!(\(shown(tip)))) return resolve(true);
+          element.addEventListener('tipsync-hide', () => resolve(true), { once: true });
+        })
+        """
+    }
+
     static func click(_ tip: String, _ part: String) -> String {
         "document.querySelector('tipsync-tip[tip=\"\(tip)\"]').shadowRoot.querySelector('[part~=\"\(part)\"]').click()"
     }
@@ -111,6 +122,7 @@ struct WebBrowserTests {
         _ = try await browser.evaluate(
             "document.querySelector('tipsync-tip').shadowRoot.querySelector('[part~=\"close\"]').focus()")
         try await browser.press("Escape")
+        #expect(try await browser.evaluate(Self.hidden("search"), awaitPromise: true) as? Bool == true)
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         #expect(try await browser.evaluate("tipsync.status('search')") as? String == "available")
         #expect(try await browser.evaluate("document.activeElement.id") as? String == "anchor")
@@ -188,6 +200,7 @@ struct WebBrowserTests {
 
         // Dismissed in the first browser → the agent (another device) reports it.
         _ = try await first.evaluate(Self.click("welcome", "close"))
+        #expect(try await first.evaluate(Self.hidden("welcome"), awaitPromise: true) as? Bool == true)
         #expect(try await first.evaluate(Self.shown("welcome")) as? Bool == false)
         _ = try await first.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
         try await agent.check(["sync"])
@@ -201,6 +214,7 @@ struct WebBrowserTests {
             try await second.evaluate(
                 Self.until("tipsync.status('welcome') === 'invalidated:tipClosed'"), awaitPromise: true)
                 as? Bool == true)
+        #expect(try await second.evaluate(Self.hidden("welcome"), awaitPromise: true) as? Bool == true)
         #expect(try await second.evaluate(Self.shown("welcome")) as? Bool == false)
 
         // The agent dismisses → the tip leaves both open pages.
@@ -212,6 +226,7 @@ struct WebBrowserTests {
                     Self.until("tipsync.status('search') === 'invalidated:actionPerformed'"), awaitPromise: true)
                     as? Bool
                     == true)
+            #expect(try await browser.evaluate(Self.hidden("search"), awaitPromise: true) as? Bool == true)
             #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         }
 
@@ -250,6 +265,7 @@ struct WebBrowserTests {
         #expect(try await second.evaluate(Self.ready, awaitPromise: true) as? Bool == true)
         #expect(try await second.evaluate("tipsync.status('welcome')") as? String == "invalidated:tipClosed")
         #expect(try await second.evaluate("tipsync.status('search')") as? String == "invalidated:actionPerformed")
+        #expect(try await second.evaluate(Self.hidden("welcome"), awaitPromise: true) as? Bool == true)
         #expect(try await second.evaluate(Self.shown("welcome")) as? Bool == false)
         await first.quit()
         await second.quit()
@@ -310,6 +326,7 @@ extension WebBrowserTests {
             try await browser.evaluate(
                 Self.until("tipsync.status('search') === 'invalidated:actionPerformed'"), awaitPromise: true) as? Bool
                 == true)
+        #expect(try await browser.evaluate(Self.hidden("search"), awaitPromise: true) as? Bool == true)
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         try Data("go\n".utf8).write(to: URL(fileURLWithPath: proceed))
         #expect(await shell.exitStatus() == 0, "stderr: \(shell.stderr.text)")
@@ -377,6 +394,9 @@ extension WebBrowserTests {
             try await browser.evaluate(
                 Self.until("tipsync.status('search') === 'invalidated:actionPerformed'"), awaitPromise: true) as? Bool
                 == true)
+        // The replica's status moves as the merge applies; its watchers (the element) hear of it once
+        // the merge is stored: wait for the element's own `tipsync-hide`.
+        #expect(try await browser.evaluate(Self.hidden("search"), awaitPromise: true) as? Bool == true)
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         #expect(program.isRunning)
         await daemon.stop()

@@ -14,8 +14,19 @@
         /// The largest answer ``send(_:)`` reads (a pull page is at most a few megabytes).
         static let maximumBodyBytes = 256 * 1024 * 1024
 
-        /// - Parameter client: the HTTP client to use (default: the process-wide `HTTPClient.shared`).
-        public init(baseURL: URL, client: HTTPClient = .shared) {
+        /// The process's client for sync: `HTTPClient.shared`'s configuration, except that a
+        /// connection that cannot be made fails the request at once (`connection refused`) instead
+        /// of being retried until the request's deadline — the sync client backs off and retries
+        /// itself, and meanwhile says it is not connected. Never shut down, like `HTTPClient.shared`.
+        public static let sharedClient: HTTPClient = {
+            var configuration = HTTPClient.Configuration.singletonConfiguration
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.connect = .seconds(10)
+            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        }()
+
+        /// - Parameter client: the HTTP client to use (default: ``sharedClient``).
+        public init(baseURL: URL, client: HTTPClient = HTTPClientTransport.sharedClient) {
             self.baseURL = baseURL
             self.client = client
         }
