@@ -133,7 +133,7 @@ func buildRoutes(
         CORSMiddleware(origins: configuration.corsOrigins)
         SecurityHeadersMiddleware()
         ErrorMiddleware(now: now)
-        RequestLogMiddleware()
+        RequestLogMiddleware(level: configuration.accessLog ? .info : .debug)
         RequestMetricsMiddleware(cache: requestMetrics)
         MethodMiddleware(table: table)
         RequestHistoryMiddleware(history: history, now: now)
@@ -144,7 +144,14 @@ func buildRoutes(
         let version = #""version":"\#(TipSyncVersion.release)","protocol":"\#(TipSyncVersion.protocolRevision)""#
         return SyncController.json(text: #"{"status":"ok",\#(version)}"#)
     }
-    router.on("metrics", method: .get, recordingIn: table) { _, _ -> Response in
+    router.on("metrics", method: .get, recordingIn: table) { request, _ -> Response in
+        if let token = configuration.metricsToken {
+            // `--metrics-token`: only a scraper that sends it (Prometheus: `authorization.credentials`).
+            guard let sent = BearerCredential(request)?.token, ConstantTime.equal(sent, token) else {
+                throw SyncError.unauthorized("/metrics needs Authorization: Bearer with the metrics token")
+            }
+        }
+        metrics.process.record()
         var buffer: [UInt8] = []
         registry?.emit(into: &buffer)
         var headers = HTTPFields()
@@ -183,7 +190,9 @@ func buildRoutes(
         ).addRoutes(to: router, table: table)
     }
     return SyncRoutes(router: router) { serverName, logger in
-        (store as? any PushesWithoutTask).map { direct in
+        // With the access log on, every push goes through the router's request log.
+        guard !configuration.accessLog else { return nil }
+        return (store as? any PushesWithoutTask).map { direct in
             PushFastPath(
                 controller: sync, auth: auth, requestLimiter: requestLimiter, requestMetrics: requestMetrics,
                 history: history, memory: memory, store: direct, serverName: serverName, logger: logger)

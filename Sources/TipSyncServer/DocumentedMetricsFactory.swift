@@ -44,6 +44,10 @@ public struct DocumentedMetricsFactory: MetricsFactory {
         "tipsync_requests_refused_total": "Requests refused before routing, by reason.",
         "tipsync_memory_releases_total": "Times the server handed memory back after a burst.",
         "tipsync_failed_sign_ins_total": "Sign-ins refused (bad device tokens, admin keys, console logins), by kind.",
+        "process_cpu_seconds_total": "User and system CPU time the server process has used, in seconds.",
+        "process_resident_memory_bytes": "The server process's resident memory, in bytes.",
+        "process_virtual_memory_bytes": "The server process's virtual memory, in bytes.",
+        "process_start_time_seconds": "When the server process started, in seconds since 1970.",
     ]
 
     static func descriptor(_ name: String, _ help: String) -> MetricNameDescriptor {

@@ -29,6 +29,8 @@ struct ServerMetrics: Sendable {
     let compactedEntries: CoreMetrics.Counter
     /// 1, labelled with the release and protocol revision (``TipSyncVersion``).
     let buildInfo: CoreMetrics.Gauge
+    /// The process's CPU time and memory, recorded at each scrape.
+    let process: ProcessUsage.Gauges
     let factory: any MetricsFactory
 
     init(registry: PrometheusCollectorRegistry?) {
@@ -58,5 +60,6 @@ struct ServerMetrics: Sendable {
             dimensions: [("version", TipSyncVersion.release), ("protocol", TipSyncVersion.protocolRevision)],
             factory: factory)
         buildInfo.record(1)
+        process = ProcessUsage.Gauges(factory: factory)
     }
 }

@@ -66,14 +66,17 @@ struct DatabaseOptions: ParsableArguments {
 }
 
 extension DatabaseLocation {
-    /// ``withStore(creating:_:)``, first saying on stderr which database it is.
+    /// ``withStore(creating:_:)``, first saying on stderr which database it is: a plain line for a
+    /// command, a log record (`logged`, what `serve` does) in the log's format.
     func withAnnouncedStore<Result: Sendable>(
-        creating: Bool, waiting: Duration, logger: Logger = Logger(label: "tipsync-server"),
+        creating: Bool, waiting: Duration, logger: Logger = Logger(label: "tipsync-server"), logged: Bool = false,
         _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
-        if creating || exists {
-            FileHandle.standardError.write(
-                Data("tipsync-server: database \(description)\(exists ? "" : " (new)")\n".utf8))
+        let announcement = "database \(description)\(exists ? "" : " (new)")"
+        if logged {
+            logger.info("\(announcement)")
+        } else if creating || exists {
+            FileHandle.standardError.write(Data("tipsync-server: \(announcement)\n".utf8))
         }
         do {
             return try await withStore(logger: logger, creating: creating, waiting: waiting, body)
@@ -121,10 +124,7 @@ struct Serve: AsyncParsableCommand {
         } catch let error as SettingError {
             throw ValidationError(error.description)
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
-            return handler
+        LoggingSystem.bootstrap { label in configuration.logFormat.handler(label: label, level: configuration.logLevel)
         }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(DocumentedMetricsFactory(registry: registry))
@@ -153,13 +153,13 @@ struct Serve: AsyncParsableCommand {
             logger.info("console off; start with --console (or TIPSYNC_CONSOLE=1) to serve it at /console")
         }
         try await configuration.database.withAnnouncedStore(
-            creating: true, waiting: configuration.databaseWait, logger: logger
+            creating: true, waiting: configuration.databaseWait, logger: logger, logged: true
         ) { store in
             let app = buildApplication(
                 configuration: configuration,
                 dependencies: ServerDependencies(store: store, jwt: jwt, registry: registry, logger: logger))
             do {
-                try await app.runService()
+                try await ShutdownAnnouncement.announcing(logger: logger) { try await app.runService() }
             } catch let error as IOError where error.errnoCode == EADDRINUSE {
                 // SwiftNIO's words name neither the address nor what to do.
                 throw CommandFailure(
@@ -281,7 +281,9 @@ struct Accounts: AsyncParsableCommand {
 }
 
 struct Tokens: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(subcommands: [Create.self, Revoke.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Device tokens: create one (printed once, stored as a hash) or revoke one.",
+        subcommands: [Create.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -423,7 +425,9 @@ struct RotateCursors: AsyncParsableCommand {
 
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "catalog", abstract: "The tip catalog the console shows (titles, status).",
+        commandName: "catalog",
+        abstract:
+            "The catalog served to devices (GET /v1/catalog): put a new version, show it, list versions, restore one.",
         subcommands: [Put.self, Show.self, Versions.self, Restore.self])
 
     struct Put: AsyncParsableCommand {

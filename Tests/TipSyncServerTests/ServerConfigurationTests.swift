@@ -48,6 +48,23 @@ import TipSyncTestSupport
         #expect(configuration.maxPullLimit == 5000)
     }
 
+    /// Every spelling the error message names is accepted, as a flag's value and from the
+    /// environment (`--console 1` and `--console=yes` were refused naming 1 and yes as accepted).
+    @Test func everyBooleanSpellingTheErrorNamesIsAccepted() async throws {
+        for (text, value) in [
+            ("1", true), ("0", false), ("true", true), ("false", false), ("yes", true), ("no", false), ("on", true),
+            ("off", false), ("YES", true),
+        ] {
+            let flag = try await ServerConfiguration.load(arguments: ["--console=\(text)"], environment: [:])
+            #expect(flag.console == value, "--console=\(text)")
+            let spaced = try await ServerConfiguration.load(arguments: ["--log-access", text], environment: [:])
+            #expect(spaced.accessLog == value, "--log-access \(text)")
+            let variable = try await ServerConfiguration.load(arguments: [], environment: ["TIPSYNC_CONSOLE": text])
+            #expect(variable.console == value, "TIPSYNC_CONSOLE=\(text)")
+        }
+        #expect(try await ServerConfiguration.load(arguments: ["--console"], environment: [:]).console)
+    }
+
     @Test func badValuesAreRefusedNamingTheFlagAndTheVariable() async throws {
         let cases: [([String], [String: String], String)] = [
             (["--max-batch", "ten"], [:], "--max-batch / TIPSYNC_MAX_BATCH: 'ten' is not an integer"),

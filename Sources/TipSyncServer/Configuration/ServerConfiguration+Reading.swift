@@ -51,6 +51,16 @@ extension ServerConfiguration {
             "log.level", default: "info",
             "trace, debug, info, notice, warning, error or critical (no level ever logs a token)."
         ) { Logger.Level(rawValue: $0) }
+        logFormat = try settings.parsed(
+            "log.format", default: "text",
+            "text (one line per record) or json (one JSON object per line: time, level, label, message, metadata)."
+        ) { LogFormat(rawValue: $0) }
+        accessLog = try settings.bool(
+            "log.access", default: false,
+            "Log every request at info: method, path (names and secrets redacted), status, duration.")
+        metricsToken = settings.optionalString(
+            "tipsync.metricsToken", whenUnset: "none (open)",
+            "A token /metrics then requires as Authorization: Bearer (Prometheus: authorization.credentials).")
         maxBodyBytes = try settings.int(
             "tipsync.maxBodyBytes", default: 4 * 1024 * 1024, unit: "bytes", minimum: 1024,
             "Larger request bodies get 413 body_too_large.")

@@ -11,11 +11,19 @@ public struct ServerConfiguration: Sendable {
     public var httpPort: Int
     /// Where the server keeps its data.
     public var database: DatabaseLocation
-    /// The level below which log records are dropped.
     /// How long the server (and each command) waits at start for PostgreSQL to answer, retrying with
     /// a logged backoff, before it gives up with an error naming the database's address.
     public var databaseWait: Duration
+    /// The level below which log records are dropped.
     public var logLevel: Logger.Level
+    /// How log records are written to standard error: a line of text, or a JSON object per line.
+    public var logFormat: LogFormat
+    /// Log every request at `info` (method, path with names and secrets redacted, status, duration),
+    /// whichever way it is served; off, requests are logged at `debug`.
+    public var accessLog: Bool
+    /// When set, `/metrics` answers only requests carrying `Authorization: Bearer` this token;
+    /// `nil`: `/metrics` is open, like `/health`.
+    public var metricsToken: String?
     /// Larger request bodies get `413 body_too_large`.
     public var maxBodyBytes: Int
     /// More changes in one push get `413 batch_too_large`.

@@ -65,7 +65,15 @@ struct SettingReader {
 
     mutating func bool(_ key: String, default defaultValue: Bool, _ summary: String) throws -> Bool {
         let setting = describe(key, defaultValue ? "on" : "off", nil, summary)
-        return try value(setting, "1, 0, true, false, yes or no") { config.bool(forKey: $0) } ?? defaultValue
+        let configKey = ConfigKey(setting.key)
+        if let flag = config.bool(forKey: configKey) { return flag }  // a bare flag, true or false
+        guard let text = config.string(forKey: configKey) else { return defaultValue }
+        // Every spelling the error names, from a flag's value as from the environment.
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw SettingError(setting, "'\(text)' is not 1, 0, true, false, yes or no")
+        }
     }
 
     mutating func int(

@@ -74,7 +74,7 @@ struct ConsoleController: Sendable {
             var form: [String: String] = [:]
             if request.method == .post {
                 form = try await Self.form(request)
-                guard let token = form["csrf"], Self.constantTimeEqual(token, session.csrf) else {
+                guard let token = form["csrf"], ConstantTime.equal(token, session.csrf) else {
                     throw SyncError.csrfFailed(
                         "the form's CSRF token is missing or stale; reload the page and try again")
                 }
@@ -449,13 +449,6 @@ struct ConsoleController: Sendable {
             fields[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
         }
         return fields
-    }
-
-    static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let a = Array(lhs.utf8)
-        let b = Array(rhs.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     private static let unreserved = CharacterSet(

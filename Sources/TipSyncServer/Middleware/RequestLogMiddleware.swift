@@ -2,7 +2,8 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 
-/// Logs each request at debug level (method, path, status, duration) without anything that can carry
+/// Logs each request at `level` — `debug`, or `info` with the access log on (`--log-access`) —
+/// (method, path, status, duration) without anything that can carry
 /// a secret or a person's name: no header (`Authorization` holds tokens); in the path, account and
 /// device names (`/admin/v1/accounts/{account}/devices/{device}`, `/console/accounts/{account}`)
 /// written as `<account>` and `<device>` — an erased account's name must not survive in logs; of
@@ -11,19 +12,29 @@ import Logging
 /// client invents — is written as `<redacted>`.
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     static var harmlessParameters: Set<String> { ["cursor", "limit", "wait", "after"] }
+    var level: Logger.Level = .debug
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         let start = ContinuousClock.now
-        let response = try await next(request, context)
-        context.logger.debug(
-            "request",
-            metadata: [
-                "method": "\(request.method.rawValue)", "path": "\(Self.redactedTarget(request.uri))",
-                "status": "\(response.status.code)", "duration": "\(ContinuousClock.now - start)",
-            ])
-        return response
+        func log(_ status: HTTPResponse.Status) {
+            context.logger.log(
+                level: level, "request",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "path": "\(Self.redactedTarget(request.uri))",
+                    "status": "\(status.code)", "duration": "\(ContinuousClock.now - start)",
+                ])
+        }
+        do {
+            let response = try await next(request, context)
+            log(response.status)
+            return response
+        } catch {
+            // Refusals are thrown (answered by the error middleware outside this one): logged too.
+            log((error as? any HTTPResponseError)?.status ?? .internalServerError)
+            throw error
+        }
     }
 
     /// The path and the query with every value not known to be harmless replaced by `<redacted>`.

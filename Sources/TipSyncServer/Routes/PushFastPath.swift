@@ -30,7 +30,7 @@ struct PushFastPath: Sendable {
     let store: any PushesWithoutTask
     let serverName: String
     /// The request log (``RequestLogMiddleware``) writes at `debug`: while it is on, pushes go to the
-    /// router, so that each is logged.
+    /// router, so that each is logged (with the access log on, `--log-access`, there is no fast path).
     let logger: Logger
 
     /// The largest body this path reads, parses and checks on the event loop (16 KiB: a few dozen
