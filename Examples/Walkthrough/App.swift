@@ -47,7 +47,9 @@ struct FavoriteTip: Tip {
         tip.invalidate(reason: .tipClosed)        // permanent, on every device, until resetEligibility()
 
         for await status in tip.statusUpdates {   // emits on every change: local, from other devices, or time passing
-            print(status)                         // .pending, .available, .invalidated(reason)
+            print(status)                         // pending, available, invalidated(tipClosed)
+            if case .invalidated = status { break }
         }
+        try? await Tips.syncNow()                 // with sync: pushed before quitting (else at the next launch)
     }
 }

@@ -7,3 +7,15 @@ public enum TipStatus: Sendable, Hashable {
     /// Will not display again until `resetEligibility()` or `resetDatastore()`.
     case invalidated(InvalidationReason)
 }
+
+extension TipStatus: CustomStringConvertible {
+    /// `available`, `pending`, or `invalidated(tipClosed)`: the words protocol.md and every client
+    /// use, for `print(status)`.
+    public var description: String {
+        switch self {
+        case .available: "available"
+        case .pending: "pending"
+        case .invalidated(let reason): "invalidated(\(reason.rawValue))"
+        }
+    }
+}

@@ -63,6 +63,24 @@ import TipSyncTestSupport
         }
     }
 
+    /// The block after `<!-- output: PROGRAM -->` in the README: what the program prints.
+    static func documentedOutput(_ program: String) throws -> String {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "<!-- output: \(program) -->\n```\n"))
+        let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
+        return String(readme[start.upperBound..<end.lowerBound])
+    }
+
+    /// The walkthrough without a server prints what the README says, and exits.
+    @Test(.timeLimit(.minutes(2))) func theWalkthroughPrintsWhatTheReadmeSaysAndExits() async throws {
+        let directory = scratchDirectory()
+        let program = try ChildProcess(
+            productsDirectory.appendingPathComponent("tipsync-walkthrough").path, [],
+            environment: ["XDG_DATA_HOME": directory.path])
+        #expect(await program.exitStatus() == 0)
+        #expect(program.stdout.text == (try Self.documentedOutput("tipsync-walkthrough")))
+    }
+
     /// `tipsync-walkthrough` (Examples/Walkthrough/App.swift) as device `phone`, its data in `dataHome`.
     static func runWalkthrough(dataHome: URL, server: String, token: String) throws -> ChildProcess {
         // Line-buffered stdout, so the test reads what the program printed as it prints it.
@@ -91,8 +109,9 @@ import TipSyncTestSupport
         let watched = try await laptop.run(["watch", "favorite", "--until", "invalidated", "--timeout", "60"])
         #expect(watched.status == 0, "\(watched.stderr)")
         #expect(watched.stdout.contains(#""reason":"tipClosed""#))
-        #expect(await program.stdout.waitFor("invalidated"))
-        #expect(program.isRunning)
+        // It prints what the README says it prints, and exits (it used to run until killed).
+        #expect(await program.exitStatus() == 0)
+        #expect(program.stdout.text == (try Self.documentedOutput("tipsync-walkthrough")))
         await daemon.stop()
     }
 

@@ -292,10 +292,12 @@ extension WebBrowserTests {
         let pause = "read -r _ < \"$DEMO/proceed\""
         let second = try block("web walkthrough: another device")
         let stop = try #require(second.range(of: "\nkill $(jobs -p)"))
-        let script = [
-            try block("web walkthrough: server and page"), pause, String(second[..<stop.lowerBound]), pause,
-            String(second[stop.lowerBound...]),
-        ].joined(separator: "\n")
+        let (script, outputs) = ReadmeOutputs.instrument(
+            [
+                try block("web walkthrough: server and page"), pause, String(second[..<stop.lowerBound]), pause,
+                String(second[stop.lowerBound...]),
+            ].joined(separator: "\n"))
+        #expect(outputs.count == 1)
         let shell = try ChildProcess(
             "/bin/bash", ["-e", "-c", script],
             environment: [
@@ -330,6 +332,7 @@ extension WebBrowserTests {
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
         try Data("go\n".utf8).write(to: URL(fileURLWithPath: proceed))
         #expect(await shell.exitStatus() == 0, "stderr: \(shell.stderr.text)")
+        ReadmeOutputs.check(shell.stdout.text, against: outputs)
         await browser.quit()
     }
 }
@@ -398,7 +401,7 @@ extension WebBrowserTests {
         // the merge is stored: wait for the element's own `tipsync-hide`.
         #expect(try await browser.evaluate(Self.hidden("search"), awaitPromise: true) as? Bool == true)
         #expect(try await browser.evaluate(Self.shown("search")) as? Bool == false)
-        #expect(program.isRunning)
+        #expect(await program.exitStatus() == 0)
         await daemon.stop()
         await browser.quit()
     }
