@@ -48,6 +48,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
@@ -107,6 +109,8 @@ let package = Package(
                 "CZlib",
                 tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdCore", "hummingbird"),
+                tool("HummingbirdTLS", "hummingbird"),
+                tool("NIOSSL", "swift-nio-ssl"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 tool("Logging", "swift-log"),
                 tool("Metrics", "swift-metrics"),
@@ -207,6 +211,9 @@ let package = Package(
                 tool("ServiceLifecycle", "swift-service-lifecycle"),
                 tool("Logging", "swift-log"),
                 tool("NIOCore", "swift-nio"),
+                tool("NIOSSL", "swift-nio-ssl"),
+                tool("X509", "swift-certificates"),
+                tool("AsyncHTTPClient", "async-http-client"),
             ]
         ),
         .testTarget(

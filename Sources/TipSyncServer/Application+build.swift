@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import Prometheus
@@ -69,8 +70,8 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let pushFastPath = dependencies.pushFastPath ? routes.pushFastPath(serverName, logger) : nil
     return Application(
         responder: responder,
-        server: HTTPServerBuilder { appResponder in
-            SyncServerChannel(
+        server: HTTPServerBuilder { appResponder -> any ServerChildChannel in
+            let channel = SyncServerChannel(
                 http1: HTTP1Channel(
                     responder: appResponder,
                     configuration: .init(additionalChannelHandlers: [
@@ -78,6 +79,9 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
                     ])),
                 limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive,
                 pushFastPath: pushFastPath)
+            // `--tls-certificate`: TLS first on every connection, then the same HTTP/1.1 handlers.
+            guard let tls = configuration.tls else { return channel }
+            return try TLSChannel(channel, tlsConfiguration: try tls.serverConfiguration())
         },
         configuration: .init(
             address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: serverName,

@@ -160,6 +160,8 @@ struct Serve: AsyncParsableCommand {
                 dependencies: ServerDependencies(store: store, jwt: jwt, registry: registry, logger: logger))
             do {
                 try await ShutdownAnnouncement.announcing(logger: logger) { try await app.runService() }
+            } catch let error as SettingError {
+                throw CommandFailure(error.description)  // a TLS file that cannot be read
             } catch let error as IOError where error.errnoCode == EADDRINUSE {
                 // SwiftNIO's words name neither the address nor what to do.
                 throw CommandFailure(

@@ -40,6 +40,13 @@ extension ServerConfiguration {
         configFile = Self.readConfigFile(&settings)
         httpHost = settings.string("http.host", default: "127.0.0.1", "Address to bind (0.0.0.0 in containers).")
         httpPort = try settings.int("http.port", default: 8080, "Port to bind.")
+        let certificate = settings.optionalString(
+            "tipsync.tls.certificate", whenUnset: "none (plain HTTP)",
+            "PEM file of the server's certificate chain (e.g. certbot's fullchain.pem): serve HTTPS on --http-port.")
+        let key = settings.optionalString(
+            "tipsync.tls.key", whenUnset: "none",
+            "PEM file of the certificate's private key (e.g. certbot's privkey.pem); with --tls-certificate.")
+        tls = try TLSFiles(certificate: certificate, key: key)
         database = try settings.parsed(
             "tipsync.database", default: "sqlite:./tipsync-data/server.sqlite",
             "sqlite:PATH (one machine) or postgres://user:password@host:port/db[?sslmode=disable|prefer|require]."

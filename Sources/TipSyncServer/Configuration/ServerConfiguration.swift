@@ -7,6 +7,9 @@ import Logging
 public struct ServerConfiguration: Sendable {
     /// The address to bind.
     public var httpHost: String
+    /// TLS in the server itself (``TLSFiles``): `nil` serves plain HTTP (behind a TLS proxy, or on
+    /// a private network).
+    public var tls: TLSFiles?
     /// The port to bind (0: any free port; tests read it in `onServerRunning`).
     public var httpPort: Int
     /// Where the server keeps its data.
