@@ -185,6 +185,7 @@ public final class Agent: Sendable {
             } else {
                 SyncConfiguration(server: configuration.server, token: configuration.token)
             }
+        sync.firstSyncTimeout = configuration.effectiveFirstSyncTimeout
         if configuration.followsServerCatalog {
             sync.followsServerCatalog = true
             sync.onServerCatalog = { [self] event in

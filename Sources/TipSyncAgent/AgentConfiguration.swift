@@ -1,4 +1,5 @@
 import Foundation
+import TipSync
 
 /// What `tipsync-agent init` records in the store (`agent.json`, owner-only): where to sync and
 /// as which device.
@@ -15,18 +16,31 @@ public struct AgentConfiguration: Codable, Sendable, Hashable {
     /// Follow the server's catalog (`init --follow-catalog`, `protocol.md` §16): every catalog the
     /// server delivers that validates replaces the store's catalog, at once while `run` is up.
     public var followsServerCatalog: Bool
+    /// Seconds a store that has never synced holds back tips that would be available, waiting for
+    /// its first pull (`init --first-sync-timeout`, protocol.md §17.1); `nil`: the sync client's
+    /// default (``SyncConfiguration/firstSyncTimeout``).
+    public var firstSyncTimeout: Double?
 
     public init(
-        server: URL, token: String, device: String, tokenCommand: String? = nil, followsServerCatalog: Bool = false
+        server: URL, token: String, device: String, tokenCommand: String? = nil, followsServerCatalog: Bool = false,
+        firstSyncTimeout: Double? = nil
     ) {
         self.server = server
         self.token = token
         self.device = device
         self.tokenCommand = tokenCommand
         self.followsServerCatalog = followsServerCatalog
+        self.firstSyncTimeout = firstSyncTimeout
     }
 
-    private enum CodingKeys: String, CodingKey { case server, token, device, tokenCommand, followsServerCatalog }
+    private enum CodingKeys: String, CodingKey {
+        case server, token, device, tokenCommand, followsServerCatalog, firstSyncTimeout
+    }
+
+    /// The first-sync hold this store uses: its own, else the sync client's default.
+    public var effectiveFirstSyncTimeout: Double {
+        firstSyncTimeout ?? SyncConfiguration(server: server, token: "").firstSyncTimeout
+    }
 
     /// Stores written before `followsServerCatalog` existed read as not following.
     public init(from decoder: any Decoder) throws {
@@ -36,5 +50,6 @@ public struct AgentConfiguration: Codable, Sendable, Hashable {
         device = try container.decode(String.self, forKey: .device)
         tokenCommand = try container.decodeIfPresent(String.self, forKey: .tokenCommand)
         followsServerCatalog = try container.decodeIfPresent(Bool.self, forKey: .followsServerCatalog) ?? false
+        firstSyncTimeout = try container.decodeIfPresent(Double.self, forKey: .firstSyncTimeout)
     }
 }

@@ -70,8 +70,7 @@ public struct AgentStore: Sendable, Hashable {
         do {
             let replica = try TipsReplica(
                 directory: replicaDirectory, deviceID: configuration.device, environment: [:])
-            try replica.holdForFirstSync(
-                seconds: SyncConfiguration(server: configuration.server, token: "").firstSyncTimeout)
+            try replica.holdForFirstSync(seconds: configuration.effectiveFirstSyncTimeout)
         } catch {
             throw AgentError(
                 .writeFailed,

@@ -122,10 +122,18 @@ struct Init: AsyncParsableCommand {
             "Follow the server's catalog (GET /v1/catalog): each one uploaded replaces this store's catalog, at once while 'run' is up."
     )
     var followCatalog = false
+    @Option(
+        help:
+            "Seconds a store that has never synced holds back tips that would be available, waiting for its first pull (default 5; 0: no hold)."
+    )
+    var firstSyncTimeout: Double?
 
     func validate() throws {
         guard (token == nil) != (tokenCommand == nil) else {
             throw ValidationError("give exactly one of --token and --token-command")
+        }
+        if let firstSyncTimeout, !(0...86_400).contains(firstSyncTimeout) {
+            throw ValidationError("--first-sync-timeout must be 0 to 86400 seconds")
         }
     }
 
@@ -137,7 +145,7 @@ struct Init: AsyncParsableCommand {
             let store = global.agentStore
             let configuration = AgentConfiguration(
                 server: url, token: token ?? "", device: device, tokenCommand: tokenCommand,
-                followsServerCatalog: followCatalog)
+                followsServerCatalog: followCatalog, firstSyncTimeout: firstSyncTimeout)
             // A refused token writes nothing; an unreachable server does not stop a device being set up.
             let check = try await configuration.checkCredential()
             try store.initialize(configuration)

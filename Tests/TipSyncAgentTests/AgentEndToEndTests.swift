@@ -33,7 +33,8 @@ import TipSyncTestSupport
         try await server.start()
         defer { server.terminate() }
         let phone = try await TestAgent("phone", in: directory, server: server)
-        let laptop = try await TestAgent("laptop", in: directory, server: server)
+        let laptop = try await TestAgent(
+            "laptop", in: directory, server: server, initOptions: ["--first-sync-timeout", "600"])
 
         // A store that has never synced holds its tips (protocol.md §17.1) from `init` on.
         #expect(try await laptop.status("welcome").status == "pending")

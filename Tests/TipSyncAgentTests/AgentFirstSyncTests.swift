@@ -14,11 +14,12 @@ import TipSyncTestSupport
     func agent() throws -> Agent { try exampleAgent() }
 
     @Test func aStoreThatNeverSyncedSaysItsTipsAreHeldInEveryProcess() throws {
-        let agent = try agent()
+        // A wait of 600 s (`init --first-sync-timeout`): nothing here can outlast it by accident.
+        let agent = try exampleAgent(firstSyncTimeout: 600)
         // `init` starts the hold: the store syncs from then on.
         #expect(try agent.status(tip: "welcome").tips[0].heldForFirstSync)
         // A server that never answers: once the bounded wait has passed the tip shows (offline first).
-        let later = try Agent(store: agent.store, clockOffset: 5.1)
+        let later = try Agent(store: agent.store, clockOffset: 600.1)
         #expect(try later.status(tip: "welcome").tips[0].status == "available")
         _ = agent.syncClient()  // what `run` and `sync` do first: the wait starts anew
         let report = try agent.status(tip: "welcome").tips[0]

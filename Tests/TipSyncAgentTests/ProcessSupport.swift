@@ -34,10 +34,12 @@ struct CommandResult {
 
 /// An agent on a new store for device `phone`, with `Examples/catalog.json`, whose server is not
 /// there (`127.0.0.1:1`): what in-process agent tests start from.
-func exampleAgent() throws -> Agent {
+func exampleAgent(firstSyncTimeout: Double? = nil) throws -> Agent {
     let store = AgentStore(directory: scratchDirectory().appendingPathComponent("store"))
     try store.initialize(
-        AgentConfiguration(server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "phone"))
+        AgentConfiguration(
+            server: URL(string: "http://127.0.0.1:1")!, token: "ts_unused", device: "phone",
+            firstSyncTimeout: firstSyncTimeout))
     let agent = try Agent(store: store)
     _ = try agent.loadCatalog(from: packageRoot.appendingPathComponent("Examples/catalog.json"))
     return agent

@@ -197,6 +197,21 @@ struct WebBrowserTests {
                   return box.left >= 0 && box.right <= innerWidth && box.top >= 0; })()
                 """) as? Bool
         #expect(popover == true, "the popover stays inside a 390 px viewport")
+        // …and covers no other tip: the demo's popover used to cover the inline tip's title and close
+        // button at this width (issue 54).
+        let covered =
+            try await second.evaluate(
+                """
+                (() => {
+                  const box = (tip) => document.querySelector(`tipsync-tip[tip="${tip}"]`).shadowRoot
+                    .querySelector('[part~="tip"]')?.getBoundingClientRect();
+                  const popover = box('search');
+                  return ['welcome', 'favorite'].map(box).filter(Boolean).filter((other) =>
+                    other.left < popover.right && popover.left < other.right &&
+                    other.top < popover.bottom && popover.top < other.bottom).length;
+                })()
+                """) as? Int
+        #expect(covered == 0, "the popover covers another tip at 390 px")
 
         // Dismissed in the first browser → the agent (another device) reports it.
         _ = try await first.evaluate(Self.click("welcome", "close"))

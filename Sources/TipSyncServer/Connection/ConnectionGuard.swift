@@ -148,7 +148,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// What ``FirstRequestSniffer`` tells the guard as it hands a connection over: when the
+    /// connection opened. The first request head's deadline counts from then — before, a request
+    /// line sent slowly got the sniffer's time and then a whole `requestHead` more (10 s became ~15).
+    struct ConnectionOpened: Sendable {
+        let at: NIODeadline
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let opened = event as? ConnectionOpened {
+            if openRequests == 0, deadline?.phase == .head { arm(.head, from: opened.at, context: context) }
+            return
+        }
         if let event = event as? ChannelEvent, event == .inputClosed {
             // The peer closed its side: nobody will read an answer (a long-poll or live client that
             // left). Release the descriptor now rather than when the wait or a heartbeat ends.
@@ -189,8 +200,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private enum Phase: String { case head, body }
 
-    private func arm(_ phase: Phase, context: ChannelHandlerContext) {
-        let at = NIODeadline.now() + (phase == .head ? limits.requestHead : limits.requestBody)
+    /// Times are the event loop's (`EventLoop.now`), so an `EmbeddedEventLoop` can move them in tests.
+    private func arm(_ phase: Phase, from start: NIODeadline? = nil, context: ChannelHandlerContext) {
+        let at = (start ?? context.eventLoop.now) + (phase == .head ? limits.requestHead : limits.requestBody)
         deadline = (phase, at)
         if timer == nil || timerFires > at { schedule(at: at, context: context) }
     }
@@ -212,7 +224,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func timerFired(context: ChannelHandlerContext) {
         timer = nil
         guard let deadline else { return }
-        guard deadline.at <= .now() else { return schedule(at: deadline.at, context: context) }
+        guard deadline.at <= context.eventLoop.now else { return schedule(at: deadline.at, context: context) }
         self.deadline = nil
         (deadline.phase == .head ? metrics.headTimeouts : metrics.bodyTimeouts).increment()
         context.close(promise: nil)

@@ -43,6 +43,9 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     private var buffered: ByteBuffer?
     private var timer: Scheduled<Void>?
     private var decided = false
+    /// When the connection opened: the request head's deadline counts from here, in this handler
+    /// and in the ``ConnectionGuard`` it hands over to.
+    private var openedAt: NIODeadline?
 
     init(
         limits: ConnectionGuard.Limits, metrics: ConnectionMetrics, idle: IdleConnections,
@@ -95,6 +98,9 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
                 context.close(promise: nil)
                 return
             }
+            if let openedAt = sniffer.openedAt {
+                context.fireUserInboundEventTriggered(ConnectionGuard.ConnectionOpened(at: openedAt))
+            }
             if let buffered = sniffer.buffered {
                 sniffer.buffered = nil
                 context.fireChannelRead(sniffer.wrapInboundOut(buffered))
@@ -132,6 +138,7 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
 
     private func opened(context: ChannelHandlerContext) {
         guard timer == nil, !decided else { return }
+        openedAt = context.eventLoop.now
         idle.opened(context.channel)
         let metrics = metrics
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
