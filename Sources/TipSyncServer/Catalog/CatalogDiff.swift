@@ -41,15 +41,22 @@ public struct CatalogDiff: Sendable, Hashable, Codable {
         if (old?.groups ?? []) != new.groups { otherChanges.append("groups") }
     }
 
+    /// The tips a summary names in each list before it counts the rest.
+    static let namedInSummary = 10
+
     /// One line: "added a, b; removed c; changed d (rules, options); displayFrequency" or "no change".
+    /// A list longer than ten names its first ten and counts the rest ("… and 7590 more"); the
+    /// lists themselves are whole.
     public var summary: String {
+        func names(_ list: [String]) -> String {
+            let named = list.prefix(Self.namedInSummary).joined(separator: ", ")
+            return list.count > Self.namedInSummary ? "\(named) … and \(list.count - Self.namedInSummary) more" : named
+        }
         var parts: [String] = []
-        if !tipsAdded.isEmpty { parts.append("added " + tipsAdded.joined(separator: ", ")) }
-        if !tipsRemoved.isEmpty { parts.append("removed " + tipsRemoved.joined(separator: ", ")) }
+        if !tipsAdded.isEmpty { parts.append("added " + names(tipsAdded)) }
+        if !tipsRemoved.isEmpty { parts.append("removed " + names(tipsRemoved)) }
         if !tipsChanged.isEmpty {
-            parts.append(
-                "changed "
-                    + tipsChanged.map { "\($0.tip) (\($0.fields.joined(separator: ", ")))" }.joined(separator: ", "))
+            parts.append("changed " + names(tipsChanged.map { "\($0.tip) (\($0.fields.joined(separator: ", ")))" }))
         }
         parts += otherChanges
         return parts.isEmpty ? "no change" : parts.joined(separator: "; ")

@@ -19,12 +19,17 @@ public struct CatalogVersionList: Encodable, Sendable {
 
     public var versions: [Entry]
 
-    public init(_ records: [CatalogVersionRecord]) {
-        let catalogs = records.map { try? Catalog(validating: Array($0.text.utf8)) }
-        versions = records.indices.map { index in
+    /// The versions of `records` (newest first), each with its changes from the one before.
+    /// - Parameter limit: describe only the newest `limit` (each costs a parse of its catalog and of
+    ///   the one before: a page of them stays cheap however many versions were uploaded).
+    public init(_ records: [CatalogVersionRecord], limit: Int? = nil) {
+        let shown = limit.map { min(max(0, $0), records.count) } ?? records.count
+        let parsed = min(records.count, shown + 1)
+        let catalogs = records[..<parsed].map { try? Catalog(validating: Array($0.text.utf8)) }
+        versions = (0..<shown).map { index in
             let record = records[index]
             let catalog = catalogs[index] ?? Catalog()
-            let previous = index + 1 < records.count ? catalogs[index + 1] : nil
+            let previous = index + 1 < parsed ? catalogs[index + 1] : nil
             let diff = CatalogDiff(from: previous, to: catalog)
             return Entry(
                 version: record.version, uploadedBy: record.uploadedBy, uploadedAt: record.uploadedAt,

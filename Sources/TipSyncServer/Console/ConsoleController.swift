@@ -352,6 +352,9 @@ struct ConsoleController: Sendable {
 
     /// The catalog: upload one (refused whole, with the field named), every version with who uploaded
     /// it, when and what changed, and a button that makes an earlier one current again.
+    /// How many catalog versions the catalog page describes (the newest).
+    static let catalogVersionsShown = 10
+
     @Sendable func catalogPage(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
         -> Response
     {
@@ -367,7 +370,13 @@ struct ConsoleController: Sendable {
         if let error { view["error"] = error }
         let versions = try await store.catalogVersions()
         view["draft"] = draft ?? versions.first?.text ?? ""
-        view["versions"] = CatalogVersionList(versions).versions.map { entry -> [String: Any] in
+        // The newest versions only: each shown costs a parse of its catalog (a 3.5 MB catalog: ~0.15 s),
+        // and a page must not grow with every upload (issue 59, item 6: 16 s to render).
+        let shown = CatalogVersionList(versions, limit: Self.catalogVersionsShown)
+        if versions.count > shown.versions.count {
+            view["olderVersions"] = versions.count - shown.versions.count
+        }
+        view["versions"] = shown.versions.map { entry -> [String: Any] in
             var row: [String: Any] = [
                 "version": entry.version, "uploadedBy": entry.uploadedBy, "at": Self.time(entry.uploadedAt),
                 "tips": entry.tips, "summary": entry.summary,

@@ -251,7 +251,9 @@ enum ConsoleTemplates {
         <td data-label="Uploaded">{{at}}</td><td data-label="By">{{uploadedBy}}</td><td data-label="Tips">{{tips}}</td><td data-label="Changes" class="wrap">{{summary}}</td>
         <td>{{^current}}<form method="post" action="/console/catalog/versions/{{version}}/restore"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="restore" data-version="{{version}}">Restore</button></form>{{/current}}</td></tr>{{/versions}}
         {{^versions}}<tr><td colspan="6" class="muted">No catalog uploaded yet.</td></tr>{{/versions}}
-        </table></div>
+        </table>
+        {{#olderVersions}}<p class="muted" id="older-versions">{{olderVersions}} older versions are not shown here: <code>tipsync-server catalog versions</code> or <code>GET /admin/v1/catalog/versions</code> lists them all, and each can be restored.</p>{{/olderVersions}}
+        </div>
         {{> foot}}
         """
 }
