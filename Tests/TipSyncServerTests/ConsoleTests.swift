@@ -578,7 +578,8 @@ import TipSyncTestSupport
             #expect(page.contains("15 older versions are not shown here"))
         }
         let first = CatalogDiff(
-            from: nil, to: try Catalog(validating: Array(try await console.fixture.store.catalogVersions().last!.text.utf8)))
+            from: nil,
+            to: try Catalog(validating: Array(try await console.fixture.store.catalogVersions().last!.text.utf8)))
         #expect(first.tipsAdded.count == 30)
         #expect(first.summary == "added t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 … and 20 more")
     }
