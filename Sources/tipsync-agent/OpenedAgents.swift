@@ -7,7 +7,7 @@ import TipSyncAgent
 /// A command is one short process: when it is done, the store's database is closed (its
 /// write-ahead log checkpointed) and the process exits, leaving the replica's memory to the exit.
 /// Freeing a replica object by object costs time proportional to what it holds — about 45 ms for
-/// 100,000 donations, a tenth of a cold `sync` (BENCHMARKS.md, cold start).
+/// 100,000 donations, a tenth of a cold `sync` (docs/benchmark-history.md, cold start).
 enum OpenedAgents {
     private static let agents = Mutex<[Agent]>([])
 

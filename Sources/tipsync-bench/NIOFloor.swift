@@ -11,7 +11,7 @@ import Synchronization
 /// (a 175-byte `POST`, a push's size) is first made durable the way the server's pushes are: a
 /// transaction on GRDB's writer queue (requests that arrive meanwhile share the next one, as
 /// `GroupCommit` does), the answer written from the event loop once it has committed. Driven like
-/// `request-floor`. The floor under a push answered below Hummingbird (BENCHMARKS.md, eleventh round).
+/// `request-floor`. The floor under a push answered below Hummingbird (docs/benchmark-history.md, eleventh round).
 struct NIOFloor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "nio-floor")
     @Option var port = 18_087

@@ -8,7 +8,7 @@ import TipSyncTestSupport
 
 /// A connection whose first request is `GET /v1/live` is served on its pipeline, without a task while
 /// the stream is idle (issue 35: 22 KB per idle live connection on Hummingbird's connection task,
-/// about 9 KB here; BENCHMARKS.md). These tests hold that path to what protocol.md and the HTTP path
+/// about 9 KB here; docs/benchmark-history.md). These tests hold that path to what protocol.md and the HTTP path
 /// promise: the same answers, headers, refusals, timeouts and endings, over real sockets.
 @Suite(.timeLimit(.minutes(5))) struct LiveConnectionTests {
     static let origin = "https://app.example.com"

@@ -117,6 +117,37 @@ import TipSyncTestSupport
         }
     }
 
+    /// protocol.md §12's limits are the server's defaults: for each row naming flags, the numbers
+    /// of its default (before any parenthesis or semicolon; MiB and KiB as bytes) are those flags'
+    /// defaults, in order, and the environment variables it names are theirs.
+    @Test func protocolLimitsAreTheServersDefaults() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("protocol.md"), encoding: .utf8)
+        let section =
+            try #require(text.components(separatedBy: "## 12. Limits (defaults)").dropFirst().first)
+            .components(separatedBy: "\n## ").first ?? ""
+        let settings = Dictionary(ServerConfiguration.settings.map { ($0.flag, $0) }) { first, _ in first }
+        var checked = 0
+        for line in section.split(separator: "\n") where line.hasPrefix("| ") && line.contains("`--") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let flags = cells[2].matches(of: /`(--[a-z-]+)`/).map { String($0.1) }
+            let variables = cells[2].matches(of: /`([A-Z][A-Z_]+)`/).map { String($0.1) }
+            let rowSettings = try flags.map { flag in try #require(settings[flag], "protocol.md names \(flag)") }
+            #expect(variables == rowSettings.map(\.environmentVariable), "\(line)")
+            let stated = String(cells[1].prefix { $0 != "(" && $0 != ";" })
+            let numbers = stated.matches(of: /([0-9][0-9,]*(?:\.[0-9]+)?)\s*(MiB|KiB)?/).map { match -> Double in
+                let value = Double(match.1.replacingOccurrences(of: ",", with: "")) ?? .nan
+                return value * (match.2 == "MiB" ? 1_048_576 : match.2 == "KiB" ? 1024 : 1)
+            }
+            if numbers.isEmpty {
+                #expect(rowSettings.map(\.defaultValue) == [stated.trimmingCharacters(in: .whitespaces)], "\(line)")
+            } else {
+                #expect(numbers == rowSettings.map { Double($0.defaultValue) ?? .nan }, "\(line)")
+            }
+            checked += 1
+        }
+        #expect(checked >= 15)
+    }
+
     /// deploy/README.md's settings table is the one `tipsync-server settings` prints.
     @Test func deployReadmeShowsExactlyTheSettings() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("deploy/README.md"), encoding: .utf8)

@@ -10,7 +10,7 @@ import TipSyncCore
 /// Donation rows written in multi-row `INSERT OR IGNORE`s, each value bound straight into SQLite.
 /// A pull page writes thousands of them: through `StatementArguments` every value was boxed and
 /// every string copied into a C string, which cost more than SQLite's own work (measured,
-/// BENCHMARKS.md "Cold start").
+/// docs/benchmark-history.md "Cold start").
 struct DonationRows {
     /// One `donation` row as a change carries it.
     struct Row {

@@ -19,7 +19,7 @@ public struct SyncConfiguration: Sendable {
     public var compressPushes = true
     /// Changes per pull page: the protocol's maximum, 5000. Each page costs a request and a replica
     /// transaction, so a new device's first sync of 100,000 changes takes about a third longer in
-    /// pages of 1,000 (BENCHMARKS.md, "Cold start"); later pulls are small whatever the limit.
+    /// pages of 1,000 (docs/benchmark-history.md, "Cold start"); later pulls are small whatever the limit.
     public var pullLimit = 5000
     /// Requests and decodes the next pull page while the current one is merged into the replica
     /// (a new device's first sync takes about half as long on two cores). Off, requests go one at

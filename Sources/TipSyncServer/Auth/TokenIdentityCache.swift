@@ -39,7 +39,7 @@ final class TokenIdentityCache: Sendable {
 
     /// Forgets every token (a memory release after a burst: the devices that come back are looked up
     /// again, once each). Its storage goes too: a burst of 5,000 devices left about a megabyte of
-    /// entries, pinning pages of the heap, round after round (BENCHMARKS.md, "Load").
+    /// entries, pinning pages of the heap, round after round (docs/benchmark-history.md, "Load").
     func forgetAll() {
         entries.withLock { $0 = [:] }
     }

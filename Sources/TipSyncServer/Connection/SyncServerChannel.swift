@@ -11,7 +11,7 @@ import NIOHTTPTypesHTTP1
 ///
 /// Hummingbird serves each connection from a task that reads it until it closes; for a live stream,
 /// open for hours and mostly idle, that task and its channel wrapper are most of what the connection
-/// costs (BENCHMARKS.md, ninth and tenth rounds). Until its first bytes arrive a connection has only
+/// costs (docs/benchmark-history.md, ninth and tenth rounds). Until its first bytes arrive a connection has only
 /// a ``FirstRequestSniffer``; then it gets either Hummingbird's handlers and task, or the same HTTP
 /// codecs and ``ConnectionGuard`` with the live handler, and its task ends. A live stream requested
 /// on a connection that served other requests first stays on Hummingbird's task (it works the same;

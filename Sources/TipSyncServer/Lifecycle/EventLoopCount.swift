@@ -6,7 +6,7 @@ import NIOCore
 /// it is set.
 ///
 /// On two cores the loops share them with SQLite's writer thread and Swift's task pool: with two
-/// loops, a single-change push cost 51–66 µs of CPU, with one 44–59 µs, interleaved (BENCHMARKS.md,
+/// loops, a single-change push cost 51–66 µs of CPU, with one 44–59 µs, interleaved (docs/benchmark-history.md,
 /// thirteenth round); a loop that stays busy sleeps and wakes less often. The fleet benchmark cost
 /// the same or less, and its memory 20 MiB less; a change delivered to 1,002 live streams cost up to
 /// 15% more, still a third of its target.

@@ -8,7 +8,7 @@ import Dispatch
 /// live stream at once, so under load the cooperative threads' caches fill with continuations
 /// allocated all over a heap the burst made large. On Linux a cache holds up to 65,536 and is freed
 /// only when its thread exits, and the server's periodic work keeps its threads alive: after a burst
-/// these few kilobytes pin megabytes of pages that `malloc_trim` cannot return (BENCHMARKS.md,
+/// these few kilobytes pin megabytes of pages that `malloc_trim` cannot return (docs/benchmark-history.md,
 /// "Load … (issue 11)": 1,218 pinned pages after one round, 765 of them by continuations).
 ///
 /// ``drain(tasks:perTask:chunk:)`` makes the cooperative threads spend their caches on empty

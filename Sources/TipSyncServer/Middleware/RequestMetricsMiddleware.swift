@@ -13,7 +13,7 @@ import Synchronization
 /// the response is ready. Hummingbird's wraps every body in a closure to take the duration after the
 /// body is written, and a closure body loses the transport's fast path for a single buffer (head, body
 /// and end in one write): each response was three writes to the channel, about 7 µs of server CPU per
-/// request (`tipsync-bench request-floor`, BENCHMARKS.md). A streamed body of unknown length (a live
+/// request (`tipsync-bench request-floor`, docs/benchmark-history.md). A streamed body of unknown length (a live
 /// stream) is still measured until it has been written.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let cache: RequestMetricsCache

@@ -10,7 +10,7 @@ import Hummingbird
 /// the slabs it grew into). Routing, the middleware chain and authentication need more than ten
 /// kilobytes of async frames; in the connection's task a live stream would hold them for its whole
 /// life. In a child task they are freed when the handler returns the stream's response; what stays is
-/// the connection, the frames above the router and the body writer (BENCHMARKS.md, idle-connections).
+/// the connection, the frames above the router and the body writer (docs/benchmark-history.md, idle-connections).
 /// The child is a task group's (allocated on its own, freed when it ends), not an `async let` (whose
 /// child lives in the parent's allocator).
 struct LiveStreamResponder<Base: HTTPResponder>: HTTPResponder {

@@ -7,7 +7,7 @@ import TipSyncCore
 
 /// Single pushes answered on their connection's event loop, without a Swift task: the common push
 /// — a device token the server has seen, no browser origin, a body that passes — costs the server
-/// about a third less CPU than through Hummingbird's connection task and the router (BENCHMARKS.md,
+/// about a third less CPU than through Hummingbird's connection task and the router (docs/benchmark-history.md,
 /// eleventh to thirteenth rounds); ``ServerDependencies/pushFastPath`` turns it off.
 /// ``PushFastPathHandler`` sits in each HTTP/1.1 connection's pipeline in front of Hummingbird
 /// and takes such a push; every other request, and any push this path would not answer

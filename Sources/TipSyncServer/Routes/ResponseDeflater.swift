@@ -8,7 +8,7 @@ import Synchronization
 /// A cold start's pull page is about 700 KB of JSON: a new stream allocated zlib's state (about
 /// 270 KB) and an output buffer as large as the page for every page, and glibc handed both back to
 /// the system when freed, so every page faulted them in and zeroed them afresh — a sixth of the
-/// server's time on a page (BENCHMARKS.md). A kept stream is reset (`deflateReset`), writes into its
+/// server's time on a page (docs/benchmark-history.md). A kept stream is reset (`deflateReset`), writes into its
 /// kept buffer, and the answer is a copy of just the compressed bytes. The body's parts are
 /// compressed one after another, so a page need not be joined into one buffer first.
 ///
@@ -17,7 +17,7 @@ final class ResponseDeflater: Sendable {
     static let shared = ResponseDeflater()
 
     /// zlib's fastest level: on pull pages (JSON with repeated keys and names) it compresses to
-    /// about 20% more bytes than the default level in about half the CPU time (BENCHMARKS.md).
+    /// about 20% more bytes than the default level in about half the CPU time (docs/benchmark-history.md).
     static let level: Int32 = 1
 
     /// At most this many idle streams are kept (more compress at once only in a burst of large

@@ -173,7 +173,7 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
         // table beside the key's index, and no index on (account, device, seq). That one was only a
         // constraint, kept already by the device's `highestSeq` (``PushPlan`` stores a seq only above
         // it, in the writer's transaction, and it survives compaction where the entries do not), and
-        // it cost a single-change push 4-5 µs of its 27 µs in the store (BENCHMARKS.md, twelfth round):
+        // it cost a single-change push 4-5 µs of its 27 µs in the store (docs/benchmark-history.md, twelfth round):
         // another B-tree whose pages every commit rewrites.
         migrator.registerMigration("v10-log-keyed-by-position") { db in
             try db.execute(

@@ -16,7 +16,7 @@ extension Statement {
     /// Runs the statement to its end with `values` bound through SQLite's C API. A push's statements
     /// go this way: GRDB's `StatementArguments` boxes each value in an existential and copies them
     /// into arrays, which cost the single-change push a few microseconds of its writer's time
-    /// (BENCHMARKS.md, eleventh round).
+    /// (docs/benchmark-history.md, eleventh round).
     func run(_ values: BoundValue..., in db: Database) throws {
         _ = try step(values, in: db)
     }
