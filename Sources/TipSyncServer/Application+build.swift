@@ -164,8 +164,10 @@ func buildRoutes(
     }
     let requestLimiter = RateLimiter<DeviceIdentity>(configuration.requestRate)
     let changeLimiter = RateLimiter<DeviceIdentity>(configuration.changeRate)
+    let bodyByteLimiter = RateLimiter<DeviceIdentity>(configuration.bodyByteRate)
     memory?.onRelease { requestLimiter.forgetRefilled(now: now()) }
     memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
+    memory?.onRelease { bodyByteLimiter.forgetRefilled(now: now()) }
     let signIns = SignInThrottle(
         rate: configuration.failedSignInRate, trustedProxies: configuration.trustedProxies, factory: metrics.factory)
     memory?.onRelease { signIns.forgetRefilled(now: now()) }
@@ -179,7 +181,7 @@ func buildRoutes(
         .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
     let sync = SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
-        changeLimiter: changeLimiter, compactor: compactor, activity: activity)
+        changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, compactor: compactor, activity: activity)
     sync.addRoutes(to: v1, table: table)
     CatalogController(store: store).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store, signIns: signIns, now: now))

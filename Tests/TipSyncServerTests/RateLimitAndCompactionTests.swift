@@ -4,7 +4,8 @@ import HummingbirdTesting
 import Synchronization
 import Testing
 import TipSync
-import TipSyncServer
+
+@testable import TipSyncServer
 
 /// A clock tests move by hand.
 final class ManualClock: Sendable {
@@ -178,5 +179,67 @@ final class ManualClock: Sendable {
         // A provider whose fresh token is refused too: the refusal is reported, not retried for ever.
         await #expect(throws: SyncClientError.self) { try await client.pull() }
         #expect(asked.withLock { $0 } == 3)
+    }
+}
+
+/// The work of a device's push bodies is budgeted in their decoded bytes (issue 59): one device
+/// re-sending a 4 KB body that inflates to a 4 MB push made the server inflate and parse it again
+/// and again, far inside its request budget, while every other device's requests waited.
+@Suite struct BodyBudgetTests {
+    static let start: Int64 = 1_700_000_000_000
+
+    /// A valid single-change push whose JSON is about `bytes` long (padded with blanks), gzipped.
+    static func gzippedPush(seq: Int64, device: String = "phone", bytes: Int) throws -> ByteBuffer {
+        let json = try String(
+            decoding: JSONCoding.encoder.encode(
+                PushRequest(changes: [change(device, seq, .datastoreReset, ms: UInt64(start - 1000))])), as: UTF8.self)
+        return try StrictInflationTests.compressed(
+            json + String(repeating: " ", count: bytes - json.utf8.count), .gzip())
+    }
+
+    func headers(_ fixture: ServerFixture, _ device: String) -> HTTPFields {
+        var headers = fixture.headers(device)
+        headers[.contentEncoding] = "gzip"
+        return headers
+    }
+
+    @Test func aDeviceInDebtIsRefusedBeforeItsNextBodyIsInflated() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.maxBodyBytes = 64 * 1024
+        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: 64 * 1024)
+        let clock = ManualClock(Self.start)
+        try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
+            func push(_ body: ByteBuffer, _ device: String = "phone") async throws -> (HTTPResponse.Status, String?) {
+                try await client.execute(
+                    uri: "/v1/push", method: .post, headers: headers(fixture, device), body: body
+                ) { ($0.status, $0.headers[.retryAfter]) }
+            }
+            // 60 KB decoded: within the burst.
+            #expect(try await push(try Self.gzippedPush(seq: 1, bytes: 60_000)).0 == .ok)
+            // Another 60 KB: paid for (its work is done), and refused; the bucket is 54,464 B in debt.
+            let refused = try await push(try Self.gzippedPush(seq: 2, bytes: 60_000))
+            #expect(refused.0 == .tooManyRequests)
+            #expect(refused.1 == "55")
+            // In debt, a body is refused before it is inflated: garbage gzip gets 429, not 400.
+            #expect(try await push(ByteBuffer(bytes: [0x1F, 0x8B, 0, 1, 2, 3])).0 == .tooManyRequests)
+            // Another device of the account has its own budget.
+            #expect(try await push(try Self.gzippedPush(seq: 1, device: "laptop", bytes: 60_000), "laptop").0 == .ok)
+            // Once out of debt the device pushes again.
+            clock.advance(by: 60_000)
+            #expect(try await push(try Self.gzippedPush(seq: 2, bytes: 1_000)).0 == .ok)
+            #expect(try await fixture.store.highestSeq(account: fixture.accountID, device: "phone") == 2)
+        }
+    }
+
+    @Test func spendingGoesIntoDebtAndWaitSaysHowLong() {
+        let limiter = RateLimiter<String>(RateLimit(perSecond: 100, burst: 1000))
+        #expect(limiter.spend("a", cost: 900, now: 0) == nil)
+        #expect(limiter.wait("a", now: 0) == nil)
+        #expect(limiter.spend("a", cost: 400, now: 0) == 3)  // 300 in debt at 100 a second
+        #expect(limiter.wait("a", now: 0) == 4)  // and one more unit before a request is allowed
+        #expect(limiter.spend("a", cost: 5000, now: 0) == 10)  // a debt never passes the burst
+        #expect(limiter.wait("a", now: 10_010) == nil)
+        #expect(RateLimiter<String>(RateLimit(perSecond: 0, burst: 0)).spend("a", cost: 1e9, now: 0) == nil)
     }
 }

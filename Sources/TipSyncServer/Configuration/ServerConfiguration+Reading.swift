@@ -121,6 +121,19 @@ extension ServerConfiguration {
             throw SettingError(
                 key: "tipsync.rate.changes.burst", "must be at least the largest batch, --max-batch (\(maxBatch))")
         }
+        bodyByteRate = RateLimit(
+            perSecond: try settings.number(
+                "tipsync.rate.bodyBytes", default: 1_048_576, unit: "bytes per second",
+                "Decoded push-body bytes per second per device, on average: what its pushes cost to parse (0: no limit)."
+            ),
+            burst: try settings.number(
+                "tipsync.rate.bodyBytes.burst", default: 8_388_608, unit: "bytes",
+                "Decoded push-body bytes per device at once; at least --max-body-bytes."))
+        if bodyByteRate.perSecond > 0, bodyByteRate.burst < Double(maxBodyBytes) {
+            throw SettingError(
+                key: "tipsync.rate.bodyBytes.burst",
+                "must be at least the largest body, --max-body-bytes (\(maxBodyBytes))")
+        }
         failedSignInRate = RateLimit(
             perSecond: try settings.number(
                 "tipsync.rate.failedSignIns", default: 0.2, unit: "per second",

@@ -64,6 +64,10 @@ public struct ServerConfiguration: Sendable {
     public var requestRate: RateLimit
     /// Pushed changes per second each device may store on average, and at once.
     public var changeRate: RateLimit
+    /// Decoded push-body bytes per device (after inflating): what its pushes cost the server to
+    /// parse and check. A body's bytes are spent whether or not the push is then accepted, and a
+    /// device whose budget is spent is refused before its next body is even inflated.
+    public var bodyByteRate: RateLimit
     /// Refused sign-ins (bad device tokens or JWTs on `/v1`, bad admin keys on `/admin/v1`, failed
     /// console logins) each client address may make per second on average, and at once. Past it,
     /// that address's sign-ins are answered `429 rate_limited` with `Retry-After` before any

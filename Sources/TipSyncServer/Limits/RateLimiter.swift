@@ -56,6 +56,23 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Spends `cost` units whatever the bucket holds — work already done is paid for — down to
+    /// `-burst` at most. Returns `nil` while the bucket is not in debt, else the whole seconds until
+    /// it is out of it (at least 1); ``wait(_:now:)`` then refuses the key's next request before any
+    /// work is done for it.
+    func spend(_ key: Key, cost: Double, now: Int64) -> Int? {
+        guard rate.isLimited else { return nil }
+        return buckets.withLock { state in
+            state.takes += 1
+            if state.takes % Self.sweepEvery == 0 { sweep(&state.byDevice, now: now) }
+            var bucket = state.byDevice[key] ?? Bucket(tokens: rate.burst, updated: now)
+            bucket.tokens = max(-rate.burst, refilled(bucket, now: now) - min(cost, rate.burst))
+            bucket.updated = max(bucket.updated, now)
+            state.byDevice[key] = bucket
+            return bucket.tokens >= 0 ? nil : max(1, Int((-bucket.tokens / rate.perSecond).rounded(.up)))
+        }
+    }
+
     /// Whether `take(key, cost:now:)` would be allowed now, without spending anything.
     func wouldAllow(_ key: Key, cost: Double = 1, now: Int64) -> Bool {
         guard rate.isLimited else { return true }

@@ -60,26 +60,42 @@ struct PushFastPath: Sendable {
         let serverTime: Int64
         /// When the request started, for its duration metric.
         let start: UInt64
+        /// The body's size: what it spent of the device's body budget.
+        let bodyBytes: Int
     }
 
     /// The push's changes when every check before the store passes, spending the device's request
-    /// and change budgets; `nil` (nothing spent) when the router must answer it instead.
+    /// and change budgets and its body's bytes; `nil` (nothing spent) when the router must answer it instead.
     func accept(_ head: HTTPRequest, body: ByteBuffer, token: UnconfirmedToken, peer: String?) -> Accepted? {
         let start = DispatchTime.now().uptimeNanoseconds
         let serverTime = controller.now()
         let identity = token.identity
         guard body.readableBytes <= min(Self.largestBody, controller.configuration.maxBodyBytes),
-            (try? SyncController.requireJSON(head.headerFields)) != nil,
-            let changes = try? controller.pushedChanges(
-                body, contentEncoding: head.headerFields[.contentEncoding], identity: identity, serverTime: serverTime),
-            requestLimiter.wouldAllow(identity, now: serverTime),
+            (try? SyncController.requireJSON(head.headerFields)) != nil
+        else { return nil }
+        let changes: [Change]
+        do {
+            changes = try controller.pushedChanges(
+                body, contentEncoding: head.headerFields[.contentEncoding], identity: identity, serverTime: serverTime)
+        } catch {
+            // The router decodes it again and pays for it then: what was spent here is given back
+            // (a refusal for the budget itself spent nothing).
+            if (error as? SyncError)?.code != .rateLimited {
+                controller.refundBody(body.readableBytes, to: identity, now: serverTime)
+            }
+            return nil
+        }
+        guard requestLimiter.wouldAllow(identity, now: serverTime),
             controller.canCharge(changes.count, to: identity, now: serverTime),
             requestLimiter.take(identity, now: serverTime) == nil,
             (try? controller.charge(changes.count, to: identity, now: serverTime)) != nil
-        else { return nil }
+        else {
+            controller.refundBody(body.readableBytes, to: identity, now: serverTime)
+            return nil
+        }
         memory?.noteActivity()
         requestMetrics.activeRequests(.post).increment()
-        return Accepted(changes: changes, serverTime: serverTime, start: start)
+        return Accepted(changes: changes, serverTime: serverTime, start: start, bodyBytes: body.readableBytes)
     }
 
     /// Stores an accepted push and announces it as soon as it has committed (on the writer's thread:
@@ -111,6 +127,7 @@ struct PushFastPath: Sendable {
             let now = controller.now()
             requestLimiter.refund(token.identity, now: now)
             controller.refund(accepted.changes.count, to: token.identity, now: now)
+            controller.refundBody(accepted.bodyBytes, to: token.identity, now: now)
             return nil
         }
         controller.metrics.pushesOnEventLoop.increment()

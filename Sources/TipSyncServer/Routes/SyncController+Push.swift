@@ -48,7 +48,14 @@ extension SyncController {
     func pushedChanges(_ body: ByteBuffer, contentEncoding: String?, identity: DeviceIdentity, serverTime: Int64)
         throws -> [Change]
     {
+        // The work of a body is paid for in its decoded bytes: a device in debt is refused before
+        // its body is inflated or parsed (issue 59: one device re-sending a 4 KB body that inflates
+        // to a 4 MB push held every other device's requests back).
+        if let wait = bodyByteLimiter.wait(identity, now: serverTime) { throw bodyBudgetSpent(wait) }
         let buffer = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+        if let wait = bodyByteLimiter.spend(identity, cost: Double(buffer.readableBytes), now: serverTime) {
+            throw bodyBudgetSpent(wait)
+        }
         let pushRequest: PushRequest
         do {
             pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)
@@ -110,6 +117,20 @@ extension SyncController {
     /// Gives back `count` changes ``charge(_:to:now:)`` spent on a push that was not stored.
     func refund(_ count: Int, to identity: DeviceIdentity, now: Int64) {
         changeLimiter.refund(identity, cost: Double(count), now: now)
+    }
+
+    /// `429 rate_limited` for a device whose push bodies used up their budget.
+    func bodyBudgetSpent(_ wait: Int) -> SyncError {
+        metrics.rateLimited.increment()
+        return SyncError.rateLimited(
+            "this device's pushes decode to more than \(Int(bodyByteLimiter.rate.perSecond).formatted()) bytes a "
+                + "second; retry after \(wait) s", retryAfter: wait)
+    }
+
+    /// Gives back the body bytes ``pushedChanges(_:contentEncoding:identity:serverTime:)`` spent, for a
+    /// push the router will decode (and charge) again.
+    func refundBody(_ bytes: Int, to identity: DeviceIdentity, now: Int64) {
+        bodyByteLimiter.refund(identity, cost: Double(bytes), now: now)
     }
 
     /// Whether `count` changes of the device's budget could be spent now, without spending them.

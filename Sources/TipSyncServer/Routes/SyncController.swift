@@ -16,6 +16,8 @@ struct SyncController: Sendable {
     let metrics: ServerMetrics
     /// Pushed changes per device (``ServerConfiguration/changeRate``).
     let changeLimiter: RateLimiter<DeviceIdentity>
+    /// Decoded push-body bytes per device (``ServerConfiguration/bodyByteRate``).
+    let bodyByteLimiter: RateLimiter<DeviceIdentity>
     /// Background compaction, told how far each push grew its account's log (`nil`: none).
     let compactor: AutoCompactor?
     /// Where each device's pulls reached (for operators: how far behind the log it is).
