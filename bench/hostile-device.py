@@ -12,6 +12,10 @@ recorded, alone and while the hostile device re-sends, on two keep-alive connect
 body that inflates to a 4 MB push (one change whose value is 2 million zeros; every resend is a
 duplicate answered 200), as fast as its answers come.
 
+The other costly requests of the outside attack run the same way (`--attacks`): `batch` re-sends a
+1,000-change push (~170 KB; duplicates after the first), `deep` a body nested 100,000 arrays deep
+(refused 400). Each attack's victims are measured in a window of their own.
+
 Stdlib only; prints one line per figure. The server runs with its default settings.
 """
 import argparse, gzip, json, os, re, socket, subprocess, sys, tempfile, threading, time
@@ -85,6 +89,7 @@ def main():
     parser.add_argument("--port", type=int, default=18931)
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--attacks", default="gzip,batch,deep", help="comma-separated: gzip, batch, deep")
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="tipsync-hostile-")
     database = f"sqlite:{directory}/server.sqlite"
@@ -136,27 +141,41 @@ def main():
         now = int(time.time() * 1000)
         bomb_json = json.dumps({"changes": [{"device": "phone", "seq": 1, "hlc": hlc(now), "kind": "parameter",
                                              "id": "zz", "value": [0] * 2_090_000}]}, separators=(",", ":")).encode()
-        bomb = gzip.compress(bomb_json, 9)
-        stop = threading.Event()
-        sent = [0]
-
-        def attack():
-            sock = connect(args.port)
-            while not stop.is_set():
-                head = (f"POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tokens['hostile']}\r\n"
-                        f"Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: {len(bomb)}\r\n\r\n")
-                sock.sendall(head.encode() + bomb)
-                status, _ = read_response(sock)
-                sent[0] += 1
-        attackers = [threading.Thread(target=attack) for _ in range(2)]
-        for t in attackers: t.start()
-        results = {}
-        beside = victims(args.seconds, results)
-        stop.set()
-        for t in attackers: t.join()
-        print(f"bomb: {len(bomb)} B gzip -> {len(bomb_json)} B; sent {sent[0]} in {args.seconds:.0f} s on 2 connections")
+        batch_json = json.dumps({"changes": [{"device": "phone", "seq": 2 + i, "hlc": hlc(now), "kind": "donation",
+                                              "event": "e", "id": f"b{i}", "date": now} for i in range(1000)]},
+                                separators=(",", ":")).encode()
+        deep_json = b'{"changes":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        attacks = {
+            "gzip": (gzip.compress(bomb_json, 9), ["Content-Encoding: gzip"],
+                     f"a {len(gzip.compress(bomb_json, 9))} B gzip body inflating to {len(bomb_json)} B"),
+            "batch": (batch_json, [], f"a 1,000-change push of {len(batch_json)} B"),
+            "deep": (deep_json, [], f"{len(deep_json)} B of JSON nested 100,000 deep"),
+        }
         print(f"victims alone:        n={len(alone)} p50={percentile(alone, .5):.2f} ms p99={percentile(alone, .99):.2f} ms")
-        print(f"victims beside bombs: n={len(beside)} p50={percentile(beside, .5):.2f} ms p99={percentile(beside, .99):.2f} ms")
+        for name in args.attacks.split(","):
+            body, extra, what = attacks[name]
+            stop = threading.Event()
+            sent, answers = [0], {}
+
+            def attack():
+                sock = connect(args.port)
+                while not stop.is_set():
+                    head = (f"POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tokens['hostile']}\r\n"
+                            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n")
+                    head += "".join(h + "\r\n" for h in extra)
+                    sock.sendall(head.encode() + b"\r\n" + body)
+                    status, _ = read_response(sock)
+                    sent[0] += 1
+                    answers[status] = answers.get(status, 0) + 1
+            attackers = [threading.Thread(target=attack) for _ in range(2)]
+            for t in attackers: t.start()
+            for account in ["v0", "v1", "v2", "v3"]: results[account] = []  # this window's latencies only
+            beside = victims(args.seconds, results)
+            stop.set()
+            for t in attackers: t.join()
+            print(f"{name}: {what}; sent {sent[0]} in {args.seconds:.0f} s on 2 connections, answers {dict(sorted(answers.items()))}")
+            print(f"victims beside {name}: n={len(beside)} p50={percentile(beside, .5):.2f} ms p99={percentile(beside, .99):.2f} ms")
+            time.sleep(10)  # the hostile device's budget refills a little; the victims' next window starts clean
 
         # Memory: 11,000 changes of ~1 KB, then non-reading streams at distinct cursors.
         sock = connect(args.port)

@@ -53,6 +53,33 @@ import TipSyncCore
         #expect(!FirstSyncHold(hasSynced: true, until: 10).holds(atMilliseconds: 0))
     }
 
+    /// A pulled page and a live page settle the bookkeeping through one rule (issue 55, item 4: it
+    /// was written once per way a page arrives).
+    @Test func aPageSettlesTheCursorTheFirstSyncTheClockAndWhatTheServerHolds() {
+        var progress = SyncProgress()
+        progress.setPushed(through: 5)
+        progress.recordUncertainPush(through: 7)
+        var page = PullResponse(changes: [], cursor: "g.10", more: true, snapshot: false, serverTime: 1)
+        page.highestSeq = 7
+        page.generation = "g"
+        // A pull page that is not the last: the cursor moves, the device has not synced yet; the
+        // server holds more than was acknowledged (a lost answer did arrive).
+        #expect(progress.settle(after: page, reachesEnd: false, clockOffset: 250) == false)
+        #expect(progress.pullCursor == "g.10" && !progress.hasSynced && progress.clockOffset == 250)
+        #expect(progress.pushedSeq == 7 && progress.uncertainPush == nil && progress.serverGeneration == "g")
+        // The last page says the server holds less than acknowledged: lost pushes, sent again.
+        page.cursor = "g.12"
+        page.highestSeq = 3
+        #expect(progress.settle(after: page, reachesEnd: true) == true)
+        #expect(progress.pushedSeq == 3 && progress.acknowledgedHighSeq == 7 && progress.hasSynced)
+        #expect(progress.clockOffset == 250)
+        // A live page carries no `highestSeq`: only the cursor, and that the device is in sync.
+        var live = SyncProgress()
+        let stream = PullResponse(changes: [], cursor: "g.13", more: false, snapshot: false, serverTime: 2)
+        #expect(live.settle(after: stream, reachesEnd: true) == false)
+        #expect(live.pullCursor == "g.13" && live.hasSynced && live.pushedSeq == 0)
+    }
+
     @Test func theAcknowledgedHighMarkIsNeverLowered() {
         var progress = SyncProgress()
         progress.setPushed(through: 7)

@@ -101,11 +101,7 @@ extension SyncClient {
             return true
         }
         guard from == (try replica.syncProgress.pullCursor) else { return false }
-        _ = try replica.applyRemote(page.changes) { progress in
-            progress.pullCursor = page.cursor
-            progress.hasSynced = true  // a live page continues a pull that reached the end
-            return false
-        }
+        _ = try replica.applyRemote(page.changes) { $0.settle(after: page, reachesEnd: true) }
         publishStatus(synced: true)
         return true
     }

@@ -307,19 +307,7 @@ public actor SyncClient {
             // transaction, so a crash or an error loses nothing and re-pulls at most the pages in flight.
             let offset = clockCorrection(serverTime: page.serverTime, sent: pulled.sent)
             let settle: @Sendable (inout SyncProgress) -> Bool = { progress in
-                if let offset { progress.clockOffset = offset }
-                progress.pullCursor = page.cursor
-                // The end of the account's log: this device has synced (protocol.md §17.1).
-                if !page.more { progress.hasSynced = true }
-                guard let held = page.highestSeq else { return false }
-                progress.noteServer(holds: held, generation: page.generation)
-                // Above what we knew: a push whose answer was lost did arrive. Below: the server lost
-                // changes it had acknowledged (a restored backup), which are sent again, stamps
-                // unchanged (a push racing this pull can make it look so too; pushing again is then
-                // a no-op).
-                let lost = held < progress.pushedSeq
-                if held != progress.pushedSeq { progress.setPushed(through: held) }
-                return lost
+                progress.settle(after: page, reachesEnd: !page.more, clockOffset: offset)
             }
             let lostPushes: Bool
             if prefetched == nil {

@@ -71,6 +71,25 @@ public struct SyncProgress: Sendable, Equatable {
         if let uncertain = uncertainPush, held >= uncertain.seq { uncertainPush = nil }
     }
 
+    /// What merging `page` settles, in the transaction that merges its changes (protocol.md §7,
+    /// §9.1, §17.1): the cursor after it; that this device has synced, once a page reaches the end
+    /// of the account's log (`reachesEnd`: a pull's last page, or any live page, which continues
+    /// one); the clock offset measured with it; and what the page says of this device's pushes
+    /// (`highestSeq`, on pull pages only). Returns whether the server lost pushes it had
+    /// acknowledged (a restored backup): they are pushed again, stamps unchanged (a push racing the
+    /// pull can make it look so too; pushing again is then a no-op). The one place pulls and live
+    /// streams settle a page.
+    public mutating func settle(after page: PullResponse, reachesEnd: Bool, clockOffset offset: Int64? = nil) -> Bool {
+        if let offset { clockOffset = offset }
+        pullCursor = page.cursor
+        if reachesEnd { hasSynced = true }
+        guard let held = page.highestSeq else { return false }
+        noteServer(holds: held, generation: page.generation)
+        let lost = held < pushedSeq
+        if held != pushedSeq { setPushed(through: held) }
+        return lost
+    }
+
     /// Before re-stamping after `clock_skew`: the highest sequence number whose stamps must stay.
     /// A push that got no answer and is not among what the server holds (`held`) never arrived — if
     /// the server's generation is the one known when it was sent (the server has lost nothing
