@@ -142,7 +142,7 @@ def main():
         bomb_json = json.dumps({"changes": [{"device": "phone", "seq": 1, "hlc": hlc(now), "kind": "parameter",
                                              "id": "zz", "value": [0] * 2_090_000}]}, separators=(",", ":")).encode()
         batch_json = json.dumps({"changes": [{"device": "phone", "seq": 2 + i, "hlc": hlc(now), "kind": "donation",
-                                              "event": "e", "id": f"b{i}", "date": now} for i in range(1000)]},
+                                              "event": "e", "id": f"phone:{2 + i}", "date": now} for i in range(1000)]},
                                 separators=(",", ":")).encode()
         deep_json = b'{"changes":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
         attacks = {

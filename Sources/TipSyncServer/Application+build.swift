@@ -178,7 +178,9 @@ func buildRoutes(
         maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now)
     let v1 = router.group("v1")
         .add(middleware: auth)
-        .add(middleware: RateLimitMiddleware(limiter: requestLimiter, metrics: metrics, now: now))
+        .add(
+            middleware: RateLimitMiddleware(
+                limiter: requestLimiter, metrics: metrics, now: now, refusalDelay: configuration.rateRefusalDelay))
     let sync = SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
         changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, compactor: compactor, activity: activity)

@@ -279,6 +279,7 @@ import TipSyncTestSupport
     @Test func aRefusedPushIsChargedOnceOnEitherPath() async throws {
         var configuration = ServerConfiguration()
         configuration.requestRate = RateLimit(perSecond: 0.001, burst: 3)
+        configuration.rateRefusalDelay = .zero  // the refusals here are answered at once
         configuration.changeRate = RateLimit(perSecond: 0.001, burst: 3)
         func requests(_ token: String) -> [[UInt8]] {
             [
@@ -303,6 +304,7 @@ import TipSyncTestSupport
     @Test func rateLimitsRefuseTheSamePushesOnBothPaths() async throws {
         var configuration = ServerConfiguration()
         configuration.requestRate = RateLimit(perSecond: 0.001, burst: 4)
+        configuration.rateRefusalDelay = .zero  // the refusals here are answered at once
         configuration.changeRate = RateLimit(perSecond: 0.001, burst: 5)
         func requests(_ token: String) -> [[UInt8]] {
             [

@@ -24,6 +24,7 @@ final class ManualClock: Sendable {
         }()
         var configuration = ServerConfiguration()
         configuration.requestRate = RateLimit(perSecond: 5, burst: 10)
+        configuration.rateRefusalDelay = .zero  // the refusals here are answered at once
         let clock = ManualClock(1_700_000_000_000)
         try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
             for _ in 0..<10 {
@@ -54,6 +55,29 @@ final class ManualClock: Sendable {
                     #expect($0.status == expected)
                 }
             }
+        }
+    }
+
+    /// A request over its device's request rate is answered `429` only after
+    /// ``ServerConfiguration/rateRefusalDelay``: a client that re-sends as soon as it is refused
+    /// cannot make the server answer thousands of refusals a second (issue 59).
+    @Test func aRefusalForTheRequestRateIsAnsweredAfterTheDelay() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.requestRate = RateLimit(perSecond: 0.001, burst: 1)
+        configuration.rateRefusalDelay = .milliseconds(300)
+        try await fixture.app(configuration: configuration).test(.router) { client in
+            let clock = ContinuousClock()
+            var started = clock.now
+            try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
+                #expect($0.status == .ok)
+            }
+            started = clock.now
+            try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
+                #expect($0.status == .tooManyRequests)
+            }
+            // A lower bound only: the answer cannot come sooner than the delay, however fast the machine.
+            #expect(clock.now - started >= .milliseconds(300))
         }
     }
 

@@ -121,6 +121,9 @@ extension ServerConfiguration {
             throw SettingError(
                 key: "tipsync.rate.changes.burst", "must be at least the largest batch, --max-batch (\(maxBatch))")
         }
+        rateRefusalDelay = try settings.seconds(
+            "tipsync.rate.refusalDelay", default: .seconds(1),
+            "How long a request refused for its device's request rate waits before its 429 is sent (0: at once).")
         bodyByteRate = RateLimit(
             perSecond: try settings.number(
                 "tipsync.rate.bodyBytes", default: 1_048_576, unit: "bytes per second",

@@ -68,6 +68,10 @@ public struct ServerConfiguration: Sendable {
     /// parse and check. A body's bytes are spent whether or not the push is then accepted, and a
     /// device whose budget is spent is refused before its next body is even inflated.
     public var bodyByteRate: RateLimit
+    /// How long a request refused for its device's request rate waits before its `429` is sent: a
+    /// client that ignores `Retry-After` and re-sends as soon as it is answered then costs the
+    /// server a request a second per connection, not thousands. Zero answers at once.
+    public var rateRefusalDelay: Duration
     /// Refused sign-ins (bad device tokens or JWTs on `/v1`, bad admin keys on `/admin/v1`, failed
     /// console logins) each client address may make per second on average, and at once. Past it,
     /// that address's sign-ins are answered `429 rate_limited` with `Retry-After` before any

@@ -7,6 +7,10 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter<DeviceIdentity>
     let metrics: ServerMetrics
     let now: @Sendable () -> Int64
+    /// ``ServerConfiguration/rateRefusalDelay``: a refusal's answer waits this long, so a client
+    /// that ignores `Retry-After` cannot turn cheap refusals into a flood (issue 59: one device
+    /// re-sending as fast as answers came cost the others' latency).
+    let refusalDelay: Duration
 
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
@@ -14,6 +18,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         let identity = try context.requireIdentity()
         if let wait = limiter.take(identity, now: now()) {
             metrics.rateLimited.increment()
+            if refusalDelay > .zero { try await Task.sleep(for: refusalDelay) }
             throw SyncError.rateLimited(
                 "this device sends more than \(limiter.rate.perSecond.formatted()) requests a second; retry after "
                     + "\(wait) s", retryAfter: wait)
