@@ -192,6 +192,18 @@ import TipSyncCore
         let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
         let admin: HTTPFields = [.authorization: "Bearer \(key)"]
         try await fixture.app().test(.router) { client in
+            // A catalog that does not validate: refused whole, the message starting with the field in
+            // protocol terms (it began with "catalog: ").
+            try await client.execute(
+                uri: "/admin/v1/catalog", method: .put, headers: admin,
+                body: ByteBuffer(string: #"{"tips": [{"id": "a", "title": "A", "rules": [{"~": [1, 2]}]}]}"#)
+            ) { response in
+                #expect(response.status == .badRequest)
+                let error = try decode(ErrorBody.self, response.body).error
+                #expect(
+                    error.code == "invalid_parameter" && error.message.hasPrefix("tips[0].rules[0]"), "\(error.message)"
+                )
+            }
             for (text, version) in [(Self.v1, 1), (Self.v2, 2)] {
                 try await client.execute(
                     uri: "/admin/v1/catalog", method: .put, headers: admin, body: ByteBuffer(string: text)

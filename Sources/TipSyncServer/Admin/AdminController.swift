@@ -163,7 +163,8 @@ struct AdminController: Sendable {
         do {
             catalog = try Catalog(validating: body.readableBytesView)
         } catch {
-            throw SyncError.invalidParameter("catalog: \(error.description)")
+            // The message starts with the field (protocol.md §13: `tips[0].rules[1]: …`).
+            throw SyncError.invalidParameter(error.description)
         }
         let version = try await storeCatalog(String(buffer: body), by: context.adminKey ?? "admin")
         return SyncController.json(text: #"{"tips":\#(catalog.tips.count),"version":\#(version)}"#)
