@@ -3,12 +3,12 @@ import Foundation
 import TipSyncTestSupport
 
 /// What a device costs at rest: a `tipsync-agent run` daemon and a Swift program with sync running
-/// (the README's walkthrough, `Tips.configure(.sync(…))` then `statusUpdates`), each holding its live
+/// (``IdleApp``: `Tips.configure(.sync(…))` then `statusUpdates`), each holding its live
 /// stream to a real `tipsync-server` while nothing changes anywhere. Read from /proc as an operating
 /// system judges a process at rest: CPU time of all its threads and how often they were scheduled
 /// (context switches, voluntary and not, summed over threads: every wake-up is one), and how many of
 /// its sockets the server closed that it never did (`CLOSE-WAIT`). Linux only; release builds of
-/// `tipsync-server`, `tipsync-agent` and `tipsync-walkthrough` next to this executable.
+/// `tipsync-server` and `tipsync-agent` next to this executable.
 struct IdleDevices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "idle-devices",
@@ -68,7 +68,8 @@ struct IdleDevices: AsyncParsableCommand {
         defer { agent.terminate() }
 
         let program = Process()
-        program.executableURL = tool("tipsync-walkthrough")
+        program.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+        program.arguments = ["idle-app"]
         program.environment = ProcessInfo.processInfo.environment.merging([
             "TIPSYNC_SERVER": url, "TIPSYNC_TOKEN": try token("program"), "TIPSYNC_DEVICE": "program",
             "XDG_DATA_HOME": directory.appendingPathComponent("program").path,
@@ -80,7 +81,7 @@ struct IdleDevices: AsyncParsableCommand {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         var devices = [
-            ("tipsync-agent run", agent.processIdentifier), ("Swift program (walkthrough)", program.processIdentifier),
+            ("tipsync-agent run", agent.processIdentifier), ("Swift program (idle-app)", program.processIdentifier),
         ]
         // The web demo page, where Node and Chromium are installed: its renderer process.
         var browser: HeadlessChromium?
