@@ -39,6 +39,13 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         error.retryAfter = retryAfter
         return error
     }
+    /// `429 rate_limited` for a device past one of its budgets (requests, changes, body bytes):
+    /// "this device sends more than 20 requests a second; retry after 3 s".
+    static func overBudget(_ verb: String, _ perSecond: Double, _ units: String, wait: Int) -> SyncError {
+        rateLimited(
+            "this device \(verb) more than \(perSecond.formatted()) \(units) a second; retry after \(wait) s",
+            retryAfter: wait)
+    }
     static func notFound(_ message: String) -> SyncError { .init(.notFound, .notFound, message) }
     static func csrfFailed(_ message: String) -> SyncError { .init(.forbidden, .csrfFailed, message) }
     static func malformedJSON(_ message: String) -> SyncError { .init(.badRequest, .malformedJSON, message) }

@@ -19,9 +19,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         if let wait = limiter.take(identity, now: now()) {
             metrics.rateLimited.increment()
             if refusalDelay > .zero { try await Task.sleep(for: refusalDelay) }
-            throw SyncError.rateLimited(
-                "this device sends more than \(limiter.rate.perSecond.formatted()) requests a second; retry after "
-                    + "\(wait) s", retryAfter: wait)
+            throw SyncError.overBudget("sends", limiter.rate.perSecond, "requests", wait: wait)
         }
         return try await next(request, context)
     }

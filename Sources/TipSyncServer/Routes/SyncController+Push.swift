@@ -108,9 +108,7 @@ extension SyncController {
     func charge(_ count: Int, to identity: DeviceIdentity, now: Int64) throws {
         if let wait = changeLimiter.take(identity, cost: Double(count), now: now) {
             metrics.rateLimited.increment()
-            throw SyncError.rateLimited(
-                "this device pushes more than \(changeLimiter.rate.perSecond.formatted()) changes a second; retry "
-                    + "after \(wait) s", retryAfter: wait)
+            throw SyncError.overBudget("pushes", changeLimiter.rate.perSecond, "changes", wait: wait)
         }
     }
 
@@ -122,9 +120,7 @@ extension SyncController {
     /// `429 rate_limited` for a device whose push bodies used up their budget.
     func bodyBudgetSpent(_ wait: Int) -> SyncError {
         metrics.rateLimited.increment()
-        return SyncError.rateLimited(
-            "this device's pushes decode to more than \(Int(bodyByteLimiter.rate.perSecond).formatted()) bytes a "
-                + "second; retry after \(wait) s", retryAfter: wait)
+        return SyncError.overBudget("pushes", bodyByteLimiter.rate.perSecond, "decoded body bytes", wait: wait)
     }
 
     /// Gives back the body bytes ``pushedChanges(_:contentEncoding:identity:serverTime:)`` spent, for a
