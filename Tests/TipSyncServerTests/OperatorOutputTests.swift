@@ -67,10 +67,22 @@ import TipSyncTestSupport
     /// record at info; SIGTERM is announced, and so is the stop.
     @Test(.timeLimit(.minutes(2))) func jsonLogsAnAccessLogAndTheShutdownLines() async throws {
         let database = "sqlite:" + Scratch.path("tipsync-log").appendingPathComponent("server.sqlite").path
+        #expect(try await ServerProcessTests.run(["accounts", "create", "alice", "--database", database]).status == 0)
+        let token = try await ServerProcessTests.run([
+            "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
+        ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let server = try await CrashConsistencyTests.ServerUnderTest.start(
             database: database, arguments: ["--log-format", "json", "--log-access", "1"])
         let (status, _) = try await RawConnection.exchange(port: server.port, method: "GET", path: "/health")
         #expect(status == 200)
+        // Two single pushes: the second's token is cached, so without the access log it would be
+        // answered on the event loop's fast path, which logs nothing. Both are logged.
+        let connection = try RawConnection(port: server.port)  // kept alive, as devices push
+        for seq in 1...2 {
+            connection.send(
+                PushFastPathTests.push(PushFastPathTests.changes(PushFastPathTests.change(Int64(seq))), token: token))
+            #expect(await connection.readResponses(1, within: 30).map(\.status) == [200])
+        }
         let (refused, _) = try await RawConnection.exchange(
             port: server.port, method: "GET", path: "/v1/pull?cursor=abc&access_token=secret")
         #expect(refused == 401)
@@ -87,6 +99,7 @@ import TipSyncTestSupport
         let requests = records.filter { $0["message"] as? String == "request" }
         #expect(requests.allSatisfy { $0["level"] as? String == "info" })
         #expect(requests.contains { metadata($0)["path"] == "/health" && metadata($0)["status"] == "200" })
+        #expect(requests.filter { metadata($0)["path"] == "/v1/push" && metadata($0)["status"] == "200" }.count == 2)
         #expect(
             requests.contains {
                 metadata($0)["path"] == "/v1/pull?cursor=abc&access_token=<redacted>" && metadata($0)["status"] == "401"
