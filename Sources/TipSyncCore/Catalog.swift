@@ -6,6 +6,8 @@ public struct Catalog: Sendable, Hashable, Codable {
     public var events: [EventDefinition]
     public var tips: [TipDefinition]
     public var groups: [TipGroupDefinition]
+    /// `false` turns every tip off at once (protocol.md §13.8); absent: on.
+    public var enabled: Bool?
 
     public init(
         displayFrequency: DisplayFrequency? = nil, parameters: [ParameterDefinition] = [],
@@ -19,7 +21,7 @@ public struct Catalog: Sendable, Hashable, Codable {
         self.groups = groups
     }
 
-    private enum CodingKeys: String, CodingKey { case displayFrequency, parameters, events, tips, groups }
+    private enum CodingKeys: String, CodingKey { case displayFrequency, parameters, events, tips, groups, enabled }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -28,6 +30,7 @@ public struct Catalog: Sendable, Hashable, Codable {
         events = try container.decodeIfPresent([EventDefinition].self, forKey: .events) ?? []
         tips = try container.decodeIfPresent([TipDefinition].self, forKey: .tips) ?? []
         groups = try container.decodeIfPresent([TipGroupDefinition].self, forKey: .groups) ?? []
+        enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled)
     }
 
     /// Why a catalog is inconsistent.
@@ -75,6 +78,11 @@ public struct Catalog: Sendable, Hashable, Codable {
             }
         }
         try nonNegative(displayFrequency?.interval, "displayFrequency")
+        for (index, parameter) in parameters.enumerated() {
+            if let violation = parameter.defaultValue.numberViolation(at: "parameters[\(index)].default") {
+                throw ValidationError(description: violation.description)
+            }
+        }
         for (index, event) in events.enumerated() {
             try nonNegative(event.donationLimit?.maximumCount, "events[\(index)].donationLimit.maximumCount")
             try nonNegative(event.donationLimit?.maximumAge, "events[\(index)].donationLimit.maximumAge")
@@ -83,11 +91,9 @@ public struct Catalog: Sendable, Hashable, Codable {
             try nonNegative(tip.options.maxDisplayCount, "tips[\(index)].options.maxDisplayCount")
             try nonNegative(tip.options.maxDisplayDuration, "tips[\(index)].options.maxDisplayDuration")
         }
-        // Ids: not empty, NFC (section 1), unique within their kind; each error names the field.
-        for (member, ids) in [
-            ("tips", tips.map(\.id)), ("parameters", parameters.map(\.id)), ("events", events.map(\.id)),
-            ("groups", groups.map(\.id)),
-        ] {
+        // Ids: not empty, NFC (section 1), unique within their kind (a tip's actions: within the tip);
+        // each error names the field.
+        func checkIDs(_ ids: [String], _ member: String) throws(ValidationError) {
             var seen: [String: Int] = [:]
             for (index, id) in ids.enumerated() {
                 let field = "\(member)[\(index)].id"
@@ -102,19 +108,29 @@ public struct Catalog: Sendable, Hashable, Codable {
                 }
             }
         }
+        try checkIDs(tips.map(\.id), "tips")
+        try checkIDs(parameters.map(\.id), "parameters")
+        try checkIDs(events.map(\.id), "events")
+        try checkIDs(groups.map(\.id), "groups")
+        for (index, tip) in tips.enumerated() { try checkIDs(tip.actions.map(\.id), "tips[\(index)].actions") }
         let parameterIDs = Set(parameters.map(\.id))
         let eventIDs = Set(events.map(\.id))
         for (tipIndex, tip) in tips.enumerated() {
-            for (ruleIndex, rule) in tip.rules.enumerated() {
-                let field = "tips[\(tipIndex)].rules[\(ruleIndex)]"
-                if let missing = rule.parameterIDs.filter({ !$0.isNFC || !parameterIDs.contains($0) }).sorted().first {
-                    throw ValidationError(
-                        description:
-                            "\(field): reads parameter '\(missing)', which the catalog's parameters do not declare")
-                }
-                if let missing = rule.eventIDs.filter({ !$0.isNFC || !eventIDs.contains($0) }).sorted().first {
-                    throw ValidationError(
-                        description: "\(field): reads event '\(missing)', which the catalog's events do not declare")
+            for (member, rules) in [("rules", tip.rules), ("targeting", tip.targeting ?? [])] {
+                for (ruleIndex, rule) in rules.enumerated() {
+                    let field = "tips[\(tipIndex)].\(member)[\(ruleIndex)]"
+                    if let missing = rule.parameterIDs.filter({ !$0.isNFC || !parameterIDs.contains($0) }).sorted()
+                        .first
+                    {
+                        throw ValidationError(
+                            description:
+                                "\(field): reads parameter '\(missing)', which the catalog's parameters do not declare")
+                    }
+                    if let missing = rule.eventIDs.filter({ !$0.isNFC || !eventIDs.contains($0) }).sorted().first {
+                        throw ValidationError(
+                            description: "\(field): reads event '\(missing)', which the catalog's events do not declare"
+                        )
+                    }
                 }
             }
         }

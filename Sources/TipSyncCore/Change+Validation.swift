@@ -40,7 +40,12 @@ extension Change {
         switch operation {
         case .parameter(_, let value):
             return value.numberViolation(at: "value")
-        case .display(_, _, let count, let duration, let lastDisplayed):
+        case .display(_, let epoch, let count, let duration, let lastDisplayed):
+            // An epoch is the stamp of the eligible or datastoreReset that started it: its device wrote
+            // a change, so it is a device name.
+            if let epoch, let problem = NameRules.violation(epoch.device) {
+                return Violation(field: "epoch.device", message: "a device name \(problem)")
+            }
             if let violation = outside(count, "count") { return violation }
             guard duration.isFinite, duration >= 0, duration <= Double(limit) else {
                 return Violation(field: "duration", message: "must be a number of seconds from 0 to \(limit)")

@@ -12,11 +12,14 @@ public protocol RuleContext {
     var ruleCache: RuleCache? { get }
     /// The version of an event's donation list (see ``ReplicaState/EventRecord/version``).
     func donationsVersion(_ event: String) -> UInt64?
+    /// What the device says of itself (targeting, protocol.md §13.8).
+    var deviceContext: DeviceContext { get }
 }
 
 extension RuleContext {
     public var ruleCache: RuleCache? { nil }
     public func donationsVersion(_ event: String) -> UInt64? { nil }
+    public var deviceContext: DeviceContext { DeviceContext() }
 }
 
 /// Remembers which donations a compiled filter selected, per event list version and visible range,
@@ -166,6 +169,16 @@ public struct RuleEvaluator<Context: RuleContext> {
             let largest: Bool
             if case .largestSubset = expression { largest = true } else { largest = false }
             return .list(RuleOperations.subset(try list(e, element: element), field: field, largest: largest))
+        case .context(let name):
+            return .json(context.deviceContext.value(name))
+        case .bucket(let key):
+            guard let account = context.deviceContext.account else {
+                throw RuleEvaluationError(description: "bucket '\(key)': this device does not know its account yet")
+            }
+            return .json(.int(Int64(RolloutBucket.bucket(account: account, key: key))))
+        case .compareVersions(let a, let b):
+            let order = try RuleOperations.compareVersions(try json(a, element: element), try json(b, element: element))
+            return .json(.int(Int64(order)))
         }
     }
 
@@ -352,16 +365,9 @@ enum RuleOperations {
         }
     }
 
+    /// IEEE-754 binary64 on every number, integers too (protocol.md §13.4): `(2^53 − 1) + 2` is 2^53,
+    /// and a literal written `3.0` is the number 3. No client computes integers exactly.
     static func arithmetic(_ op: RuleExpression.Arithmetic, _ lhs: JSONValue, _ rhs: JSONValue) throws -> JSONValue {
-        if case .int(let a) = lhs, case .int(let b) = rhs, op != .divide {
-            let (result, overflow): (Int64, Bool)
-            switch op {
-            case .add: (result, overflow) = a.addingReportingOverflow(b)
-            case .subtract: (result, overflow) = a.subtractingReportingOverflow(b)
-            default: (result, overflow) = a.multipliedReportingOverflow(by: b)
-            }
-            if !overflow { return .int(result) }
-        }
         guard let a = lhs.number, let b = rhs.number else {
             throw RuleEvaluationError(
                 description: "'\(op.rawValue)' needs numbers, got \(lhs.canonicalText) and \(rhs.canonicalText)")
@@ -379,6 +385,34 @@ enum RuleOperations {
                 description: "'\(op.rawValue)' of \(lhs.canonicalText) and \(rhs.canonicalText) is not a finite number")
         }
         return JSONValue.double(result).canonicalNumbers
+    }
+
+    /// -1, 0 or 1 (protocol.md §13.8): each version is a string of numbers of 1 to 9 decimal digits separated by `.`,
+    /// optionally followed by `-` or `+` and anything (a pre-release or build label, ignored); the
+    /// numbers compare in turn, a missing one counting as 0. Anything else is an evaluation error.
+    static func compareVersions(_ lhs: JSONValue, _ rhs: JSONValue) throws -> Int {
+        func parts(_ value: JSONValue) throws -> [UInt64] {
+            guard case .string(let text) = value else {
+                throw RuleEvaluationError(
+                    description: "compareVersions needs version strings, got \(value.canonicalText)")
+            }
+            let core = text.prefix { $0 != "-" && $0 != "+" }
+            let numbers = core.split(separator: ".", omittingEmptySubsequences: false).map { part in
+                (1...9).contains(part.utf8.count)
+                    && part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                    ? UInt64(part) : nil
+            }
+            guard !numbers.isEmpty, numbers.allSatisfy({ $0 != nil }) else {
+                throw RuleEvaluationError(description: "'\(text)' is not a version (numbers separated by '.')")
+            }
+            return numbers.map { $0! }
+        }
+        let (a, b) = (try parts(lhs), try parts(rhs))
+        for index in 0..<max(a.count, b.count) {
+            let (x, y) = (index < a.count ? a[index] : 0, index < b.count ? b[index] : 0)
+            if x != y { return x < y ? -1 : 1 }
+        }
+        return 0
     }
 
     /// Groups by the field's value and picks the largest (or smallest) group; ties go to the group

@@ -19,13 +19,22 @@ extension RuleExpression: Codable {
         try json.encode(to: encoder)
     }
 
+    /// A literal's value, its numbers in canonical form; a number outside the protocol's number model
+    /// (section 1: `9007199254740993`) refuses the rule, as it refuses a change.
+    static func literal(_ value: JSONValue) throws -> JSONValue {
+        if let violation = value.numberViolation(at: "literal") {
+            throw FormatError(description: "\(violation.field): \(violation.message)")
+        }
+        return value.canonicalNumbers
+    }
+
     /// Reads the JSON form.
     public init(json: JSONValue) throws {
         guard case .object(let members) = json else {
             if case .array = json {
                 throw FormatError(description: "a bare array is not a rule expression; wrap it in {\"literal\": […]}")
             }
-            self = .literal(json)
+            self = try .literal(Self.literal(json))
             return
         }
         guard members.count == 1, let (op, argument) = members.first else {
@@ -54,7 +63,7 @@ extension RuleExpression: Codable {
             return
         }
         switch op {
-        case "literal": self = .literal(argument)
+        case "literal": self = try .literal(Self.literal(argument))
         case "param": self = .parameter(try string(argument))
         case "donations": self = .donations(try string(argument))
         case "field": self = .field(try string(argument))
@@ -80,6 +89,11 @@ extension RuleExpression: Codable {
             let list = try RuleExpression(json: items[0])
             let field = try string(items[1])
             self = op == "largestSubset" ? .largestSubset(list, field: field) : .smallestSubset(list, field: field)
+        case "context": self = .context(try string(argument))
+        case "bucket": self = .bucket(try string(argument))
+        case "compareVersions":
+            let items = try operands(2)
+            self = .compareVersions(try RuleExpression(json: items[0]), try RuleExpression(json: items[1]))
         default:
             throw FormatError(description: "unknown rule operator '\(op)'")
         }
@@ -132,6 +146,9 @@ extension RuleExpression: Codable {
         case .donatedWithin(let e, let seconds): return .object(["donatedWithin": .array([e.json, .double(seconds)])])
         case .largestSubset(let e, let field): return .object(["largestSubset": .array([e.json, .string(field)])])
         case .smallestSubset(let e, let field): return .object(["smallestSubset": .array([e.json, .string(field)])])
+        case .context(let name): return .object(["context": .string(name)])
+        case .bucket(let key): return .object(["bucket": .string(key)])
+        case .compareVersions(let a, let b): return .object(["compareVersions": .array([a.json, b.json])])
         }
     }
 }

@@ -35,6 +35,15 @@ public indirect enum RuleExpression: Sendable, Hashable {
     case largestSubset(RuleExpression, field: String)
     /// The smallest such group. JSON: `{"smallestSubset": [list, "field"]}`.
     case smallestSubset(RuleExpression, field: String)
+    /// What the device says of itself: `platform`, `appVersion`, `locale`, `language`, `account`
+    /// (``DeviceContext``); `null` when unknown. JSON: `{"context": "platform"}`.
+    case context(String)
+    /// The account's rollout bucket for a key, 0–9999 (``RolloutBucket``); an evaluation error while
+    /// the device does not know its account. JSON: `{"bucket": "key"}`.
+    case bucket(String)
+    /// -1, 0 or 1 as version `a` is before, equal to or after `b` (`2.10` after `2.9`; `2.1` equals
+    /// `2.1.0`). JSON: `{"compareVersions": [a, b]}`.
+    case compareVersions(RuleExpression, RuleExpression)
 
     public enum Comparison: String, Sendable, Hashable, CaseIterable {
         case equal = "=="
@@ -68,14 +77,26 @@ extension RuleExpression {
         return ids
     }
 
+    /// Calls `body` with every expression in this one that reads the state or the device (`param`,
+    /// `donations`, `context`, `bucket`), outermost first.
+    public func visitReads(_ body: (RuleExpression) -> Void) {
+        visit { expression in
+            switch expression {
+            case .parameter, .donations, .context, .bucket: body(expression)
+            default: break
+            }
+        }
+    }
+
     private func visit(_ body: (RuleExpression) -> Void) {
         body(self)
         switch self {
-        case .literal, .parameter, .donations, .field, .now: break
+        case .literal, .parameter, .donations, .field, .now, .context, .bucket: break
         case .not(let e), .count(let e), .donatedWithin(let e, _), .largestSubset(let e, _), .smallestSubset(let e, _):
             e.visit(body)
         case .and(let es), .or(let es): for e in es { e.visit(body) }
-        case .compare(_, let a, let b), .arithmetic(_, let a, let b), .filter(let a, let b), .contains(let a, let b):
+        case .compare(_, let a, let b), .arithmetic(_, let a, let b), .filter(let a, let b), .contains(let a, let b),
+            .compareVersions(let a, let b):
             a.visit(body)
             b.visit(body)
         }

@@ -1,8 +1,10 @@
 /// Computes tip status from a replica's state at an instant: TipKit's semantics as a pure function.
 ///
-/// Order of precedence: testing overrides; invalidation (explicit, then display count/duration,
-/// summed over devices in the current display epoch); rules (all must hold); display frequency
-/// (only for tips that never appeared and do not ignore it); the first-sync hold.
+/// Order of precedence (protocol.md §4, "Status"): testing overrides; invalidation (explicit, then
+/// display count/duration, summed over devices in the current display epoch); the catalog's off
+/// switch; targeting; rules (all must hold); display frequency (only for tips that never appeared
+/// and do not ignore it); the first-sync hold. ``reason(of:)`` is that order, written once:
+/// ``status(of:)`` and ``explanation(of:)`` both read it.
 public struct StatusEvaluator: RuleContext {
     /// By default a rule sees an event's most recent 1000 donations.
     public static let defaultQueryLimit = 1000
@@ -20,6 +22,10 @@ public struct StatusEvaluator: RuleContext {
     /// The device has not completed its first sync and is still within its bounded wait
     /// (``FirstSyncHold``): a tip that would be available is pending.
     public var heldForFirstSync = false
+    /// What targeting reads about the device and its account.
+    public var deviceContext = DeviceContext()
+    /// `false`: the catalog turns every tip off (its `enabled: false`).
+    public var tipsEnabled = true
 
     public init(
         state: ReplicaState, parameterDefaults: [String: JSONValue] = [:], transientValues: [String: JSONValue] = [:],
@@ -63,28 +69,48 @@ public struct StatusEvaluator: RuleContext {
 
     /// The tip's status now.
     public func status(of tip: TipDefinition) -> TipStatus {
-        if let forced = overrides.status(for: tip.id) { return forced }
+        reason(of: tip).status
+    }
+
+    /// Which step of "Status" decides the tip's status now, and with what: the one place the order
+    /// of the steps is written.
+    public func reason(of tip: TipDefinition) -> StatusReason {
+        if let forced = overrides.status(for: tip.id) { return .testingOverride(forced) }
         if case .invalidated(let reason) = state.eligibility(of: tip.id) { return .invalidated(reason) }
         let totals = state.displayTotals(of: tip.id)
         if let maximum = tip.options.maxDisplayCount, totals.count >= maximum {
-            return .invalidated(.displayCountExceeded)
+            return .maxDisplayCount(count: totals.count, maximum: maximum)
         }
         if let maximum = tip.options.maxDisplayDuration, totals.duration >= maximum {
-            return .invalidated(.displayDurationExceeded)
+            return .maxDisplayDuration(duration: totals.duration, maximum: maximum)
         }
-        guard rulesHold(tip.rules) else { return .pending }
-        if isThrottled(tip) { return .pending }
-        if heldForFirstSync { return .pending }
+        if !tipsEnabled { return .turnedOff(allTips: true) }
+        if !tip.isEnabled { return .turnedOff(allTips: false) }
+        let evaluator = RuleEvaluator(context: self)
+        for (index, rule) in (tip.targeting ?? []).enumerated() where (try? evaluator.holds(rule)) != true {
+            return .targeting(index: index)
+        }
+        for (index, rule) in tip.rules.enumerated() where (try? evaluator.holds(rule)) != true {
+            return .rule(index: index)
+        }
+        if let until = throttledUntil(tip) { return .displayFrequency(until: until) }
+        if heldForFirstSync { return .firstSync }
         return .available
     }
 
     /// Display frequency: a tip that never appeared waits until `interval` has passed since the
     /// latest display of any tip on any device.
     public func isThrottled(_ tip: TipDefinition) -> Bool {
+        throttledUntil(tip) != nil
+    }
+
+    /// When display frequency stops holding the tip back (milliseconds), or `nil` if it does not.
+    func throttledUntil(_ tip: TipDefinition) -> Double? {
         guard !tip.options.ignoresDisplayFrequency, displayFrequency.interval > 0,
             !state.hasDisplayed(tip.id), let last = state.lastDisplayAnywhere
-        else { return false }
-        return now * 1000 < Double(last) + displayFrequency.interval * 1000
+        else { return nil }
+        let until = Double(last) + displayFrequency.interval * 1000
+        return now * 1000 < until ? until : nil
     }
 
     /// The group's current tip: `.ordered` — the first tip not invalidated, if it is available;
@@ -111,5 +137,6 @@ extension StatusEvaluator {
             parameterDefaults: Dictionary(catalog.parameters.map { ($0.id, $0.defaultValue) }) { first, _ in first },
             donationLimits: catalog.donationLimits, displayFrequency: catalog.displayFrequency ?? .immediate,
             now: now, ruleCache: ruleCache)
+        tipsEnabled = catalog.enabled ?? true
     }
 }

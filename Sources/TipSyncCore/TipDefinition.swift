@@ -8,6 +8,15 @@ public struct TipDefinition: Sendable, Hashable, Codable {
     /// All must hold (AND). No rules: eligible until invalidated.
     public var rules: [RuleExpression]
     public var options: TipOptions
+    /// `false`: the tip is turned off (pending on every device) until a catalog turns it on again —
+    /// the kill switch (protocol.md §13.8). Absent: on.
+    public var enabled: Bool?
+    /// Conditions on the device and the account (platform, app version, locale, rollout bucket): all
+    /// must hold, else the tip is pending there (protocol.md §13.8). Same language as `rules`.
+    public var targeting: [RuleExpression]?
+
+    /// Whether the catalog leaves the tip on.
+    public var isEnabled: Bool { enabled ?? true }
 
     public init(
         id: String, title: String, message: String? = nil, image: String? = nil, actions: [ActionDefinition] = [],
@@ -22,7 +31,9 @@ public struct TipDefinition: Sendable, Hashable, Codable {
         self.options = options
     }
 
-    private enum CodingKeys: String, CodingKey { case id, title, message, image, actions, rules, options }
+    private enum CodingKeys: String, CodingKey {
+        case id, title, message, image, actions, rules, options, enabled, targeting
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -33,6 +44,8 @@ public struct TipDefinition: Sendable, Hashable, Codable {
         actions = try container.decodeIfPresent([ActionDefinition].self, forKey: .actions) ?? []
         rules = try container.decodeIfPresent([RuleExpression].self, forKey: .rules) ?? []
         options = try container.decodeIfPresent(TipOptions.self, forKey: .options) ?? TipOptions()
+        enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled)
+        targeting = try container.decodeIfPresent([RuleExpression].self, forKey: .targeting)
     }
 }
 

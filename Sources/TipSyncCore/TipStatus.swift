@@ -19,3 +19,15 @@ extension TipStatus: CustomStringConvertible {
         }
     }
 }
+
+extension TipStatus {
+    /// The protocol's spelling (conformance vectors, explanations): `available`, `pending` or
+    /// `invalidated:tipClosed`.
+    public var protocolName: String {
+        switch self {
+        case .available: "available"
+        case .pending: "pending"
+        case .invalidated(let reason): "invalidated:\(reason.rawValue)"
+        }
+    }
+}

@@ -17,9 +17,9 @@ import TipSyncCore
 /// Every request, park and wake is an event; ``waitUntil(_:)`` re-checks its condition after each.
 public actor LiveNetwork {
     /// What a request is, by the protocol's routes (`device`: the first-contact lookup of
-    /// `GET /v1/devices/{name}`).
+    /// `GET /v1/devices/{name}`; `account`: `GET /v1/account`, asked once for rollout buckets).
     public enum RequestKind: String, Sendable, Hashable {
-        case push, pull, longPoll, device, other
+        case push, pull, longPoll, device, account, other
     }
 
     /// Where a request is when the hook sees it.
@@ -262,6 +262,7 @@ public actor LiveNetwork {
     static func kind(of request: SyncHTTPRequest) -> RequestKind {
         if request.method == "POST", request.path.hasPrefix("/v1/push") { return .push }
         if request.method == "GET", request.path.hasPrefix("/v1/devices/") { return .device }
+        if request.method == "GET", request.path == "/v1/account" { return .account }
         guard request.method == "GET", request.path.hasPrefix("/v1/pull") else { return .other }
         return waitSeconds(in: request.path) > 0 ? .longPoll : .pull
     }

@@ -65,6 +65,52 @@ import TipSyncTestSupport
         #expect(TipImage("") == nil && TipImage(nil) == nil)
     }
 
+    /// `conformance/catalog/validation.json`: catalogs refused whole, the message naming the field,
+    /// and catalogs accepted (protocol.md §13.1).
+    @Test func catalogsAreRefusedOrAcceptedAsTheCorpusSays() throws {
+        let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/validation.json")
+        guard case .object(let members) = try JSONParser.parse(try Data(contentsOf: file)),
+            case .array(let cases)? = members["catalogs"]
+        else { throw ConformanceError("validation.json: needs a \"catalogs\" array") }
+        #expect(cases.count >= 10)
+        for item in cases {
+            guard case .object(let entry) = item, case .string(let label)? = entry["description"],
+                let catalog = entry["catalog"], let refused = entry["refused"]
+            else { throw ConformanceError("validation.json: an entry without description, catalog and refused") }
+            do {
+                _ = try Catalog(validating: Array(catalog.canonicalText.utf8))
+                #expect(refused == .null, "\(label): accepted, expected refused naming \(refused.canonicalText)")
+            } catch {
+                if case .string(let field) = refused {
+                    #expect(error.description.hasPrefix("\(field):"), "\(label): \(error.description)")
+                } else {
+                    Issue.record("\(label): refused (\(error.description)), expected accepted")
+                }
+            }
+        }
+    }
+
+    /// `conformance/catalog/buckets.json`: the hash and the rollout bucket (protocol.md §13.8).
+    @Test func bucketsAreTheCorpusBuckets() throws {
+        let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/buckets.json")
+        guard case .object(let members) = try JSONParser.parse(try Data(contentsOf: file)),
+            case .array(let hashes)? = members["murmur3"], case .array(let buckets)? = members["buckets"]
+        else { throw ConformanceError("buckets.json: needs \"murmur3\" and \"buckets\" arrays") }
+        #expect(hashes.count >= 4 && buckets.count >= 30)
+        for item in hashes {
+            guard case .string(let text)? = item["text"], let seed = item["seed"]?.number,
+                let hash = item["hash"]?.number
+            else { throw ConformanceError("buckets.json: a murmur3 entry without text, seed and hash") }
+            #expect(RolloutBucket.murmur3(Array(text.utf8), seed: UInt32(seed)) == UInt32(hash), "\(text)")
+        }
+        for item in buckets {
+            guard case .string(let account)? = item["account"], case .string(let key)? = item["key"],
+                let bucket = item["bucket"]?.number
+            else { throw ConformanceError("buckets.json: a bucket entry without account, key and bucket") }
+            #expect(RolloutBucket.bucket(account: account, key: key) == Int(bucket), "\(account) \(key)")
+        }
+    }
+
     @Test func theCorpusIsThere() {
         #expect(Self.vectorNames.count >= 20, "conformance/merge/ holds \(Self.vectorNames.count) vectors")
     }
@@ -172,6 +218,15 @@ import TipSyncTestSupport
                 until: firstSync["holdUntil"]?.number.map { Int64($0) })
             evaluator.heldForFirstSync = hold.holds(atMilliseconds: Int64((now * 1000).rounded()))
         }
+        // What targeting reads about the device (protocol.md §13.8), when the check gives it.
+        if case .object(let context)? = expected["context"] {
+            func string(_ name: String) -> String? {
+                if case .string(let value)? = context[name] { value } else { nil }
+            }
+            evaluator.deviceContext = DeviceContext(
+                platform: string("platform"), appVersion: string("appVersion"), locale: string("locale"),
+                account: string("account"))
+        }
         var found: [String] = []
         func compare(_ what: String, _ actual: JSONValue, _ wanted: JSONValue) {
             if actual != wanted {
@@ -185,6 +240,18 @@ import TipSyncTestSupport
                     continue
                 }
                 compare("status of '\(tip)'", .string(Self.name(of: evaluator.status(of: definition))), wanted)
+            }
+        }
+        if case .object(let reasons)? = expected["why"] {
+            for (tip, wanted) in reasons {
+                guard let definition = catalog.tips.first(where: { $0.id == tip }) else {
+                    found.append("why of '\(tip)': not in the catalog")
+                    continue
+                }
+                // The deciding step's code, with the index of a targeting condition or rule (§13.9).
+                let explanation = evaluator.explanation(of: definition)
+                let index = explanation.json["index"].map { ":\($0.canonicalText)" } ?? ""
+                compare("why of '\(tip)'", .string(explanation.reason.code + index), wanted)
             }
         }
         if case .object(let groups)? = expected["groups"] {

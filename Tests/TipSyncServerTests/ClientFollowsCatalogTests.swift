@@ -16,6 +16,9 @@ import TipSyncCore
         var catalogRequests: [SyncHTTPRequest] { state.withLock { $0.catalogRequests } }
 
         func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+            if request.path.hasPrefix("/v1/devices/") {  // first contact: a device the server has not seen
+                return SyncHTTPResponse(status: 404, body: Data(#"{"error":{"code":"not_found","message":"m"}}"#.utf8))
+            }
             let (tag, text) = state.withLock { ($0.tag, $0.text) }
             if request.path.hasPrefix("/v1/pull") {
                 let page =

@@ -57,6 +57,9 @@ import TipSyncServer
         let sent = Mutex<[SyncHTTPRequest]>([])
         init(_ answers: [Int]) { self.answers = Mutex(answers) }
         func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+            if request.path.hasPrefix("/v1/devices/") {  // first contact: a device the server has not seen
+                return SyncHTTPResponse(status: 404, body: Data(#"{"error":{"code":"not_found","message":"m"}}"#.utf8))
+            }
             sent.withLock { $0.append(request) }
             let status = answers.withLock { $0.isEmpty ? 500 : $0.removeFirst() }
             if status == 415 || status == 400 {

@@ -122,6 +122,7 @@ struct GatedStore: SyncStore {
         try await base.createToken(accountName: accountName, device: device)
     }
     func accountID(named name: String) async throws -> Int64? { try await base.accountID(named: name) }
+    func accountName(id: Int64) async throws -> String? { try await base.accountName(id: id) }
     func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
         lookups.count.add(1, ordering: .relaxed)
         return try await base.identity(forTokenHash: hash)

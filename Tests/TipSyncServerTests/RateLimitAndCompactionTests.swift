@@ -148,6 +148,9 @@ final class ManualClock: Sendable {
         let sent = Mutex<[SyncHTTPRequest]>([])
         init(_ script: [@Sendable (SyncHTTPRequest) -> SyncHTTPResponse]) { self.script = Mutex(script) }
         func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+            if request.path.hasPrefix("/v1/devices/") {  // first contact: a device the server has not seen
+                return SyncHTTPResponse(status: 404, body: Data(#"{"error":{"code":"not_found","message":"m"}}"#.utf8))
+            }
             sent.withLock { $0.append(request) }
             let next = script.withLock { $0.isEmpty ? nil : $0.removeFirst() }
             return next?(request) ?? SyncHTTPResponse(status: 500, body: Data())

@@ -57,4 +57,36 @@ import TipSyncServer
             #expect(try reopened.lastLocalSeq == 5)
         }
     }
+
+    /// The same, when the new replica's first request is a pull (`pull()`, as an app that only
+    /// reads first would call it): a pull's `highestSeq` must not mark its unsent changes, numbered
+    /// from 1, as acknowledged. protocol.md §7: the device check comes before the first push **or pull**.
+    @Test func aReinstalledDeviceWhoseFirstRequestIsAPullKeepsItsNewChanges() async throws {
+        let fixture = try await ServerFixture.make()
+        let before = try makeDevice("phone")
+        let after = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            func client(_ replica: TipsReplica) -> SyncClient {
+                SyncClient(
+                    replica: replica,
+                    configuration: SyncConfiguration(
+                        server: URL(string: "http://127.0.0.1:\(port)")!, token: fixture.tokens[replica.deviceID]!))
+            }
+            try Dismissable().invalidate(reason: .tipClosed, in: before)
+            try before.setParameter("plan", to: .string("free"))
+            try await client(before).syncOnce()
+
+            try after.setParameter("theme", to: .string("dark"))
+            let afterClient = client(after)
+            try await afterClient.pull()
+            #expect(Dismissable().status(in: after) == .invalidated(.tipClosed), "its old dismissal came back")
+            try await afterClient.push()
+            #expect(try after.syncProgress.pushedSeq == after.lastLocalSeq)
+            try await client(laptop).syncOnce()
+            #expect(laptop.parameterValue("theme") == .string("dark"), "the change made before the pull is not lost")
+            #expect(laptop.parameterValue("plan") == .string("free"))
+        }
+    }
 }

@@ -38,7 +38,8 @@ import TipSyncServer
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             // Values a request saved (`save`), substituted for `{{name}}` in later paths and expectations.
-            var saved: [String: String] = [:]
+            // `{{account}}` is the fixture's account, percent-encoded (for the admin routes).
+            var saved: [String: String] = ["account": "alice"]
             // Streams opened (`open`) and not read yet: the request's expectation and its answer.
             var streams: [String: (expect: [String: JSONValue], answer: Task<(Int, String, HTTPFields), any Error>)] =
                 [:]
@@ -198,9 +199,12 @@ import TipSyncServer
                 return found
             }
         }
-        if let wanted = expect["json"] {
+        for (member, inOrder) in [("json", false), ("includes", true)] {
+            guard let wanted = expect[member] else { continue }
             if let json {
-                if let difference = Self.subsetDifference(json, wanted, at: "") { found.append(difference) }
+                if let difference = Self.subsetDifference(json, wanted, at: "", inOrder: inOrder) {
+                    found.append("\(member): \(difference)")
+                }
             } else {
                 found.append("the body is not JSON: \(body.prefix(300))")
             }
@@ -209,13 +213,33 @@ import TipSyncServer
     }
 
     /// Where `actual` fails to contain `wanted`: objects need every wanted member (more are allowed),
-    /// arrays the same length with each element contained, scalars equality.
-    static func subsetDifference(_ actual: JSONValue, _ wanted: JSONValue, at path: String) -> String? {
+    /// arrays the same length with each element contained (`inOrder`, for `expect.includes`: each
+    /// wanted element contained in a later element than the one before, others allowed between),
+    /// scalars equality.
+    static func subsetDifference(_ actual: JSONValue, _ wanted: JSONValue, at path: String, inOrder: Bool = false)
+        -> String?
+    {
         switch (actual, wanted) {
         case (.object(let have), .object(let want)):
             for (key, value) in want {
                 guard let member = have[key] else { return "\(path).\(key): missing" }
-                if let difference = subsetDifference(member, value, at: "\(path).\(key)") { return difference }
+                if let difference = subsetDifference(member, value, at: "\(path).\(key)", inOrder: inOrder) {
+                    return difference
+                }
+            }
+            return nil
+        case (.array(let have), .array(let want)) where inOrder:
+            var next = have.startIndex
+            for (index, element) in want.enumerated() {
+                guard
+                    let found = have[next...].firstIndex(where: {
+                        subsetDifference($0, element, at: "", inOrder: true) == nil
+                    })
+                else {
+                    return
+                        "\(path)[\(index)]: \(element.canonicalText) is not among the elements after the last one found"
+                }
+                next = found + 1
             }
             return nil
         case (.array(let have), .array(let want)):

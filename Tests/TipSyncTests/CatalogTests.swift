@@ -43,6 +43,26 @@ import TipSync
         #expect(replica.catalogGroup("onboarding")?.tips == ["welcome", "favorite"])
     }
 
+    /// protocol.md §4: `resetDatastore()` clears the transient values of the device it is called on;
+    /// a `datastoreReset` merged from another device does not (transient values are local, never
+    /// stamped, so no reset can be ordered against them).
+    @Test func aResetClearsTransientValuesOnlyOnTheDeviceThatResets() throws {
+        let clock = ManualClock()
+        let phone = try makeReplica("phone", clock: clock)
+        let laptop = try makeReplica("laptop", clock: clock)
+        for replica in [phone, laptop] {
+            try replica.load(catalog: try Self.exampleCatalog())
+            try replica.setParameter("inTrial", to: .bool(true))
+        }
+        clock.advance(by: 1)
+        try phone.resetDatastore()
+        try exchange([phone, laptop])
+        #expect(phone.parameterValue("inTrial") == .bool(false), "the catalog default, after the reset")
+        #expect(laptop.parameterValue("inTrial") == .bool(true), "a merged reset leaves local values")
+        #expect(phone.status(ofTip: "upgrade") == .available)
+        #expect(laptop.status(ofTip: "upgrade") == .pending)
+    }
+
     /// `maxDisplayCount` 2^53, 2^53 + 1 or 1e16 was stored and served, and the JavaScript client then
     /// refused the catalog (issue 59, item 5): one number model for catalogs on every side.
     @Test func catalogNumbersBeyondTheNumberModelAreRefusedNamingTheField() throws {

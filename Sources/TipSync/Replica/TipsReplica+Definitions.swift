@@ -44,6 +44,7 @@ extension TipsReplica {
                 core.parameters = [:]
                 core.catalogEvents = []
                 core.displayFrequency = .immediate
+                core.tipsEnabled = true
             }
             for parameter in catalog.parameters { core.parameters[parameter.id] = parameter }
             for event in catalog.events {
@@ -55,6 +56,7 @@ extension TipsReplica {
             }
             for group in catalog.groups { core.groups[group.id] = group }
             if let frequency = catalog.displayFrequency { core.displayFrequency = frequency }
+            if let enabled = catalog.enabled { core.tipsEnabled = enabled }
             notifyObservers(&core)
         }
     }

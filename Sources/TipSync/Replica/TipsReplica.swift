@@ -49,6 +49,10 @@ public final class TipsReplica: Sendable {
         var dataVersion: Int64
         /// Whether tips are held for the first sync (the sync bookkeeping's part that status reads).
         var firstSync = FirstSyncHold()
+        /// What targeting reads about this device (protocol.md §13.8).
+        var deviceContext = DeviceContext.current
+        /// `false` while the loaded catalog turns every tip off (its `enabled: false`).
+        var tipsEnabled = true
 
         init(snapshot: ReplicaDatabase.Snapshot, dataVersion: Int64, overrides: TestingOverrides) {
             state = snapshot.state
@@ -98,7 +102,11 @@ public final class TipsReplica: Sendable {
             Core(snapshot: snapshot, dataVersion: dataVersion, overrides: TestingOverrides(environment: environment)))
         clockOffsetMilliseconds.store(Int64(try database.meta(.clockOffset) ?? "0") ?? 0, ordering: .relaxed)
         let firstSync = try database.writer.read { db in try ReplicaDatabase.syncProgress(db).firstSyncHold }
-        core.withLock { $0.firstSync = firstSync }
+        let account = try database.meta(.account)
+        core.withLock { core in
+            core.firstSync = firstSync
+            core.deviceContext.account = account
+        }
     }
 
     /// The device clock corrected by the offset sync measured, in milliseconds since 1970.
@@ -119,6 +127,8 @@ public final class TipsReplica: Sendable {
             displayFrequency: core.displayFrequency, overrides: core.overrides,
             now: Double(now) / 1000, ruleCache: ruleCache)
         evaluator.heldForFirstSync = core.firstSync.holds(atMilliseconds: now)
+        evaluator.deviceContext = core.deviceContext
+        evaluator.tipsEnabled = core.tipsEnabled
         return evaluator
     }
 

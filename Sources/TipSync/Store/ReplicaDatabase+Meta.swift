@@ -37,6 +37,9 @@ extension ReplicaDatabase {
         /// with an empty history (``TipsReplica/continueDeviceLog(after:)``): the device's own changes
         /// up to it, when a pull brings them, are this replica's log again.
         case ownLogAdoptedThrough
+        /// The account's name as the server knows it (`GET /v1/account`): what rollout buckets hash
+        /// (protocol.md §13.8), kept so an offline start lands in the same buckets.
+        case account
     }
 
     static func meta(_ key: MetaKey, _ db: Database) throws -> String? {

@@ -85,6 +85,7 @@ public actor SyncClient {
     public func syncOnce() async throws {
         do {
             try await continueDeviceLogOnFirstContact()
+            try await learnAccount()
             try await pushAll()
             try await pullAll()
             lastError = nil
@@ -103,6 +104,7 @@ public actor SyncClient {
 
     /// Pushes everything unsent: the first half of ``syncOnce()``.
     public func push() async throws {
+        try await continueDeviceLogOnFirstContact()
         try await pushAll()
     }
 
@@ -112,6 +114,7 @@ public actor SyncClient {
     public func pushPending() async throws {
         let target = try replica.lastLocalSeq
         do {
+            try await continueDeviceLogOnFirstContact()
             while try replica.syncProgress.pushedSeq < target {
                 try await pushAll()
             }
@@ -123,6 +126,7 @@ public actor SyncClient {
 
     /// Pulls until the server has nothing more: the second half of ``syncOnce()``.
     public func pull() async throws {
+        try await continueDeviceLogOnFirstContact()
         try await pullAll()
     }
 
@@ -181,14 +185,21 @@ public actor SyncClient {
 
     // MARK: Push
 
-    /// Before a replica's first push: when the server already holds a log of this device name (the
+    /// Whether the device check of ``continueDeviceLogOnFirstContact()`` was answered (in memory: a
+    /// relaunch checks again until the replica records the server).
+    private var contacted = false
+    /// Whether ``learnAccount()`` was answered.
+    private var accountAsked = false
+
+    /// Before a replica's first push or pull: when the server already holds a log of this device name (the
     /// app was reinstalled, the replica file deleted), the replica's changes would reuse its sequence
     /// numbers and be dropped as duplicates. They are numbered after it instead, and the device's old
-    /// changes come back with the pulls (protocol.md §7, "A device whose storage was lost").
+    /// changes come back with the pulls (protocol.md §7, "A device whose storage was lost"). A pull
+    /// too: its `highestSeq` would otherwise count them as acknowledged.
     func continueDeviceLogOnFirstContact() async throws {
         let progress = try replica.syncProgress
-        guard progress.serverGeneration == nil, progress.acknowledgedHighSeq == 0, progress.pullCursor == nil,
-            progress.uncertainPush == nil
+        guard !contacted, progress.serverGeneration == nil, progress.acknowledgedHighSeq == 0,
+            progress.pullCursor == nil, progress.uncertainPush == nil
         else { return }
         let name = replica.deviceID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? replica.deviceID
         let (response, _) = try await send("GET", "/v1/devices/\(name)")
@@ -196,10 +207,25 @@ public actor SyncClient {
         case 200:
             try replica.continueDeviceLog(after: try decode(DeviceResponse.self, response.body).highestSeq)
         case 404:
-            return  // the server has not seen this device
+            break  // the server has not seen this device
         default:
             throw Self.rejection(response)
         }
+        contacted = true
+    }
+
+    /// Asks the server whom the credential names, once, when the replica does not know its account:
+    /// rollout buckets hash the account's name (protocol.md §13.8). A server without the route
+    /// (`404`, one older than revision 2.4) leaves it unknown: bucketed tips stay pending.
+    func learnAccount() async throws {
+        guard replica.deviceContext.account == nil, !accountAsked else { return }
+        let (response, _) = try await send("GET", "/v1/account")
+        switch response.status {
+        case 200: try replica.setAccount(try decode(AccountResponse.self, response.body).account)
+        case 404: break
+        default: throw Self.rejection(response)
+        }
+        accountAsked = true
     }
 
     func pushAll() async throws {

@@ -3,6 +3,7 @@ import JWTKit
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TipSyncCore
 import UnixSignals
 
 /// Device sign-in with JWTs from the app's own identity provider (protocol.md section 6): HS256 with

@@ -28,6 +28,7 @@ struct SyncController: Sendable {
         group.on("pull", method: .get, recordingIn: table, prefix: "/v1", use: pull)
         group.on("live", method: .get, recordingIn: table, prefix: "/v1", use: live)
         group.on("devices/:device", method: .get, recordingIn: table, prefix: "/v1", use: device)
+        group.on("account", method: .get, recordingIn: table, prefix: "/v1", use: account)
     }
 
     /// Whether the request's route confirms a cached device token in its own store transaction
@@ -187,6 +188,18 @@ struct SyncController: Sendable {
         }
         return Self.json(
             text: #"{"device":\#(Self.quoted(name)),"highestSeq":\#(highest),"serverTime":\#(now())}"#)
+    }
+
+    /// Whom the credential names (protocol.md §5): the account's name, which rollout buckets hash
+    /// (§13.8), and the device's.
+    @Sendable func account(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        guard let name = try await store.accountName(id: identity.accountID) else {
+            throw SyncError.notFound("this credential's account no longer exists")
+        }
+        return Self.json(
+            text: #"{"account":\#(Self.quoted(name)),"device":\#(Self.quoted(identity.device)),"serverTime":\#(now())}"#
+        )
     }
 
     // MARK: Helpers

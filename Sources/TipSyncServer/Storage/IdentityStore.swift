@@ -10,6 +10,8 @@ public protocol IdentityStore: Sendable {
     func createToken(accountName: String, device: String) async throws -> String
     /// The id of the account with this name (names compare by code points), or `nil`.
     func accountID(named name: String) async throws -> Int64?
+    /// The name of the account with this id, or `nil` (`GET /v1/account`).
+    func accountName(id: Int64) async throws -> String?
     /// The device a token hash belongs to.
     func identity(forTokenHash hash: String) async throws -> DeviceIdentity?
     /// Creates the account unless one has this name. Returns its id and whether it was created.

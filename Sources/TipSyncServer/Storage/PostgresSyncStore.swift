@@ -202,6 +202,12 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
+    public func accountName(id: Int64) async throws -> String? {
+        let rows = try await client.query("SELECT name FROM account WHERE id = \(id)", logger: logger)
+        for try await name in rows.decode(String.self) { return name }
+        return nil
+    }
+
     public func accountID(named name: String) async throws -> Int64? {
         try await transaction { connection in
             for try await id in try await connection.query(

@@ -217,6 +217,12 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
         }
     }
 
+    public func accountName(id: Int64) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT name FROM account WHERE id = ?", arguments: [id])
+        }
+    }
+
     public func createToken(accountName: String, device: String) async throws -> String {
         let token = TokenHasher.makeToken()
         try await pool.write { db in

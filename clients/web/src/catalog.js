@@ -2,7 +2,7 @@
 // the display frequency (protocol.md §13). A catalog that does not validate is refused whole; the
 // error names the field.
 
-import { isNFC, isObject, MAX_INTEGER, numberOf, parse } from './json.js';
+import { isNFC, isObject, MAX_INTEGER, numberOf, parse, valueViolation } from './json.js';
 import { parseRule, idsRead, RuleFormatError } from './rules.js';
 
 /**
@@ -11,11 +11,11 @@ import { parseRule, idsRead, RuleFormatError } from './rules.js';
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
- * @typedef {{displayFrequency?: number, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ * @typedef {{displayFrequency?: number, enabled?: boolean, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
  */
 
 /** A catalog that does not decode or validate; the message starts with the field. */
@@ -79,6 +79,15 @@ export function parseCatalog(input) {
     if (result < 0) fail(path, `must be 0 or more, got ${result}`);
     return result;
   };
+  /** A rule expression at `path` (13.2); its format errors name the path. */
+  const ruleAt = (rule, rulePath) => {
+    try {
+      return parseRule(rule);
+    } catch (error) {
+      if (error instanceof RuleFormatError) fail(rulePath, error.message);
+      throw error;
+    }
+  };
   const root = object(json, '');
   /** @type {Catalog} */
   const catalog = { parameters: [], events: [], tips: [], groups: [] };
@@ -90,12 +99,17 @@ export function parseCatalog(input) {
     return seconds(value, path);
   });
   if (frequency !== undefined) catalog.displayFrequency = frequency;
+  const enabled = read(root, '', 'enabled', bool);
+  if (enabled !== undefined) catalog.enabled = enabled;
   catalog.parameters =
     read(root, '', 'parameters', array((value, path) => {
       const member = object(value, path);
+      const defaultValue = Object.prototype.hasOwnProperty.call(member, 'default') ? member.default : null;
+      const violation = valueViolation(defaultValue, `${path}.default`);
+      if (violation) fail(violation.field, violation.message);
       return {
         id: read(member, path, 'id', string, false),
-        defaultValue: Object.prototype.hasOwnProperty.call(member, 'default') ? member.default : null,
+        defaultValue,
         transient: read(member, path, 'transient', bool) ?? false,
       };
     })) ?? [];
@@ -128,16 +142,13 @@ export function parseCatalog(input) {
           const actionObject = object(action, actionPath);
           return { id: read(actionObject, actionPath, 'id', string, false), title: read(actionObject, actionPath, 'title', string, false) };
         })) ?? [],
-        rules: read(member, path, 'rules', array((rule, rulePath) => {
-          try {
-            return parseRule(rule);
-          } catch (error) {
-            if (error instanceof RuleFormatError) fail(rulePath, error.message);
-            throw error;
-          }
-        })) ?? [],
+        rules: read(member, path, 'rules', array(ruleAt)) ?? [],
         options: { ignoresDisplayFrequency: false },
       };
+      const targeting = read(member, path, 'targeting', array(ruleAt));
+      if (targeting !== undefined) tip.targeting = targeting;
+      const enabled = read(member, path, 'enabled', bool);
+      if (enabled !== undefined) tip.enabled = enabled;
       const message = read(member, path, 'message', string);
       if (message !== undefined) tip.message = message;
       const image = read(member, path, 'image', string);
@@ -168,22 +179,27 @@ export function parseCatalog(input) {
 
 /** The catalog's rules between its parts: unique, NFC, non-empty ids; rules and groups name what exists. */
 function validate(catalog) {
-  for (const member of ['tips', 'parameters', 'events', 'groups']) {
+  /** Not empty, NFC (section 1), unique among `ids`; each error names the field. */
+  const checkIDs = (ids, member) => {
     /** @type {Map<string, number>} */
     const seen = new Map();
-    catalog[member].forEach(({ id }, index) => {
+    ids.forEach((id, index) => {
       const field = `${member}[${index}].id`;
       if (id === '') throw new CatalogError(`${field}: ids are not empty`);
       if (!isNFC(id)) throw new CatalogError(`${field}: '${id}' is not in Unicode normalization form C (NFC)`);
       if (seen.has(id)) throw new CatalogError(`${field}: '${id}' is already the id of ${member}[${seen.get(id)}]; ids must be unique`);
       seen.set(id, index);
     });
-  }
+  };
+  for (const member of ['tips', 'parameters', 'events', 'groups']) checkIDs(catalog[member].map(({ id }) => id), member);
+  // A tip's action ids: unique within the tip (the app tells its actions apart by them).
+  catalog.tips.forEach((tip, index) => checkIDs(tip.actions.map(({ id }) => id), `tips[${index}].actions`));
   const parameters = new Set(catalog.parameters.map((parameter) => parameter.id));
   const events = new Set(catalog.events.map((event) => event.id));
   catalog.tips.forEach((tip, tipIndex) => {
-    tip.rules.forEach((rule, ruleIndex) => {
-      const field = `tips[${tipIndex}].rules[${ruleIndex}]`;
+    const checked = [...tip.rules.map((rule, index) => [rule, `rules[${index}]`]), ...(tip.targeting ?? []).map((rule, index) => [rule, `targeting[${index}]`])];
+    checked.forEach(([rule, member]) => {
+      const field = `tips[${tipIndex}].${member}`;
       const read = idsRead(rule);
       const missingParameter = [...read.parameters].filter((id) => !parameters.has(id)).sort()[0];
       if (missingParameter !== undefined) {

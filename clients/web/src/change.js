@@ -169,6 +169,18 @@ function namedID(change) {
 }
 
 /**
+ * Why `name` cannot be an account or device name (protocol.md §6: 1 to 256 bytes of UTF-8 without
+ * control characters, Unicode category Cc), as a ChangeError for `field`; else null.
+ */
+function nameViolation(name, field) {
+  if (name === '') return new ChangeError(field, 'a device name must not be empty');
+  if (new TextEncoder().encode(name).length > 256) return new ChangeError(field, 'a device name must be at most 256 bytes of UTF-8');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return new ChangeError(field, 'a device name must not contain control characters');
+  return null;
+}
+
+/**
  * The first rule of protocol.md §3 the change breaks, or `null`: sequence numbers from 1, ids not
  * empty and in NFC, numbers inside the number model, counts and times not negative, a donation's
  * id `"<device>:<seq>"`.
@@ -204,6 +216,8 @@ export function violation(change) {
       return numbers(change.value, 'value');
     case 'display':
       return (
+        // An epoch is the stamp of the eligible or datastoreReset that started it: a device name.
+        (change.epoch ? nameViolation(change.epoch.device, 'epoch.device') : null) ??
         outside(change.count, 'count') ??
         (Number.isFinite(change.duration) && change.duration >= 0 && change.duration <= MAX_INTEGER
           ? null

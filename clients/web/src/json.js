@@ -195,13 +195,16 @@ export function parse(text) {
   const parseNumber = () => {
     const match = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(index, index + 400));
     if (!match) fail('bad number');
+    // The nearest binary64 value (protocol.md §1): below the smallest it is 0; beyond the largest
+    // finite one there is none, and the text cannot be read, as in every client.
+    const number = Number(match[0]);
+    if (!Number.isFinite(number)) fail('number out of range');
     index += match[0].length;
     if (match[2] === undefined && match[3] === undefined) {
       const integer = BigInt(match[0]);
       if (integer >= -BigInt(MAX_INTEGER) && integer <= BigInt(MAX_INTEGER)) return Number(integer);
       return integer;
     }
-    const number = Number(match[0]);
     return number === 0 ? 0 : number;
   };
   const result = value(0);

@@ -21,6 +21,7 @@ import { superseded } from './compaction.js';
  * @typedef {import('./store.js').ReplicaStore} ReplicaStore
  * @typedef {import('./progress.js').SyncProgress} SyncProgress
  * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {import('./context.js').DeviceContext} DeviceContext
  */
 
 const keyOf = (change) => `${change.device}\u0000${change.seq}`;
@@ -34,12 +35,17 @@ export class Replica {
    * Opens a replica over a store (in memory unless given), loading what it holds.
    * @param {{
    *   store?: ReplicaStore, device?: string, catalog?: Catalog | string, now?: () => number,
-   *   overrides?: TestingOverrides
+   *   overrides?: TestingOverrides, context?: DeviceContext
    * }} options `device`: the device id on first open (else a random UUID; later opens keep the stored
-   *   one); `catalog`: the catalog bundled with the app; `now`: the physical clock, milliseconds.
+   *   one); `catalog`: the catalog bundled with the app; `now`: the physical clock, milliseconds;
+   *   `context`: what targeting reads (protocol.md §13.8) — by default platform `web` and the page's
+   *   `lang` (else `navigator.language`) as the locale.
    */
-  static async open({ store = new MemoryStore(), device, catalog = { parameters: [], events: [], tips: [], groups: [] }, now = () => Date.now(), overrides = {} } = {}) {
+  static async open({ store = new MemoryStore(), device, catalog = { parameters: [], events: [], tips: [], groups: [] }, now = () => Date.now(), overrides = {}, context = {} } = {}) {
     const replica = new Replica(store, typeof catalog === 'string' ? parseCatalog(catalog) : catalog, now, overrides);
+    const locale = globalThis.document?.documentElement?.lang || globalThis.navigator?.language || null;
+    /** What targeting reads about this device (protocol.md §13.8). @type {DeviceContext} */
+    replica.deviceContext = { platform: 'web', appVersion: null, locale, account: null, ...context };
     await replica.#load(device);
     return replica;
   }
@@ -79,6 +85,7 @@ export class Replica {
     this.observedHLC = meta.observedHLC ?? formatHLC(0, 0);
     /** @type {{text: string, tag: string} | null} */
     this.serverCatalog = meta.serverCatalog ?? null;
+    if (typeof meta.account === 'string') this.deviceContext = { ...this.deviceContext, account: meta.account };
     if (this.serverCatalog) {
       try {
         this.catalog = parseCatalog(this.serverCatalog.text);
@@ -449,6 +456,33 @@ export class Replica {
     this.#notify();
   }
 
+  /**
+   * Changes what targeting reads about this device (protocol.md §13.8): `platform`, `appVersion`,
+   * `locale`; local, never synced. @param {DeviceContext} context
+   */
+  setContext(context) {
+    this.deviceContext = { ...this.deviceContext, ...context };
+    this.#notify();
+  }
+
+  /** Records the account's name (what rollout buckets hash; the sync client asks the server) and keeps it. */
+  async setAccount(name) {
+    if (this.deviceContext.account === name) return;
+    this.deviceContext = { ...this.deviceContext, account: name };
+    await this.#commit({ meta: { account: name } });
+    this.#notify();
+  }
+
+  /**
+   * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — the rule or
+   * targeting condition that does not hold with the values it read, who dismissed it and when, the
+   * display totals and limit, until when display frequency holds it. `null` for an unknown tip.
+   */
+  explain(id) {
+    const tip = this.tip(id);
+    return tip ? this.evaluator().explain(tip) : null;
+  }
+
   /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
   setOverrides(overrides) {
     this.overrides = overrides;
@@ -486,6 +520,7 @@ export class Replica {
     const { changes, meta } = await this.store.load();
     this.progress = readProgress(meta.progress);
     this.observedHLC = meta.observedHLC ?? this.observedHLC;
+    if (typeof meta.account === 'string') this.deviceContext = { ...this.deviceContext, account: meta.account };
     if (meta.serverCatalog && meta.serverCatalog.tag !== this.serverCatalog?.tag) {
       try {
         this.catalog = parseCatalog(meta.serverCatalog.text);
@@ -507,6 +542,7 @@ export class Replica {
   evaluator(now = this.nowMilliseconds()) {
     return new StatusEvaluator(this.state, this.catalog, now / 1000, {
       transientValues: this.transientValues, overrides: this.overrides, heldForFirstSync: firstSyncHolds(this.progress, now),
+      context: this.deviceContext,
     });
   }
 

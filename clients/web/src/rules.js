@@ -1,7 +1,9 @@
 // The rule language (protocol.md §13): JSON expressions over parameters, donations and the current
 // instant. One evaluator, the reference's semantics: a rule that fails to evaluate does not hold.
 
-import { canonicalText, compareCodePoints, isObject, jsonEquals, MAX_INTEGER, numberOf } from './json.js';
+import { canonicalText, compareCodePoints, isObject, jsonEquals, numberOf, valueViolation } from './json.js';
+import { bucket } from './bucket.js';
+import { contextValue } from './context.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./state.js').Donation} Donation */
@@ -20,6 +22,13 @@ const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='];
 const ARITHMETIC = ['+', '-', '*', '/'];
 const UNITS = { minute: 60, hour: 3600, day: 86_400, week: 604_800 };
 
+/** A literal's value; a number outside the protocol's number model (section 1) refuses the rule. */
+function literal(value) {
+  const violation = valueViolation(value, 'literal');
+  if (violation) throw new RuleFormatError(`${violation.field}: ${violation.message}`);
+  return value;
+}
+
 /**
  * Reads a rule expression from its JSON.
  * @param {JSONValue} json
@@ -28,7 +37,7 @@ const UNITS = { minute: 60, hour: 3600, day: 86_400, week: 604_800 };
 export function parseRule(json) {
   if (!isObject(json)) {
     if (Array.isArray(json)) throw new RuleFormatError('a bare array is not a rule expression; wrap it in {"literal": […]}');
-    return { op: 'literal', value: json };
+    return { op: 'literal', value: literal(json) };
   }
   const keys = Object.keys(json);
   if (keys.length !== 1) {
@@ -50,11 +59,17 @@ export function parseRule(json) {
   }
   switch (op) {
     case 'literal':
-      return { op, value: argument };
+      return { op, value: literal(argument) };
     case 'param':
     case 'donations':
     case 'field':
+    case 'context':
+    case 'bucket':
       return { op, name: string(argument) };
+    case 'compareVersions': {
+      const items = operands(2);
+      return { op, operands: [parseRule(items[0]), parseRule(items[1])] };
+    }
     case 'now':
       if (argument !== true) throw new RuleFormatError("'now' takes true: {\"now\": true}");
       return { op };
@@ -100,6 +115,72 @@ function windowSeconds(json) {
       `donatedWithin's window is a number of seconds (0 or more), "minute", "hour", "day", "week", or one of {"minutes": n}, {"hours": n}, {"days": n}, {"weeks": n}; got ${canonicalText(json)}`);
   }
   return seconds;
+}
+
+/**
+ * A parsed rule's JSON form (13.2), as the reference writes it back: arrays and objects as
+ * `{"literal": …}`, a `donatedWithin` window in seconds.
+ * @param {Rule} rule
+ * @returns {JSONValue}
+ */
+export function ruleJSON(rule) {
+  const operands = (rule.operands ?? []).map(ruleJSON);
+  switch (rule.op) {
+    case 'literal':
+      return Array.isArray(rule.value) || isObject(rule.value) ? { literal: rule.value } : rule.value;
+    case 'param':
+    case 'donations':
+    case 'field':
+    case 'context':
+    case 'bucket':
+      return { [rule.op]: rule.name };
+    case 'now':
+      return { now: true };
+    case 'not':
+    case 'count':
+      return { [rule.op]: operands[0] };
+    case 'donatedWithin':
+      return { donatedWithin: [operands[0], rule.seconds] };
+    case 'largestSubset':
+    case 'smallestSubset':
+      return { [rule.op]: [operands[0], rule.field] };
+    default:
+      return { [rule.op]: operands };
+  }
+}
+
+/**
+ * Every expression in a rule that reads the state or the device (`param`, `donations`, `context`,
+ * `bucket`), outermost first.
+ * @returns {Rule[]}
+ */
+export function readsOf(rule, found = []) {
+  if (['param', 'donations', 'context', 'bucket'].includes(rule.op)) found.push(rule);
+  for (const operand of rule.operands ?? []) readsOf(operand, found);
+  return found;
+}
+
+/**
+ * -1, 0 or 1 (protocol.md §13.8): each version is numbers of 1 to 9 decimal digits separated by `.`,
+ * optionally followed by `-` or `+` and anything (ignored); the numbers compare in turn, a missing
+ * one counting as 0. Anything else is an evaluation error.
+ */
+export function compareVersions(lhs, rhs) {
+  const parts = (value) => {
+    if (typeof value !== 'string') throw new RuleEvaluationError(`compareVersions needs version strings, got ${canonicalText(value)}`);
+    const core = value.split(/[-+]/, 1)[0];
+    const pieces = core.split('.');
+    if (!pieces.every((piece) => /^[0-9]{1,9}$/.test(piece))) throw new RuleEvaluationError(`'${value}' is not a version (numbers separated by '.')`);
+    return pieces.map(Number);
+  };
+  const a = parts(lhs);
+  const b = parts(rhs);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 /** The parameter and event ids a rule reads. */
@@ -155,23 +236,11 @@ export function compareValues(op, lhs, rhs) {
   }
 }
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-function isInteger(value) {
-  return typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value));
-}
-
-/** Arithmetic: integers exactly (64-bit, as the reference), else finite floating point. */
+/**
+ * Arithmetic: IEEE-754 binary64 on every number, integers too (protocol.md §13.4): `(2^53 − 1) + 2`
+ * is 2^53, as in every client.
+ */
 export function arithmetic(op, lhs, rhs) {
-  if (isInteger(lhs) && isInteger(rhs) && op !== '/') {
-    const a = BigInt(lhs);
-    const b = BigInt(rhs);
-    const result = op === '+' ? a + b : op === '-' ? a - b : a * b;
-    if (result >= INT64_MIN && result <= INT64_MAX) {
-      return result >= -BigInt(MAX_INTEGER) && result <= BigInt(MAX_INTEGER) ? Number(result) : result;
-    }
-  }
   const a = numberOf(lhs);
   const b = numberOf(rhs);
   if (a === undefined || b === undefined) {
@@ -185,8 +254,9 @@ export function arithmetic(op, lhs, rhs) {
 }
 
 /**
- * What rules read: parameter values, visible donations, the instant (seconds since 1970).
- * @typedef {{parameterValue(id: string): JSONValue, donations(event: string): Donation[], now: number}} RuleContext
+ * What rules read: parameter values, visible donations, the instant (seconds since 1970) and what
+ * the device says of itself (targeting, protocol.md §13.8).
+ * @typedef {{parameterValue(id: string): JSONValue, donations(event: string): Donation[], now: number, deviceContext?: import('./context.js').DeviceContext}} RuleContext
  */
 
 /** Evaluates rules against a context. */
@@ -256,6 +326,15 @@ export class RuleEvaluator {
       case 'largestSubset':
       case 'smallestSubset':
         return new DonationList(subset(this.#list(a, element), rule.field, rule.op === 'largestSubset'));
+      case 'context':
+        return contextValue(this.context.deviceContext ?? {}, rule.name);
+      case 'bucket': {
+        const account = this.context.deviceContext?.account;
+        if (typeof account !== 'string') throw new RuleEvaluationError(`bucket '${rule.name}': this device does not know its account yet`);
+        return bucket(account, rule.name);
+      }
+      case 'compareVersions':
+        return compareVersions(this.#json(a, element), this.#json(b, element));
       default:
         if (COMPARISONS.includes(rule.op)) return compareValues(rule.op, this.#json(a, element), this.#json(b, element));
         return arithmetic(rule.op, this.#json(a, element), this.#json(b, element));

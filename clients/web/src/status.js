@@ -1,8 +1,11 @@
-// A tip's status from the merged state, the catalog and the instant (protocol.md §13): testing
-// overrides, invalidation, display limits, rules, then the display frequency.
+// A tip's status from the merged state, the catalog and the instant (protocol.md §4, "Status"):
+// testing overrides, invalidation, display limits, the off switch, targeting, rules, the display
+// frequency, the first-sync hold. `reason` is that order, written once; `status` and `explain` read it.
 
-import { RuleEvaluator } from './rules.js';
+import { RuleEvaluator, RuleEvaluationError, readsOf, ruleJSON } from './rules.js';
 import { donationLimits } from './catalog.js';
+import { bucket } from './bucket.js';
+import { contextValue } from './context.js';
 
 /**
  * @typedef {import('./state.js').ReplicaState} ReplicaState
@@ -11,6 +14,10 @@ import { donationLimits } from './catalog.js';
  * @typedef {import('./json.js').JSONValue} JSONValue
  * @typedef {'available' | 'pending' | `invalidated:${string}`} TipStatus
  * @typedef {{showAll?: boolean, hideAll?: boolean, shown?: string[], hidden?: string[]}} TestingOverrides
+ * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number}} StatusReason
+ *   Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
+ *   `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
+ *   `firstSync` or `available`.
  */
 
 /** Rules see at most this many donations of an event (TipKit's rule). */
@@ -22,12 +29,14 @@ export class StatusEvaluator {
    * @param {ReplicaState} state
    * @param {Catalog} catalog
    * @param {number} now seconds since 1970
-   * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides, heldForFirstSync?: boolean}} options
+   * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides, heldForFirstSync?: boolean, context?: import('./context.js').DeviceContext}} options
    * `heldForFirstSync`: the device has not completed its first sync (protocol.md §17.1): a tip that
-   * would be available is pending.
+   * would be available is pending. `context`: what targeting reads (platform, appVersion, locale,
+   * account; protocol.md §13.8).
    */
-  constructor(state, catalog, now, { transientValues = {}, overrides = {}, heldForFirstSync = false } = {}) {
+  constructor(state, catalog, now, { transientValues = {}, overrides = {}, heldForFirstSync = false, context = {} } = {}) {
     this.heldForFirstSync = heldForFirstSync;
+    this.deviceContext = context;
     this.state = state;
     this.catalog = catalog;
     this.now = now;
@@ -74,30 +83,129 @@ export class StatusEvaluator {
 
   /** @param {TipDefinition} tip @returns {TipStatus} */
   status(tip) {
+    return this.reason(tip).status;
+  }
+
+  /**
+   * Which step of "Status" decides the tip's status now, and with what: the one place the order of
+   * the steps is written.
+   * @param {TipDefinition} tip
+   * @returns {StatusReason}
+   */
+  reason(tip) {
     const { showAll, hideAll, shown = [], hidden = [] } = this.overrides;
-    if (shown.includes(tip.id)) return 'available';
-    if (hidden.includes(tip.id)) return 'pending';
-    if (showAll) return 'available';
-    if (hideAll) return 'pending';
+    if (shown.includes(tip.id)) return { code: 'testingOverride', status: 'available' };
+    if (hidden.includes(tip.id)) return { code: 'testingOverride', status: 'pending' };
+    if (showAll) return { code: 'testingOverride', status: 'available' };
+    if (hideAll) return { code: 'testingOverride', status: 'pending' };
     const eligibility = this.state.eligibility(tip.id);
-    if (eligibility?.state === 'invalidated') return `invalidated:${eligibility.reason}`;
+    if (eligibility?.state === 'invalidated') return { code: 'invalidated', status: `invalidated:${eligibility.reason}` };
     const totals = this.state.displayTotals(tip.id);
-    if (tip.options.maxDisplayCount !== undefined && totals.count >= tip.options.maxDisplayCount) return 'invalidated:displayCountExceeded';
-    if (tip.options.maxDisplayDuration !== undefined && totals.duration >= tip.options.maxDisplayDuration) {
-      return 'invalidated:displayDurationExceeded';
+    if (tip.options.maxDisplayCount !== undefined && totals.count >= tip.options.maxDisplayCount) {
+      return { code: 'maxDisplayCount', status: 'invalidated:displayCountExceeded', count: totals.count, maximum: tip.options.maxDisplayCount };
     }
-    if (!this.rulesHold(tip.rules)) return 'pending';
-    if (this.isThrottled(tip)) return 'pending';
-    if (this.heldForFirstSync) return 'pending';
-    return 'available';
+    if (tip.options.maxDisplayDuration !== undefined && totals.duration >= tip.options.maxDisplayDuration) {
+      return { code: 'maxDisplayDuration', status: 'invalidated:displayDurationExceeded', duration: totals.duration, maximum: tip.options.maxDisplayDuration };
+    }
+    if (this.catalog.enabled === false) return { code: 'turnedOff', status: 'pending', allTips: true };
+    if (tip.enabled === false) return { code: 'turnedOff', status: 'pending', allTips: false };
+    const evaluator = new RuleEvaluator(this);
+    const holds = (rule) => {
+      try {
+        return evaluator.holds(rule);
+      } catch {
+        return false;
+      }
+    };
+    const targeting = (tip.targeting ?? []).findIndex((rule) => !holds(rule));
+    if (targeting >= 0) return { code: 'targeting', status: 'pending', index: targeting };
+    const rule = tip.rules.findIndex((candidate) => !holds(candidate));
+    if (rule >= 0) return { code: 'rule', status: 'pending', index: rule };
+    const until = this.throttledUntil(tip);
+    if (until !== null) return { code: 'displayFrequency', status: 'pending', until };
+    if (this.heldForFirstSync) return { code: 'firstSync', status: 'pending' };
+    return { code: 'available', status: 'available' };
+  }
+
+  /**
+   * Why the tip has its status now, in protocol terms (protocol.md §13.9): `{tip, status, reason, …}`
+   * with the rule that does not hold and the values it read, the invalidation's device and time, the
+   * display totals and limit, or when display frequency lets go.
+   * @param {TipDefinition} tip
+   */
+  explain(tip) {
+    const reason = this.reason(tip);
+    /** @type {{[member: string]: any}} */
+    const explanation = { tip: tip.id, status: reason.status, reason: reason.code };
+    switch (reason.code) {
+      case 'invalidated': {
+        const stamp = this.state.tips.get(tip.id)?.eligibility?.stamp;
+        if (stamp) {
+          explanation.invalidatedBy = stamp.device;
+          explanation.invalidatedAt = parseInt(stamp.hlc.slice(0, 12), 16);
+        }
+        break;
+      }
+      case 'maxDisplayCount':
+        explanation.count = reason.count;
+        explanation.maximum = reason.maximum;
+        break;
+      case 'maxDisplayDuration':
+        explanation.duration = reason.duration;
+        explanation.maximum = reason.maximum;
+        break;
+      case 'turnedOff':
+        explanation.scope = reason.allTips ? 'catalog' : 'tip';
+        break;
+      case 'targeting':
+      case 'rule': {
+        const rule = (reason.code === 'targeting' ? tip.targeting : tip.rules)[reason.index];
+        explanation.index = reason.index;
+        explanation.expression = ruleJSON(rule);
+        explanation.values = this.readValues(rule);
+        try {
+          new RuleEvaluator(this).holds(rule);
+        } catch (error) {
+          if (error instanceof RuleEvaluationError) explanation.error = error.message;
+          else throw error;
+        }
+        break;
+      }
+      case 'displayFrequency':
+        explanation.until = reason.until;
+        break;
+    }
+    return explanation;
+  }
+
+  /** What a rule reads, by name: `param:ID`, `donations:ID` (how many rules see), `context:NAME`, `bucket:KEY`. */
+  readValues(rule) {
+    /** @type {{[name: string]: JSONValue}} */
+    const values = {};
+    for (const read of readsOf(rule)) {
+      if (read.op === 'param') values[`param:${read.name}`] = this.parameterValue(read.name);
+      else if (read.op === 'donations') values[`donations:${read.name}`] = this.donations(read.name).length;
+      else if (read.op === 'context') values[`context:${read.name}`] = contextValue(this.deviceContext, read.name);
+      else if (read.op === 'bucket') {
+        const account = this.deviceContext.account;
+        values[`bucket:${read.name}`] = typeof account === 'string' ? bucket(account, read.name) : null;
+      }
+    }
+    return values;
   }
 
   /** Whether the display frequency holds a never-shown tip back. */
   isThrottled(tip) {
+    return this.throttledUntil(tip) !== null;
+  }
+
+  /** When the display frequency stops holding a never-shown tip back (milliseconds), or null. */
+  throttledUntil(tip) {
     const interval = this.catalog.displayFrequency ?? 0;
     const last = this.state.lastDisplayAnywhere;
-    if (tip.options.ignoresDisplayFrequency || interval <= 0 || this.state.hasDisplayed(tip.id) || last === null) return false;
-    return this.now * 1000 < last + interval * 1000;
+    if (tip.options.ignoresDisplayFrequency || interval <= 0 || this.state.hasDisplayed(tip.id) || last === null) return null;
+    const until = last + interval * 1000;
+    return this.now * 1000 < until ? until : null;
   }
 
   /** A group's current tip: the first available; `ordered` stops at the first pending. */

@@ -158,6 +158,7 @@ export class SyncClient {
         throw new SyncError(`the server address ${this.server.href} is not an http: or https: URL`, { code: 'invalid_server_url' });
       }
       await this.#firstContact();
+      await this.#learnAccount();
       await this.pushAll();
       await this.pullAll(0);
       this.lastError = null;
@@ -345,21 +346,51 @@ export class SyncClient {
    * Before a replica's first push: if the server already holds a log of this device (the browser's
    * storage was cleared, the app reinstalled), this replica's changes would reuse its sequence
    * numbers and be taken for duplicates — lost. They are numbered after the server's highest
-   * (`GET /v1/devices/{name}`, protocol.md §5) instead, and the old log comes back with the pulls.
+   * (`GET /v1/devices/{name}`, protocol.md §7) instead, and the old log comes back with the pulls.
+   * Before the first push **or pull**: a pull's `highestSeq` would otherwise count them acknowledged.
    */
   async #firstContact() {
     const progress = this.replica.progress;
-    if (progress.serverGeneration !== null || progress.acknowledgedHighSeq > 0 || progress.pullCursor !== null) return;
+    if (this.#contacted || progress.serverGeneration !== null || progress.acknowledgedHighSeq > 0 || progress.pullCursor !== null) return;
     const { response } = await this.#timed('GET', `/v1/devices/${encodeURIComponent(this.replica.deviceID)}`, {});
     const text = await response.text();
-    if (response.status === 404) return;
+    if (response.status === 404) {
+      this.#contacted = true; // the server has not seen this device
+      return;
+    }
     if (response.status !== 200) throw rejectionOf(response.status, text);
     const held = parseBody(text).highestSeq;
     if (Number.isInteger(held) && held > 0) await this.replica.renumberAfter(held);
+    this.#contacted = true;
   }
+
+  /** Whether the device check of `#firstContact` was answered (in memory: a relaunch checks again). */
+  #contacted = false;
+
+  /**
+   * Asks the server whom the credential names, once, while the replica does not know its account:
+   * rollout buckets hash the account's name (protocol.md §13.8). A server without the route (`404`,
+   * older than revision 2.4) leaves it unknown, and bucketed tips stay pending.
+   */
+  async #learnAccount() {
+    if (this.#accountAsked || typeof this.replica.deviceContext?.account === 'string') return;
+    const { response } = await this.#timed('GET', '/v1/account', {});
+    const text = await response.text();
+    if (response.status === 200) {
+      const { account } = parseBody(text);
+      if (typeof account === 'string') await this.replica.setAccount(account);
+    } else if (response.status !== 404) {
+      throw rejectionOf(response.status, text);
+    }
+    this.#accountAsked = true;
+  }
+
+  /** Whether `#learnAccount` was answered. */
+  #accountAsked = false;
 
   /** Pushes everything unsent, batch by batch (protocol.md §7). */
   async pushAll(signal) {
+    await this.#firstContact();
     let restamped = false;
     for (;;) {
       const batch = this.replica.outbox(this.pushBatchSize);
@@ -425,6 +456,7 @@ export class SyncClient {
 
   /** Pulls page after page until the server has nothing more (protocol.md §8). */
   async pullAll(wait = 0, signal) {
+    await this.#firstContact();
     let waitNow = wait;
     for (;;) {
       let path = `/v1/pull?limit=${this.pullLimit}`;

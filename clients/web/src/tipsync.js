@@ -26,13 +26,15 @@ import { decodeChange, encodeChange } from './change.js';
  *   live?: boolean,
  *   firstSyncTimeout?: number,
  *   symbols?: Record<string, string>,
+ *   context?: import('./context.js').DeviceContext,
  * }} TipSyncOptions
  * `device`: the device name the token was made for (protocol.md §6); `server` and a token turn sync
  * on; `storage`: IndexedDB by default where it exists; `name`: the store's name (one per device);
  * `firstSyncTimeout`: seconds a device that never synced holds back tips that would be available
  * (default 5, 0: no hold; protocol.md §17.1); `symbols`: image files for the symbol names tips'
  * `image` may carry (`{star: 'icons/star.svg'}`; protocol.md §13.1, "Images") — `<tipsync-tip>`
- * shows a symbol it cannot map as no image.
+ * shows a symbol it cannot map as no image; `context`: what targeting reads (`{platform, appVersion,
+ * locale}`; protocol.md §13.8) — platform `web` and the page's `lang` unless given.
  * @typedef {import('./sync.js').SyncStatus} SyncStatus
  */
 
@@ -47,7 +49,7 @@ export class TipSync extends EventTarget {
     const name = options.name ?? options.device;
     const browser = typeof indexedDB !== 'undefined' && (options.storage ?? 'indexeddb') === 'indexeddb';
     const store = browser ? await IndexedDBStore.open(name) : new MemoryStore();
-    const replica = await Replica.open({ store, device: options.device, catalog: options.catalog, overrides: options.overrides });
+    const replica = await Replica.open({ store, device: options.device, catalog: options.catalog, overrides: options.overrides, context: options.context });
     // Every tab of a device that syncs holds back its tips until the first sync (protocol.md §17.1),
     // from before this call returns — whichever tab ends up syncing.
     if (syncs(options)) await replica.holdForFirstSync(options.firstSyncTimeout ?? 5);
@@ -274,6 +276,19 @@ export class TipSync extends EventTarget {
   /** A tip's status now. @returns {TipStatus} */
   status(tip) {
     return this.replica.status(tip);
+  }
+
+  /**
+   * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — e.g. `{reason:
+   * 'rule', index: 0, expression, values: {'param:isLoggedIn': false}}`. `null` for an unknown tip.
+   */
+  explain(tip) {
+    return this.replica.explain(tip);
+  }
+
+  /** Changes what targeting reads about this device (`platform`, `appVersion`, `locale`; protocol.md §13.8). */
+  setContext(context) {
+    this.replica.setContext(context);
   }
 
   /** A tip's definition (title, message, image, actions) from the catalog in force. */

@@ -11,6 +11,7 @@ import {
   canonicalText, decodeChange, donationLimits, jsonEquals, parse, parseCatalog, ReplicaState, StatusEvaluator,
   superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference,
 } from '../src/index.js';
+import { bucket, murmur3 } from '../src/bucket.js';
 import { SplitMix64 } from './random.js';
 
 const directory = join(fileURLToPath(new URL('.', import.meta.url)), '../../../conformance/merge');
@@ -84,10 +85,21 @@ function mismatches(state, catalog, check) {
   const heldForFirstSync = check.firstSync
     ? firstSyncHolds({ ...emptyProgress(), hasSynced: check.firstSync.hasSynced, firstSyncHoldUntil: check.firstSync.holdUntil }, Math.round(check.now * 1000))
     : false;
-  const evaluator = new StatusEvaluator(state, catalog, check.now, { heldForFirstSync });
+  // What targeting reads about the device (protocol.md §13.8), when the check gives it.
+  const evaluator = new StatusEvaluator(state, catalog, check.now, { heldForFirstSync, context: check.context ?? {} });
   const compare = (what, actual, wanted) => {
     if (!jsonEquals(actual, wanted)) found.push(`${what}: got ${canonicalText(actual)}, expected ${canonicalText(wanted)}`);
   };
+  for (const [tip, wanted] of Object.entries(check.why ?? {})) {
+    const definition = catalog.tips.find((candidate) => candidate.id === tip);
+    if (!definition) {
+      found.push(`why of '${tip}': not in the catalog`);
+      continue;
+    }
+    // The deciding step's code, with the index of a targeting condition or rule (§13.9).
+    const explanation = evaluator.explain(definition);
+    compare(`why of '${tip}'`, explanation.reason + (explanation.index === undefined ? '' : `:${explanation.index}`), wanted);
+  }
   for (const [tip, wanted] of Object.entries(check.status ?? {})) {
     const definition = catalog.tips.find((candidate) => candidate.id === tip);
     if (!definition) found.push(`status of '${tip}': not in the catalog`);
@@ -130,6 +142,28 @@ test('image strings read as conformance/catalog/images.json says (protocol.md §
   }
   assert.equal(imageSource(undefined), null);
   assert.equal(imageSource('toString'), null, 'a map lookup reads only the map\'s own names');
+});
+
+test('catalogs are refused or accepted as conformance/catalog/validation.json says (protocol.md §13.1)', () => {
+  const { catalogs } = parse(readFileSync(join(directory, '../catalog/validation.json'), 'utf8'));
+  assert.ok(catalogs.length >= 10);
+  for (const { description, catalog, refused } of catalogs) {
+    let error = null;
+    try {
+      parseCatalog(catalog);
+    } catch (caught) {
+      error = caught;
+    }
+    if (refused === null) assert.equal(error, null, `${description}: refused (${error?.message}), expected accepted`);
+    else assert.ok(error?.message.startsWith(`${refused}:`), `${description}: ${error ? error.message : 'accepted'}, expected refused naming ${refused}`);
+  }
+});
+
+test('buckets are the corpus buckets: conformance/catalog/buckets.json (protocol.md §13.8)', () => {
+  const { murmur3: hashes, buckets } = parse(readFileSync(join(directory, '../catalog/buckets.json'), 'utf8'));
+  assert.ok(hashes.length >= 4 && buckets.length >= 30);
+  for (const { text, seed, hash } of hashes) assert.equal(murmur3(new TextEncoder().encode(text), seed), hash, text);
+  for (const entry of buckets) assert.equal(bucket(entry.account, entry.key), entry.bucket, `${entry.account} ${entry.key}`);
 });
 
 test('the corpus is there', () => {

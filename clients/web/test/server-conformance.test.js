@@ -16,12 +16,22 @@ const names = readdirSync(directory).filter((name) => name.endsWith('.json')).so
 const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
 
 /** Where `actual` fails to contain `wanted`: objects need every wanted member, arrays match element by element. */
-function difference(actual, wanted, path = '') {
+function difference(actual, wanted, path = '', inOrder = false) {
   if (isObject(actual) && isObject(wanted)) {
     for (const key of Object.keys(wanted)) {
       if (!Object.prototype.hasOwnProperty.call(actual, key)) return `${path}.${key}: missing`;
-      const found = difference(actual[key], wanted[key], `${path}.${key}`);
+      const found = difference(actual[key], wanted[key], `${path}.${key}`, inOrder);
       if (found) return found;
+    }
+    return null;
+  }
+  if (Array.isArray(actual) && Array.isArray(wanted) && inOrder) {
+    // `expect.includes`: each wanted element in a later element than the one before, others between.
+    let next = 0;
+    for (let i = 0; i < wanted.length; i++) {
+      while (next < actual.length && difference(actual[next], wanted[i], '', true) !== null) next++;
+      if (next === actual.length) return `${path}[${i}]: ${canonicalText(wanted[i])} is not among the elements after the last one found`;
+      next++;
     }
     return null;
   }
@@ -99,7 +109,7 @@ for (const name of names) {
     const server = await startServer(['phone', 'laptop']);
     const problems = [];
     /** Values a request saved (`save`), substituted for `{{name}}` in later paths and expectations. */
-    const saved = new Map();
+    const saved = new Map([['account', encodeURIComponent(server.account)]]);
     /** Streams opened (`open`) and not read yet. */
     const streams = new Map();
     try {
@@ -150,9 +160,10 @@ for (const name of names) {
         if (expect.field !== undefined && !String(json?.error?.message ?? '').startsWith(`${expect.field}:`)) {
           problems.push(`${label}: error message should begin "${expect.field}:", got ${text.slice(0, 300)}`);
         }
-        if (expect.json !== undefined) {
-          const found = json === null ? `the body is not JSON: ${text.slice(0, 300)}` : difference(json, expect.json);
-          if (found) problems.push(`${label}: ${found}`);
+        for (const [member, inOrder] of [['json', false], ['includes', true]]) {
+          if (expect[member] === undefined) continue;
+          const found = json === null ? `the body is not JSON: ${text.slice(0, 300)}` : difference(json, expect[member], '', inOrder);
+          if (found) problems.push(`${label}: ${member}: ${found}`);
         }
         for (const [header, value] of Object.entries(expect.headers ?? {})) {
           if (response.headers.get(header) !== value) {

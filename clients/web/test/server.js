@@ -32,6 +32,7 @@ export async function startServer(devices = ['phone', 'laptop'], flags = []) {
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    account: 'demo',
     tokens,
     adminKey,
     database,

@@ -19,7 +19,7 @@ const catalog = parseCatalog({
 const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
 let server;
 before(async () => {
-  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd11', 'd12', 'd13']);
+  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd11', 'd12', 'd13', 'd14']);
 });
 after(async () => {
   await server?.stop();
@@ -181,6 +181,25 @@ test('a browser whose storage was cleared neither loses its new changes nor forg
   await laptop.client.syncOnce();
   assert.deepEqual(laptop.replica.state.donations('opened').filter((d) => d.id.startsWith('d7:')).map((d) => d.id), ['d7:2']);
   assert.equal(laptop.replica.parameterValue('isLoggedIn'), true);
+});
+
+test('a browser whose storage was cleared and whose first request is a pull keeps its new changes', { skip }, async () => {
+  const before = await device('d14');
+  await before.replica.donate('opened', { before: true });
+  await before.client.syncOnce();
+  const after = await device('d14');
+  await after.replica.donate('opened', { after: true });
+  // A pull first (protocol.md §7: the device check comes before the first push or pull).
+  await after.client.pullAll(0);
+  assert.equal(after.replica.lastLocalSeq, 2, 'its change is numbered after the server\'s log of the device');
+  assert.deepEqual(after.replica.state.donations('opened').filter((d) => d.id.startsWith('d14:')).map((d) => d.id), ['d14:1', 'd14:2']);
+  await after.client.pushAll();
+  assert.equal(after.replica.progress.pushedSeq, 2);
+  const laptop = await device('laptop');
+  await laptop.client.syncOnce();
+  assert.deepEqual(
+    laptop.replica.state.donations('opened').filter((d) => d.id.startsWith('d14:')).map((d) => d.id), ['d14:1', 'd14:2'],
+    'the change made before the pull is not lost');
 });
 
 test('stop() ends run() even when it comes during the first round', { skip }, async () => {

@@ -12,11 +12,11 @@ export function donationLimits(catalog: any): any;
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
- * @typedef {{displayFrequency?: number, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ * @typedef {{displayFrequency?: number, enabled?: boolean, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
  */
 /** A catalog that does not decode or validate; the message starts with the field. */
 export class CatalogError extends Error {
@@ -48,6 +48,8 @@ export type TipDefinition = {
     actions: Action[];
     rules: Rule[];
     options: TipOptions;
+    targeting?: Rule[];
+    enabled?: boolean;
 };
 export type ParameterDefinition = {
     id: string;
@@ -65,6 +67,7 @@ export type TipGroupDefinition = {
 };
 export type Catalog = {
     displayFrequency?: number;
+    enabled?: boolean;
     parameters: ParameterDefinition[];
     events: EventDefinition[];
     tips: TipDefinition[];

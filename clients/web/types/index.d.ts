@@ -13,7 +13,9 @@ export { JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObje
 export { HybridLogicalClock, MAX_HLC_MILLISECONDS, compareStamps, epochPrecedes, formatHLC, isHLC, laterEpoch, parseHLC, stampKey } from "./hlc.js";
 export { ChangeError, INVALIDATION_REASONS, KINDS, changeText, decodeChange, encodeChange, stampOf, violation } from "./change.js";
 export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPrecedes } from "./state.js";
-export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, idsRead, parseRule } from "./rules.js";
+export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, compareVersions, idsRead, parseRule, readsOf, ruleJSON } from "./rules.js";
+export { BUCKETS, bucket, murmur3 } from "./bucket.js";
+export { canonicalLocale, contextValue } from "./context.js";
 export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from "./catalog.js";
 export { QUERY_LIMIT, StatusEvaluator } from "./status.js";
 export { MemoryStore, IndexedDBStore } from "./store.js";

@@ -6,16 +6,19 @@ export class Replica {
      * Opens a replica over a store (in memory unless given), loading what it holds.
      * @param {{
      *   store?: ReplicaStore, device?: string, catalog?: Catalog | string, now?: () => number,
-     *   overrides?: TestingOverrides
+     *   overrides?: TestingOverrides, context?: DeviceContext
      * }} options `device`: the device id on first open (else a random UUID; later opens keep the stored
-     *   one); `catalog`: the catalog bundled with the app; `now`: the physical clock, milliseconds.
+     *   one); `catalog`: the catalog bundled with the app; `now`: the physical clock, milliseconds;
+     *   `context`: what targeting reads (protocol.md §13.8) — by default platform `web` and the page's
+     *   `lang` (else `navigator.language`) as the locale.
      */
-    static open({ store, device, catalog, now, overrides }?: {
+    static open({ store, device, catalog, now, overrides, context }?: {
         store?: ReplicaStore;
         device?: string;
         catalog?: Catalog | string;
         now?: () => number;
         overrides?: TestingOverrides;
+        context?: DeviceContext;
     }): Promise<Replica>;
     /** @private */
     private constructor();
@@ -53,6 +56,7 @@ export class Replica {
         text: string;
         tag: string;
     };
+    deviceContext: any;
     /** Every change held, by (device, seq). @type {Map<string, Change>} */
     log: Map<any, any>;
     /** This device's changes, by seq. @type {Change[]} */
@@ -140,6 +144,21 @@ export class Replica {
      * replica keeps its catalog); stored for offline starts.
      */
     applyServerCatalog(text: any, tag: any): Promise<void>;
+    /**
+     * Changes what targeting reads about this device (protocol.md §13.8): `platform`, `appVersion`,
+     * `locale`; local, never synced. @param {DeviceContext} context
+     */
+    setContext(context: any): void;
+    /** Records the account's name (what rollout buckets hash; the sync client asks the server) and keeps it. */
+    setAccount(name: any): Promise<void>;
+    /**
+     * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — the rule or
+     * targeting condition that does not hold with the values it read, who dismissed it and when, the
+     * display totals and limit, until when display frequency holds it. `null` for an unknown tip.
+     */
+    explain(id: any): {
+        [member: string]: any;
+    };
     /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
     setOverrides(overrides: any): void;
     /**
@@ -178,6 +197,7 @@ export type TestingOverrides = import('./status.js').TestingOverrides;
 export type ReplicaStore = import('./store.js').ReplicaStore;
 export type SyncProgress = import('./progress.js').SyncProgress;
 export type JSONValue = import('./json.js').JSONValue;
+export type DeviceContext = import('./context.js').DeviceContext;
 import { ReplicaState } from "./state.js";
 import { HybridLogicalClock } from "./hlc.js";
 import { StatusEvaluator } from "./status.js";

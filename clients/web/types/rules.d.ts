@@ -4,6 +4,25 @@
  * @returns {Rule}
  */
 export function parseRule(json: JSONValue): Rule;
+/**
+ * A parsed rule's JSON form (13.2), as the reference writes it back: arrays and objects as
+ * `{"literal": …}`, a `donatedWithin` window in seconds.
+ * @param {Rule} rule
+ * @returns {JSONValue}
+ */
+export function ruleJSON(rule: Rule): JSONValue;
+/**
+ * Every expression in a rule that reads the state or the device (`param`, `donations`, `context`,
+ * `bucket`), outermost first.
+ * @returns {Rule[]}
+ */
+export function readsOf(rule: any, found?: any[]): Rule[];
+/**
+ * -1, 0 or 1 (protocol.md §13.8): each version is numbers of 1 to 9 decimal digits separated by `.`,
+ * optionally followed by `-` or `+` and anything (ignored); the numbers compare in turn, a missing
+ * one counting as 0. Anything else is an evaluation error.
+ */
+export function compareVersions(lhs: any, rhs: any): 0 | 1 | -1;
 /** The parameter and event ids a rule reads. */
 export function idsRead(rule: any, found?: {
     parameters: Set<any>;
@@ -14,8 +33,11 @@ export function idsRead(rule: any, found?: {
 };
 /** Compares JSON values: numbers by value, strings by code points, others only for equality. */
 export function compareValues(op: any, lhs: any, rhs: any): boolean;
-/** Arithmetic: integers exactly (64-bit, as the reference), else finite floating point. */
-export function arithmetic(op: any, lhs: any, rhs: any): number | bigint;
+/**
+ * Arithmetic: IEEE-754 binary64 on every number, integers too (protocol.md §13.4): `(2^53 − 1) + 2`
+ * is 2^53, as in every client.
+ */
+export function arithmetic(op: any, lhs: any, rhs: any): number;
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./state.js').Donation} Donation */
 /**
@@ -29,8 +51,9 @@ export class RuleFormatError extends Error {
 export class RuleEvaluationError extends Error {
 }
 /**
- * What rules read: parameter values, visible donations, the instant (seconds since 1970).
- * @typedef {{parameterValue(id: string): JSONValue, donations(event: string): Donation[], now: number}} RuleContext
+ * What rules read: parameter values, visible donations, the instant (seconds since 1970) and what
+ * the device says of itself (targeting, protocol.md §13.8).
+ * @typedef {{parameterValue(id: string): JSONValue, donations(event: string): Donation[], now: number, deviceContext?: import('./context.js').DeviceContext}} RuleContext
  */
 /** Evaluates rules against a context. */
 export class RuleEvaluator {
@@ -55,12 +78,14 @@ export type Rule = {
     field?: string;
 };
 /**
- * What rules read: parameter values, visible donations, the instant (seconds since 1970).
+ * What rules read: parameter values, visible donations, the instant (seconds since 1970) and what
+ * the device says of itself (targeting, protocol.md §13.8).
  */
 export type RuleContext = {
     parameterValue(id: string): JSONValue;
     donations(event: string): Donation[];
     now: number;
+    deviceContext?: import('./context.js').DeviceContext;
 };
 /** A donation's field: `date` in seconds, else its payload's member (or null). */
 declare function field(name: any, donation: any): any;

@@ -5,6 +5,10 @@
  * @typedef {import('./json.js').JSONValue} JSONValue
  * @typedef {'available' | 'pending' | `invalidated:${string}`} TipStatus
  * @typedef {{showAll?: boolean, hideAll?: boolean, shown?: string[], hidden?: string[]}} TestingOverrides
+ * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number}} StatusReason
+ *   Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
+ *   `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
+ *   `firstSync` or `available`.
  */
 /** Rules see at most this many donations of an event (TipKit's rule). */
 export const QUERY_LIMIT: 1000;
@@ -14,18 +18,21 @@ export class StatusEvaluator {
      * @param {ReplicaState} state
      * @param {Catalog} catalog
      * @param {number} now seconds since 1970
-     * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides, heldForFirstSync?: boolean}} options
+     * @param {{transientValues?: {[id: string]: JSONValue}, overrides?: TestingOverrides, heldForFirstSync?: boolean, context?: import('./context.js').DeviceContext}} options
      * `heldForFirstSync`: the device has not completed its first sync (protocol.md §17.1): a tip that
-     * would be available is pending.
+     * would be available is pending. `context`: what targeting reads (platform, appVersion, locale,
+     * account; protocol.md §13.8).
      */
-    constructor(state: ReplicaState, catalog: Catalog, now: number, { transientValues, overrides, heldForFirstSync }?: {
+    constructor(state: ReplicaState, catalog: Catalog, now: number, { transientValues, overrides, heldForFirstSync, context }?: {
         transientValues?: {
             [id: string]: import("./json.js").JSONValue;
         };
         overrides?: TestingOverrides;
         heldForFirstSync?: boolean;
+        context?: import('./context.js').DeviceContext;
     });
     heldForFirstSync: boolean;
+    deviceContext: import("./context.js").DeviceContext;
     state: import("./state.js").ReplicaState;
     catalog: import("./catalog.js").Catalog;
     now: number;
@@ -44,8 +51,30 @@ export class StatusEvaluator {
     rulesHold(rules: any): any;
     /** @param {TipDefinition} tip @returns {TipStatus} */
     status(tip: TipDefinition): TipStatus;
+    /**
+     * Which step of "Status" decides the tip's status now, and with what: the one place the order of
+     * the steps is written.
+     * @param {TipDefinition} tip
+     * @returns {StatusReason}
+     */
+    reason(tip: TipDefinition): StatusReason;
+    /**
+     * Why the tip has its status now, in protocol terms (protocol.md §13.9): `{tip, status, reason, …}`
+     * with the rule that does not hold and the values it read, the invalidation's device and time, the
+     * display totals and limit, or when display frequency lets go.
+     * @param {TipDefinition} tip
+     */
+    explain(tip: TipDefinition): {
+        [member: string]: any;
+    };
+    /** What a rule reads, by name: `param:ID`, `donations:ID` (how many rules see), `context:NAME`, `bucket:KEY`. */
+    readValues(rule: any): {
+        [name: string]: import("./json.js").JSONValue;
+    };
     /** Whether the display frequency holds a never-shown tip back. */
     isThrottled(tip: any): boolean;
+    /** When the display frequency stops holding a never-shown tip back (milliseconds), or null. */
+    throttledUntil(tip: any): any;
     /** A group's current tip: the first available; `ordered` stops at the first pending. */
     currentTip(tips: any, priority: any): any;
 }
@@ -59,4 +88,19 @@ export type TestingOverrides = {
     hideAll?: boolean;
     shown?: string[];
     hidden?: string[];
+};
+/**
+ * Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
+ * `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
+ * `firstSync` or `available`.
+ */
+export type StatusReason = {
+    code: string;
+    status: TipStatus;
+    index?: number;
+    count?: number;
+    maximum?: number;
+    duration?: number;
+    allTips?: boolean;
+    until?: number;
 };

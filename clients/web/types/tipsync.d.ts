@@ -57,6 +57,15 @@ export class TipSync extends EventTarget {
     resetDatastore(): Promise<any>;
     /** A tip's status now. @returns {TipStatus} */
     status(tip: any): import("./status.js").TipStatus;
+    /**
+     * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — e.g. `{reason:
+     * 'rule', index: 0, expression, values: {'param:isLoggedIn': false}}`. `null` for an unknown tip.
+     */
+    explain(tip: any): {
+        [member: string]: any;
+    };
+    /** Changes what targeting reads about this device (`platform`, `appVersion`, `locale`; protocol.md §13.8). */
+    setContext(context: any): void;
     /** A tip's definition (title, message, image, actions) from the catalog in force. */
     tip(id: any): any;
     /** A group's current tip, or null. */
@@ -84,7 +93,8 @@ export type JSONValue = import('./json.js').JSONValue;
  * `firstSyncTimeout`: seconds a device that never synced holds back tips that would be available
  * (default 5, 0: no hold; protocol.md §17.1); `symbols`: image files for the symbol names tips'
  * `image` may carry (`{star: 'icons/star.svg'}`; protocol.md §13.1, "Images") — `<tipsync-tip>`
- * shows a symbol it cannot map as no image.
+ * shows a symbol it cannot map as no image; `context`: what targeting reads (`{platform, appVersion,
+ * locale}`; protocol.md §13.8) — platform `web` and the page's `lang` unless given.
  */
 export type TipSyncOptions = {
     device: string;
@@ -99,6 +109,7 @@ export type TipSyncOptions = {
     live?: boolean;
     firstSyncTimeout?: number;
     symbols?: Record<string, string>;
+    context?: import('./context.js').DeviceContext;
 };
 export type SyncStatus = import('./sync.js').SyncStatus;
 import { Replica } from "./replica.js";

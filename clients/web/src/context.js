@@ -1,0 +1,47 @@
+// What targeting reads about the device and its person (protocol.md §13.8): platform, app version,
+// locale (and its language) and the account. Local to the device, never synced.
+
+/**
+ * @typedef {{platform?: string | null, appVersion?: string | null, locale?: string | null, account?: string | null}} DeviceContext
+ */
+
+/**
+ * A language tag with `-` between subtags and BCP 47's case conventions (`fr_ca` → `fr-CA`,
+ * `zh-hant-tw` → `zh-Hant-TW`): the language lowercase, a four-letter script titlecased, a
+ * two-letter region uppercase, every other subtag lowercase.
+ * @param {string} tag
+ */
+export function canonicalLocale(tag) {
+  return tag
+    .split(/[-_]/)
+    .filter((subtag) => subtag !== '')
+    .map((subtag, index) => {
+      if (index > 0 && /^[A-Za-z]{4}$/.test(subtag)) return subtag[0].toUpperCase() + subtag.slice(1).toLowerCase();
+      if (index > 0 && /^[A-Za-z]{2}$/.test(subtag)) return subtag.toUpperCase();
+      return subtag.toLowerCase();
+    })
+    .join('-');
+}
+
+/**
+ * What `{"context": name}` reads: `platform`, `appVersion`, `locale`, `language` (the locale's
+ * first subtag, lowercased) or `account`; null when unknown or for any other name.
+ * @param {DeviceContext} context
+ * @param {string} name
+ */
+export function contextValue(context, name) {
+  switch (name) {
+    case 'platform':
+    case 'appVersion':
+    case 'account':
+      return context[name] ?? null;
+    case 'locale':
+      return context.locale ? canonicalLocale(context.locale) : null;
+    case 'language': {
+      const first = context.locale ? context.locale.split(/[-_]/).find((subtag) => subtag !== '') : undefined;
+      return first ? first.toLowerCase() : null;
+    }
+    default:
+      return null;
+  }
+}

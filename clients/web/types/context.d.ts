@@ -1,0 +1,23 @@
+/**
+ * @typedef {{platform?: string | null, appVersion?: string | null, locale?: string | null, account?: string | null}} DeviceContext
+ */
+/**
+ * A language tag with `-` between subtags and BCP 47's case conventions (`fr_ca` → `fr-CA`,
+ * `zh-hant-tw` → `zh-Hant-TW`): the language lowercase, a four-letter script titlecased, a
+ * two-letter region uppercase, every other subtag lowercase.
+ * @param {string} tag
+ */
+export function canonicalLocale(tag: string): string;
+/**
+ * What `{"context": name}` reads: `platform`, `appVersion`, `locale`, `language` (the locale's
+ * first subtag, lowercased) or `account`; null when unknown or for any other name.
+ * @param {DeviceContext} context
+ * @param {string} name
+ */
+export function contextValue(context: DeviceContext, name: string): string;
+export type DeviceContext = {
+    platform?: string | null;
+    appVersion?: string | null;
+    locale?: string | null;
+    account?: string | null;
+};
