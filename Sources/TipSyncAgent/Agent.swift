@@ -31,6 +31,7 @@ public final class Agent: Sendable {
                 .badStore,
                 message: "cannot open the replica in \(store.replicaDirectory.path): \(FileProblem.words(error))")
         }
+        replica.deviceContext = configuration.deviceContext(account: replica.deviceContext.account)
         let (catalog, modified) = try store.readCatalog()
         try replica.load(catalog: catalog)
         catalogModified = Mutex(modified)
@@ -90,6 +91,11 @@ public final class Agent: Sendable {
     }
 
     /// A parameter's current value (its default until written).
+    /// Why each tip (or one) has its status now (protocol.md §13.9), in catalog order.
+    public func explanations(tip id: String? = nil) throws -> [TipExplanation] {
+        try (id.map { [try tip($0)] } ?? replica.catalogTips).map { replica.explanation(of: $0) }
+    }
+
     public func parameter(_ name: String) throws -> JSONValue {
         _ = try parameterDefinition(name)
         return replica.parameterValue(name)

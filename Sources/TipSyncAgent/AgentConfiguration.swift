@@ -20,6 +20,12 @@ public struct AgentConfiguration: Codable, Sendable, Hashable {
     /// its first pull (`init --first-sync-timeout`, protocol.md §17.1); `nil`: the sync client's
     /// default (``SyncConfiguration/firstSyncTimeout``).
     public var firstSyncTimeout: Double?
+    /// What targeting reads about this device (protocol.md §13.8), when `init` was told: its
+    /// platform (default: the one it runs on), the app's version and its locale (default: the
+    /// system's).
+    public var platform: String?
+    public var appVersion: String?
+    public var locale: String?
 
     public init(
         server: URL, token: String, device: String, tokenCommand: String? = nil, followsServerCatalog: Bool = false,
@@ -34,7 +40,17 @@ public struct AgentConfiguration: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case server, token, device, tokenCommand, followsServerCatalog, firstSyncTimeout
+        case server, token, device, tokenCommand, followsServerCatalog, firstSyncTimeout, platform, appVersion, locale
+    }
+
+    /// This device's targeting context: the system's (``DeviceContext/current``) with what `init` set.
+    public func deviceContext(account: String?) -> DeviceContext {
+        var context = DeviceContext.current
+        if let platform { context.platform = platform }
+        if let appVersion { context.appVersion = appVersion }
+        if let locale { context.locale = locale }
+        context.account = account
+        return context
     }
 
     /// The first-sync hold this store uses: its own, else the sync client's default.
@@ -51,5 +67,8 @@ public struct AgentConfiguration: Codable, Sendable, Hashable {
         tokenCommand = try container.decodeIfPresent(String.self, forKey: .tokenCommand)
         followsServerCatalog = try container.decodeIfPresent(Bool.self, forKey: .followsServerCatalog) ?? false
         firstSyncTimeout = try container.decodeIfPresent(Double.self, forKey: .firstSyncTimeout)
+        platform = try container.decodeIfPresent(String.self, forKey: .platform)
+        appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
+        locale = try container.decodeIfPresent(String.self, forKey: .locale)
     }
 }

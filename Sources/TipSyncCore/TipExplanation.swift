@@ -1,3 +1,5 @@
+import Foundation
+
 /// A tip's status explained in protocol terms (protocol.md §13.9): the deciding step, and what it
 /// read — the rule that does not hold with the values it read, the invalidation with its device and
 /// time, the display totals and limit, the instant display frequency lets go. The same JSON in every
@@ -21,7 +23,7 @@ public struct TipExplanation: Sendable, Hashable, CustomStringConvertible {
             let by = json["invalidatedBy"].flatMap { if case .string(let d) = $0 { d } else { nil } } ?? "?"
             detail =
                 "invalidated (\(why.rawValue)) by device '\(by)'"
-                + (json["invalidatedAt"].map { " at \($0.canonicalText) ms" } ?? "")
+                + (json["invalidatedAt"]?.number.map { " at \(Self.time($0))" } ?? "")
         case .maxDisplayCount(let count, let maximum): detail = "shown \(count) times; maxDisplayCount is \(maximum)"
         case .maxDisplayDuration(let duration, let maximum):
             detail = "shown \(duration) s; maxDisplayDuration is \(maximum) s"
@@ -33,11 +35,16 @@ public struct TipExplanation: Sendable, Hashable, CustomStringConvertible {
             detail =
                 "\(member)[\(index)] \(expression) does not hold" + (values.isEmpty ? "" : " (\(values))")
                 + (json["error"].map { if case .string(let e) = $0 { "; \(e)" } else { "" } } ?? "")
-        case .displayFrequency(let until): detail = "display frequency holds it until \(Int64(until)) ms"
+        case .displayFrequency(let until): detail = "display frequency holds it until \(Self.time(until))"
         case .firstSync: detail = "held until the first sync"
         case .available: detail = "nothing holds it back"
         }
         return "\(tip): \(status) — \(detail)"
+    }
+
+    /// Milliseconds since 1970 as an ISO 8601 UTC time, to the second: `2026-11-28T05:49:30Z`.
+    static func time(_ milliseconds: Double) -> String {
+        Date(timeIntervalSince1970: (milliseconds / 1000).rounded(.down)).formatted(.iso8601)
     }
 
     static func valuesText(_ values: JSONValue?) -> String {

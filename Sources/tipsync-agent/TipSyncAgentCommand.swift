@@ -127,6 +127,10 @@ struct Init: AsyncParsableCommand {
             "Seconds a store that has never synced holds back tips that would be available, waiting for its first pull (default 5; 0: no hold)."
     )
     var firstSyncTimeout: Double?
+    @Option(help: "This device's platform for targeting (ios, macos, web, linux…; default: the one it runs on).")
+    var platform: String?
+    @Option(help: "The app's version for targeting, e.g. 2.4.1.") var appVersion: String?
+    @Option(help: "The locale for targeting, a BCP 47 tag such as fr-CA (default: the system's).") var locale: String?
 
     func validate() throws {
         guard (token == nil) != (tokenCommand == nil) else {
@@ -143,9 +147,12 @@ struct Init: AsyncParsableCommand {
                 throw AgentError(.badOption, message: "--server is not a URL: \(server)")
             }
             let store = global.agentStore
-            let configuration = AgentConfiguration(
+            var configuration = AgentConfiguration(
                 server: url, token: token ?? "", device: device, tokenCommand: tokenCommand,
                 followsServerCatalog: followCatalog, firstSyncTimeout: firstSyncTimeout)
+            configuration.platform = platform
+            configuration.appVersion = appVersion
+            configuration.locale = locale
             // A refused token writes nothing; an unreachable server does not stop a device being set up.
             let check = try await configuration.checkCredential()
             try store.initialize(configuration)
@@ -301,9 +308,19 @@ struct Status: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "One tip id (default: every catalog tip).") var tip: String?
     @Flag(help: "Print {\"tips\":[…]} JSON.") var json = false
+    @Flag(help: "Say why: the step that decides each status and what it read (protocol.md §13.9).") var why = false
 
     func run() async throws {
         try await reporting {
+            if why {
+                let explanations = try global.openAgent().explanations(tip: tip)
+                if json {
+                    print(#"{"tips":["# + explanations.map(\.json.canonicalText).joined(separator: ",") + "]}")
+                } else {
+                    for explanation in explanations { print(explanation.description) }
+                }
+                return
+            }
             let report = try daemonReport() ?? global.openAgent().status(tip: tip)
             if json {
                 print(report.jsonLine)

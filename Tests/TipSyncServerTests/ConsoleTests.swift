@@ -470,11 +470,17 @@ import TipSyncTestSupport
             let (cookie, _) = try await Self.login(client, key: console.key)
             let page = try await Self.get(client, "/console/accounts/alice", cookie: cookie)
             #expect(page.contains("Welcome to Yards") && page.contains("Go Pro"))
-            #expect(page.contains(#"<td class="status">invalidated (tipClosed)</td>"#))  // welcome
+            // welcome, with why (protocol.md §13.9): who dismissed it.
+            #expect(
+                page.contains(
+                    #"<td class="status">invalidated (tipClosed)<br><span class="muted why">invalidated (tipClosed) by device &#39;phone&#39; at 20"#
+                ), "\(page)")
             // upgrade's rules hold (plan is free, no trial), but the catalog's display frequency is
-            // daily and welcome was displayed a moment ago: pending, as on every device.
+            // daily and welcome was displayed a moment ago: pending, as on every device — and it says so.
             let upgrade = try #require(page.range(of: "<code>upgrade</code>"))
-            #expect(page[upgrade.upperBound...].contains(#"<td class="status">pending</td>"#))
+            #expect(
+                page[upgrade.upperBound...].contains(
+                    #"<td class="status">pending<br><span class="muted why">display frequency holds it until "#))
             let tips = try await Self.get(client, "/console/tips", cookie: cookie)
             #expect(tips.contains("Welcome to Yards"))
         }

@@ -5,28 +5,32 @@ import TipSyncCore
 /// as rows for the console's account page.
 enum AccountStateView {
     /// Every tip of the state (and of the catalog, when one is stored), with its status at `now`
-    /// (seconds since 1970) as a device with that catalog would compute it.
-    static func tips(_ state: ReplicaState, catalog: Catalog? = nil, now: Double = 0) -> [[String: Any]] {
+    /// (seconds since 1970) as a device of `account` with that catalog would compute it, and why
+    /// (protocol.md §13.9). The server knows the account, so rollout buckets are evaluated; it knows
+    /// no device's platform, version or locale, so targeting on those reads `null`.
+    static func tips(_ state: ReplicaState, catalog: Catalog? = nil, now: Double = 0, account: String? = nil)
+        -> [[String: Any]]
+    {
         let definitions = Dictionary((catalog?.tips ?? []).map { ($0.id, $0) }) { first, _ in first }
         let evaluator = catalog.map { catalog in
-            StatusEvaluator(
-                state: state,
-                parameterDefaults: Dictionary(catalog.parameters.map { ($0.id, $0.defaultValue) }) { first, _ in first
-                },
-                donationLimits: catalog.donationLimits, displayFrequency: catalog.displayFrequency ?? .immediate,
-                now: now)
+            var evaluator = StatusEvaluator(state: state, catalog: catalog, now: now)
+            evaluator.deviceContext = DeviceContext(account: account)
+            return evaluator
         }
         return Set(state.tips.keys).union(state.displays.keys).union(definitions.keys).sorted().map { tip in
             let eligibility = state.tips[tip]?.eligibility
             var row: [String: Any] = ["tip": tip]
             if let definition = definitions[tip], let evaluator {
                 row["tipTitle"] = definition.title
+                let explanation = evaluator.explanation(of: definition)
                 row["status"] =
-                    switch evaluator.status(of: definition) {
+                    switch explanation.status {
                     case .pending: "pending"
                     case .available: "available"
                     case .invalidated(let reason): "invalidated (\(reason.rawValue))"
                     }
+                // "Why": the explanation's words after "tip: status — ".
+                row["why"] = explanation.description.components(separatedBy: " — ").dropFirst().joined(separator: " — ")
             }
             switch eligibility?.value {
             case .invalidated(let reason): row["reason"] = reason.rawValue

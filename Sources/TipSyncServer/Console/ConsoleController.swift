@@ -229,7 +229,7 @@ struct ConsoleController: Sendable {
         }
         let catalog = try await storedCatalog()
         view["hasCatalog"] = catalog != nil
-        view["tips"] = AccountStateView.tips(state, catalog: catalog, now: Double(now()) / 1000)
+        view["tips"] = AccountStateView.tips(state, catalog: catalog, now: Double(now()) / 1000, account: details.name)
         view["parameters"] = AccountStateView.parameters(state)
         view["events"] = AccountStateView.events(state)
         view["changes"] = recent.suffix(Self.recentChanges).reversed().map(AccountStateView.change)

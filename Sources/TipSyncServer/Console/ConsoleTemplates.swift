@@ -41,6 +41,7 @@ enum ConsoleTemplates {
         table { width:100%; border-collapse:collapse; font-size:14px; }
         th, td { text-align:left; padding:8px 14px; border-bottom:1px solid var(--line); vertical-align:top; white-space:nowrap; }
         td.wrap { white-space:normal; overflow-wrap:anywhere; min-width:9rem; }
+        .why { display:inline-block; white-space:normal; overflow-wrap:anywhere; max-width:28rem; font-size:.85em; }
         tr:last-child td { border-bottom:none; }
         th { color:var(--muted); font-weight:600; font-size:12px; text-transform:uppercase; letter-spacing:.4px; white-space:normal; }
         a { color:var(--accent); }
@@ -159,9 +160,10 @@ enum ConsoleTemplates {
         </table></div>
         <p class="muted">Live shows this instance's connections. Behind the log: positions between the end of the log and where the device's latest pull reached (recorded within a few seconds).</p>
         <h2>Tips (merged state, as every device computes it)</h2>
+        {{#hasCatalog}}<p class="muted">Status now and why, as a device of this account would compute them; targeting on a device's platform, version or locale reads <code>null</code> here.</p>{{/hasCatalog}}
         <div class="panel"><table id="tips"><tr><th>Tip</th>{{#hasCatalog}}<th>Status now</th>{{/hasCatalog}}<th>Synced state</th><th>Written by</th><th>Displays (this epoch)</th></tr>
         {{#tips}}<tr><td data-label="Tip" class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td>
-        {{#hasCatalog}}<td data-label="Status now" class="status">{{status}}</td>{{/hasCatalog}}
+        {{#hasCatalog}}<td data-label="Status now" class="status">{{status}}<br><span class="muted why">{{why}}</span></td>{{/hasCatalog}}
         <td data-label="Synced state">{{#reason}}<span class="pill invalidated">invalidated · {{reason}}</span>{{/reason}}{{^reason}}<span class="pill eligible">{{state}}</span>{{/reason}}</td>
         <td data-label="Written by" class="mono">{{writer}}</td><td data-label="Displays (this epoch)" class="wrap">{{displays}}</td></tr>{{/tips}}
         {{^tips}}<tr><td colspan="5" class="muted">No tip state yet.</td></tr>{{/tips}}

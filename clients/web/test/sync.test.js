@@ -416,3 +416,44 @@ test('a change the server refuses is set aside and reported; the rest sync and t
 function canonicalState(replica) {
   return JSON.stringify([['a', 'b', 'poison'].map((id) => replica.parameterValue(id)), replica.state.donations('opened').map((donation) => donation.id)]);
 }
+
+test('a running browser learns its account, follows targeting and rollout, explains itself, and obeys the off switch within its stream', { skip }, async () => {
+  const own = await startServer(['web']);
+  let client = null;
+  try {
+    const put = async (catalogJSON) => {
+      const response = await fetch(`${own.url}/admin/v1/catalog`, {
+        method: 'PUT', headers: { Authorization: `Bearer ${own.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify(catalogJSON),
+      });
+      assert.equal(response.status, 200, await response.text());
+    };
+    const tips = [
+      { id: 'web-only', title: 'Web', targeting: [{ '==': [{ context: 'platform' }, 'web'] }] },
+      { id: 'french', title: 'Bonjour', targeting: [{ '==': [{ context: 'language' }, 'fr'] }] },
+      // The account `demo` is in bucket 621 of rollout-10 (the same in every client).
+      { id: 'five-percent', title: 'Rolled out', targeting: [{ '<': [{ bucket: 'rollout-10' }, 500] }] },
+      { id: 'ten-percent', title: 'Rolled out', targeting: [{ '<': [{ bucket: 'rollout-10' }, 1000] }] },
+    ];
+    await put({ tips });
+    const replica = await Replica.open({ device: 'web', catalog, store: new MemoryStore(), context: { locale: 'fr-CA' } });
+    client = new SyncClient(replica, { server: own.url, token: own.tokens.web, followsServerCatalog: true });
+    const running = client.run();
+    await until(replica, () => replica.catalog.tips.length === 4 && replica.deviceContext.account === 'demo');
+    assert.deepEqual(tips.map((tip) => replica.status(tip.id)), ['available', 'available', 'pending', 'available']);
+    const why = replica.explain('five-percent');
+    assert.equal(why.reason, 'targeting');
+    assert.equal(why.values['bucket:rollout-10'], 621);
+    assert.equal(replica.explain('web-only').reason, 'available');
+    // The off switch reaches the running client through its stream: no restart, no sync call.
+    const started = Date.now();
+    await put({ enabled: false, tips });
+    await until(replica, () => replica.status('web-only') === 'pending');
+    console.log(`kill switch upload → running browser's tip pending: ${Date.now() - started} ms`);
+    assert.deepEqual(replica.explain('web-only'), { tip: 'web-only', status: 'pending', reason: 'turnedOff', scope: 'catalog' });
+    client.stop();
+    await running;
+  } finally {
+    client?.stop();
+    await own.stop();
+  }
+});
