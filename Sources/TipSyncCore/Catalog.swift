@@ -113,6 +113,34 @@ public struct Catalog: Sendable, Hashable, Codable {
         try checkIDs(events.map(\.id), "events")
         try checkIDs(groups.map(\.id), "groups")
         for (index, tip) in tips.enumerated() { try checkIDs(tip.actions.map(\.id), "tips[\(index)].actions") }
+        // Localizations: keyed by a language tag in canonical case (so lookups are exact), naming
+        // only the tip's own actions (protocol.md §13.10).
+        for (index, tip) in tips.enumerated() {
+            for (tag, localization) in (tip.localizations ?? [:]).sorted(by: {
+                $0.key.utf8.lexicographicallyPrecedes($1.key.utf8)
+            }) {
+                let field = "tips[\(index)].localizations.\(tag)"
+                let canonical = DeviceContext.canonicalLocale(tag)
+                guard !tag.isEmpty, canonical == tag,
+                    tag.split(separator: "-", omittingEmptySubsequences: false).allSatisfy({
+                        !$0.isEmpty && $0.count <= 8 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+                    })
+                else {
+                    throw ValidationError(
+                        description:
+                            "\(field): a localization is keyed by a BCP 47 language tag in canonical case, such as fr or fr-CA"
+                            + (canonical != tag && !tag.isEmpty ? " (write '\(canonical)')" : ""))
+                }
+                let actionIDs = Set(tip.actions.map(\.id))
+                if let unknown = (localization.actions ?? [:]).keys.sorted(by: {
+                    $0.utf8.lexicographicallyPrecedes($1.utf8)
+                })
+                .first(where: { !actionIDs.contains($0) }) {
+                    throw ValidationError(
+                        description: "\(field).actions.\(unknown): names no action of tips[\(index)]")
+                }
+            }
+        }
         let parameterIDs = Set(parameters.map(\.id))
         let eventIDs = Set(events.map(\.id))
         for (tipIndex, tip) in tips.enumerated() {

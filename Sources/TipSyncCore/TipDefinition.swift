@@ -14,6 +14,9 @@ public struct TipDefinition: Sendable, Hashable, Codable {
     /// Conditions on the device and the account (platform, app version, locale, rollout bucket): all
     /// must hold, else the tip is pending there (protocol.md §13.8). Same language as `rules`.
     public var targeting: [RuleExpression]?
+    /// The tip's content in other languages, by BCP 47 tag in canonical case (`fr`, `fr-CA`):
+    /// ``localized(for:)`` picks through the fallback chain (protocol.md §13.10).
+    public var localizations: [String: TipLocalization]?
 
     /// Whether the catalog leaves the tip on.
     public var isEnabled: Bool { enabled ?? true }
@@ -32,7 +35,7 @@ public struct TipDefinition: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, title, message, image, actions, rules, options, enabled, targeting
+        case id, title, message, image, actions, rules, options, enabled, targeting, localizations
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +49,7 @@ public struct TipDefinition: Sendable, Hashable, Codable {
         options = try container.decodeIfPresent(TipOptions.self, forKey: .options) ?? TipOptions()
         enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled)
         targeting = try container.decodeIfPresent([RuleExpression].self, forKey: .targeting)
+        localizations = try container.decodeIfPresent([String: TipLocalization].self, forKey: .localizations)
     }
 }
 

@@ -171,6 +171,30 @@ struct WebTipElementTests {
         await browser.quit()
     }
 
+    /// A French page shows the catalog's French strings (issue 56, protocol.md §13.10): each element
+    /// takes the nearest `lang` — the page's, its section's (`fr-CA`, falling back to `fr` field by
+    /// field), or its own (`en`: the tip as written).
+    @Test func aFrenchPageShowsTheFrenchStrings() async throws {
+        let (pages, base) = try await WebBrowserTests.servePackage()
+        defer { pages.process.terminate() }
+        let browser = try await HeadlessChromium()
+        try await browser.open("\(base)/Tests/TipSyncAgentTests/Fixtures/languages.html")
+        #expect(try await browser.evaluate(WebBrowserTests.ready, awaitPromise: true) as? Bool == true)
+        let shown = ["welcome", "favorite", "search"].map(WebBrowserTests.shown).joined(separator: " && ")
+        #expect(try await browser.evaluate(WebBrowserTests.until(shown), awaitPromise: true) as? Bool == true)
+        func text(_ element: String, _ part: String) async throws -> String? {
+            try await browser.evaluate(
+                "document.querySelector('#\(element)').shadowRoot.querySelector('[part~=\"\(part)\"]')?.textContent")
+                as? String
+        }
+        #expect(try await text("page", "title") == "Bienvenue")
+        #expect(try await text("page", "message") == "Fermez-la ici, elle reste fermée partout.")
+        #expect(try await text("section", "title") == "Ajouter aux favoris")
+        #expect(try await text("section", "action") == "Tantôt")
+        #expect(try await text("english", "title") == "Search every yard")
+        await browser.quit()
+    }
+
     static var axeScript: String? {
         let candidates: [String?] = [
             ProcessInfo.processInfo.environment["TIPSYNC_AXE_JS"],

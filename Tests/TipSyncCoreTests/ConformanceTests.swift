@@ -111,6 +111,30 @@ import TipSyncTestSupport
         }
     }
 
+    /// `conformance/catalog/localizations.json`: a tip's content in a locale (protocol.md §13.10).
+    @Test func tipsReadInALocaleAsTheCorpusSays() throws {
+        let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/localizations.json")
+        guard case .object(let members) = try JSONParser.parse(try Data(contentsOf: file)),
+            let json = members["catalog"], case .array(let cases)? = members["cases"]
+        else { throw ConformanceError("localizations.json: needs \"catalog\" and \"cases\"") }
+        let catalog = try Catalog(validating: Array(json.canonicalText.utf8))
+        #expect(cases.count >= 8)
+        for item in cases {
+            guard case .string(let id)? = item["tip"], let tip = catalog.tips.first(where: { $0.id == id }) else {
+                throw ConformanceError("localizations.json: a case without a known tip")
+            }
+            let locale: String? = if case .string(let text)? = item["locale"] { text } else { nil }
+            let shown = tip.localized(for: locale)
+            let label = "\(id) in \(locale ?? "null")"
+            #expect(JSONValue.string(shown.title) == item["title"], "\(label)")
+            #expect((shown.message.map(JSONValue.string) ?? .null) == item["message"], "\(label)")
+            #expect((shown.image.map(JSONValue.string) ?? .null) == item["image"], "\(label)")
+            let actions = JSONValue.object(
+                Dictionary(uniqueKeysWithValues: shown.actions.map { ($0.id, .string($0.title)) }))
+            #expect(actions == item["actions"], "\(label)")
+        }
+    }
+
     @Test func theCorpusIsThere() {
         #expect(Self.vectorNames.count >= 20, "conformance/merge/ holds \(Self.vectorNames.count) vectors")
     }

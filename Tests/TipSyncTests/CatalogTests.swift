@@ -43,6 +43,34 @@ import TipSync
         #expect(replica.catalogGroup("onboarding")?.tips == ["welcome", "favorite"])
     }
 
+    struct WelcomeTip: Tip {
+        var id: String { "welcome" }
+        var title: String { "Welcome" }
+        var actions: [Action] { Action(id: "tour", title: "Take the tour") }
+    }
+
+    /// A French Swift app shows the catalog's French strings (issue 56, protocol.md §13.10): the
+    /// device's locale (`Locale.current` by default, `deviceContext` to change it) picks them
+    /// through the fallback chain, field by field; the tip's own strings when none match.
+    @Test func aFrenchAppShowsTheCatalogsFrenchStrings() throws {
+        let replica = try makeReplica()
+        let catalog = #"""
+            {"tips": [{"id": "welcome", "title": "Welcome", "message": "Start here.",
+              "actions": [{"id": "tour", "title": "Take the tour"}],
+              "localizations": {"fr": {"title": "Bienvenue", "message": "Commencez ici.", "actions": {"tour": "Visiter"}},
+                                "fr-CA": {"title": "Bienvenue chez nous"}}}]}
+            """#
+        _ = try replica.applyServerCatalog(Data(catalog.utf8), tag: "\"v1\"")
+        replica.deviceContext.locale = "fr-CA"
+        let content = WelcomeTip().content(in: replica)
+        #expect(content.title == "Bienvenue chez nous")
+        #expect(content.message == "Commencez ici.")
+        #expect(content.actions.map(\.title) == ["Visiter"])
+        #expect(WelcomeTip().content(in: replica, locale: "de").title == "Welcome")
+        replica.deviceContext.locale = "fr_FR"
+        #expect(WelcomeTip().content(in: replica).title == "Bienvenue")
+    }
+
     /// protocol.md §4: `resetDatastore()` clears the transient values of the device it is called on;
     /// a `datastoreReset` merged from another device does not (transient values are local, never
     /// stamped, so no reset can be ordered against them).

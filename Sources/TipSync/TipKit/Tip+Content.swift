@@ -31,14 +31,17 @@ extension Tip {
     /// What to show for this tip now: the server catalog's title, message, image and actions when
     /// the app follows the server's catalog (``SyncConfiguration/followsServerCatalog``) and it has a
     /// tip with this id — an operator's edit reaches the screen without an app release — else the
-    /// type's own ``title``, ``message``, ``image`` and ``actions``. Views show this, not `title`.
+    /// type's own ``title``, ``message``, ``image`` and ``actions`` — in the device's language when the
+    /// catalog tip has `localizations` (protocol.md §13.10). Views show this, not `title`.
     public var content: TipContent {
         guard let replica = Tips.replica else { return TipContent(definition) }
         return content(in: replica)
     }
 
-    /// ``content`` on an explicit replica.
-    public func content(in replica: TipsReplica) -> TipContent {
-        TipContent(replica.effectiveDefinition(of: definition))
+    /// ``content`` on an explicit replica, in `locale` (default: the device's,
+    /// ``TipsReplica/deviceContext``): a catalog tip's `localizations` give its strings in the first
+    /// locale of the fallback chain that has them (`fr-CA` → `fr` → as written; protocol.md §13.10).
+    public func content(in replica: TipsReplica, locale: String? = nil) -> TipContent {
+        TipContent(replica.effectiveDefinition(of: definition).localized(for: locale ?? replica.deviceContext.locale))
     }
 }

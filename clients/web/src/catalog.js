@@ -2,7 +2,8 @@
 // the display frequency (protocol.md §13). A catalog that does not validate is refused whole; the
 // error names the field.
 
-import { isNFC, isObject, MAX_INTEGER, numberOf, parse, valueViolation } from './json.js';
+import { compareCodePoints, isNFC, isObject, MAX_INTEGER, numberOf, parse, valueViolation } from './json.js';
+import { canonicalLocale } from './context.js';
 import { parseRule, idsRead, RuleFormatError } from './rules.js';
 
 /**
@@ -11,7 +12,7 @@ import { parseRule, idsRead, RuleFormatError } from './rules.js';
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
@@ -145,6 +146,29 @@ export function parseCatalog(input) {
         rules: read(member, path, 'rules', array(ruleAt)) ?? [],
         options: { ignoresDisplayFrequency: false },
       };
+      const localizations = read(member, path, 'localizations', (value, localizationsPath) => {
+        const byTag = object(value, localizationsPath);
+        /** @type {{[tag: string]: import('./localization.js').TipLocalization}} */
+        const result = Object.create(null);
+        for (const tag of Object.keys(byTag).sort()) {
+          const tagPath = `${localizationsPath}.${tag}`;
+          const entry = object(byTag[tag], tagPath);
+          /** @type {import('./localization.js').TipLocalization} */
+          const localization = {};
+          for (const field of ['title', 'message', 'image']) {
+            const text = read(entry, tagPath, field, string);
+            if (text !== undefined) localization[field] = text;
+          }
+          const actions = read(entry, tagPath, 'actions', (actionsValue, actionsPath) => {
+            const titles = object(actionsValue, actionsPath);
+            return Object.fromEntries(Object.keys(titles).map((id) => [id, string(titles[id], `${actionsPath}.${id}`)]));
+          });
+          if (actions !== undefined) localization.actions = actions;
+          result[tag] = localization;
+        }
+        return result;
+      });
+      if (localizations !== undefined) tip.localizations = localizations;
       const targeting = read(member, path, 'targeting', array(ruleAt));
       if (targeting !== undefined) tip.targeting = targeting;
       const enabled = read(member, path, 'enabled', bool);
@@ -194,6 +218,19 @@ function validate(catalog) {
   for (const member of ['tips', 'parameters', 'events', 'groups']) checkIDs(catalog[member].map(({ id }) => id), member);
   // A tip's action ids: unique within the tip (the app tells its actions apart by them).
   catalog.tips.forEach((tip, index) => checkIDs(tip.actions.map(({ id }) => id), `tips[${index}].actions`));
+  // Localizations: keyed by a language tag in canonical case, naming only the tip's own actions (§13.10).
+  catalog.tips.forEach((tip, index) => {
+    for (const tag of Object.keys(tip.localizations ?? {}).sort(compareCodePoints)) {
+      const field = `tips[${index}].localizations.${tag}`;
+      const canonical = canonicalLocale(tag);
+      if (tag === '' || canonical !== tag || !tag.split('-').every((subtag) => /^[A-Za-z0-9]{1,8}$/.test(subtag))) {
+        throw new CatalogError(`${field}: a localization is keyed by a BCP 47 language tag in canonical case, such as fr or fr-CA${canonical !== tag && tag !== '' ? ` (write '${canonical}')` : ''}`);
+      }
+      const actionIDs = new Set(tip.actions.map((action) => action.id));
+      const unknown = Object.keys(tip.localizations[tag].actions ?? {}).sort(compareCodePoints).find((id) => !actionIDs.has(id));
+      if (unknown !== undefined) throw new CatalogError(`${field}.actions.${unknown}: names no action of tips[${index}]`);
+    }
+  });
   const parameters = new Set(catalog.parameters.map((parameter) => parameter.id));
   const events = new Set(catalog.events.map((event) => event.id));
   catalog.tips.forEach((tip, tipIndex) => {

@@ -8,6 +8,7 @@
 
 import { defaultTipSync } from './tipsync.js';
 import { imageSource } from './image.js';
+import { localized } from './localization.js';
 
 const STYLE = `
 :host { display: contents; }
@@ -285,9 +286,18 @@ export class TipSyncTipElement extends HTMLElement {
     return container;
   }
 
+  /**
+   * The language the tip is shown in (protocol.md §13.10): the nearest `lang` — on the element, an
+   * ancestor or `<html>` — else the device's locale.
+   */
+  get locale() {
+    return this.closest('[lang]')?.getAttribute('lang') || this.tipsync?.replica?.deviceContext?.locale || null;
+  }
+
   #show() {
-    const definition = this.tipsync?.tip(this.getAttribute('tip'));
-    if (!definition) return this.#hide();
+    const found = this.tipsync?.tip(this.getAttribute('tip'));
+    if (!found) return this.#hide();
+    const definition = localized(found, this.locale);
     if (this.visibleSince === null) {
       this.#render(definition);
       this.#applyScheme();

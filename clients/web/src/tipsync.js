@@ -7,6 +7,7 @@ import { Replica } from './replica.js';
 import { SyncClient } from './sync.js';
 import { IndexedDBStore, MemoryStore } from './store.js';
 import { decodeChange, encodeChange } from './change.js';
+import { localized } from './localization.js';
 
 /**
  * @typedef {import('./catalog.js').Catalog} Catalog
@@ -294,6 +295,15 @@ export class TipSync extends EventTarget {
   /** A tip's definition (title, message, image, actions) from the catalog in force. */
   tip(id) {
     return this.replica.tip(id);
+  }
+
+  /**
+   * A tip's definition with its title, message, image and action titles in `locale` (default: the
+   * device's; protocol.md §13.10, fallback `fr-CA` → `fr` → the tip's own). `undefined` for an unknown tip.
+   */
+  content(id, locale = this.replica.deviceContext?.locale) {
+    const tip = this.replica.tip(id);
+    return tip ? localized(tip, locale) : undefined;
   }
 
   /** A group's current tip, or null. */

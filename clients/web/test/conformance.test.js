@@ -12,6 +12,7 @@ import {
   superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference,
 } from '../src/index.js';
 import { bucket, murmur3 } from '../src/bucket.js';
+import { localized } from '../src/localization.js';
 import { SplitMix64 } from './random.js';
 
 const directory = join(fileURLToPath(new URL('.', import.meta.url)), '../../../conformance/merge');
@@ -164,6 +165,20 @@ test('buckets are the corpus buckets: conformance/catalog/buckets.json (protocol
   assert.ok(hashes.length >= 4 && buckets.length >= 30);
   for (const { text, seed, hash } of hashes) assert.equal(murmur3(new TextEncoder().encode(text), seed), hash, text);
   for (const entry of buckets) assert.equal(bucket(entry.account, entry.key), entry.bucket, `${entry.account} ${entry.key}`);
+});
+
+test('tips read in a locale as conformance/catalog/localizations.json says (protocol.md §13.10)', () => {
+  const { catalog: json, cases } = parse(readFileSync(join(directory, '../catalog/localizations.json'), 'utf8'));
+  const catalog = parseCatalog(json);
+  assert.ok(cases.length >= 8);
+  for (const { tip, locale, title, message, image, actions } of cases) {
+    const shown = localized(catalog.tips.find((candidate) => candidate.id === tip), locale);
+    const label = `${tip} in ${locale}`;
+    assert.equal(shown.title, title, label);
+    assert.equal(shown.message ?? null, message, label);
+    assert.equal(shown.image ?? null, image, label);
+    assert.deepEqual(Object.fromEntries(shown.actions.map((action) => [action.id, action.title])), { ...actions }, label);
+  }
 });
 
 test('the corpus is there', () => {

@@ -41,6 +41,11 @@ export class TipSyncTipElement extends HTMLElement {
     hideForNow(): void;
     /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */
     get status(): any;
+    /**
+     * The language the tip is shown in (protocol.md §13.10): the nearest `lang` — on the element, an
+     * ancestor or `<html>` — else the device's locale.
+     */
+    get locale(): any;
     /** The person closed the tip: invalidated as `tipClosed` on every device. */
     close(): Promise<void>;
     /**

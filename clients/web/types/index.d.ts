@@ -16,6 +16,7 @@ export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPre
 export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, compareVersions, idsRead, parseRule, readsOf, ruleJSON } from "./rules.js";
 export { BUCKETS, bucket, murmur3 } from "./bucket.js";
 export { canonicalLocale, contextValue } from "./context.js";
+export { fallbackChain, localized } from "./localization.js";
 export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from "./catalog.js";
 export { QUERY_LIMIT, StatusEvaluator } from "./status.js";
 export { MemoryStore, IndexedDBStore } from "./store.js";

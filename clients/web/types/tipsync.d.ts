@@ -68,6 +68,11 @@ export class TipSync extends EventTarget {
     setContext(context: any): void;
     /** A tip's definition (title, message, image, actions) from the catalog in force. */
     tip(id: any): any;
+    /**
+     * A tip's definition with its title, message, image and action titles in `locale` (default: the
+     * device's; protocol.md §13.10, fallback `fr-CA` → `fr` → the tip's own). `undefined` for an unknown tip.
+     */
+    content(id: any, locale?: any): import("./catalog.js").TipDefinition;
     /** A group's current tip, or null. */
     currentTip(group: any): any;
     /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
