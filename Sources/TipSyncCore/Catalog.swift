@@ -8,6 +8,8 @@ public struct Catalog: Sendable, Hashable, Codable {
     public var groups: [TipGroupDefinition]
     /// `false` turns every tip off at once (protocol.md §13.8); absent: on.
     public var enabled: Bool?
+    /// Settings of one platform's devices, by platform (protocol.md §13.11).
+    public var platformSettings: [String: PlatformSettings]?
 
     public init(
         displayFrequency: DisplayFrequency? = nil, parameters: [ParameterDefinition] = [],
@@ -21,7 +23,9 @@ public struct Catalog: Sendable, Hashable, Codable {
         self.groups = groups
     }
 
-    private enum CodingKeys: String, CodingKey { case displayFrequency, parameters, events, tips, groups, enabled }
+    private enum CodingKeys: String, CodingKey {
+        case displayFrequency, parameters, events, tips, groups, enabled, platformSettings
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -31,6 +35,7 @@ public struct Catalog: Sendable, Hashable, Codable {
         tips = try container.decodeIfPresent([TipDefinition].self, forKey: .tips) ?? []
         groups = try container.decodeIfPresent([TipGroupDefinition].self, forKey: .groups) ?? []
         enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled)
+        platformSettings = try container.decodeIfPresent([String: PlatformSettings].self, forKey: .platformSettings)
     }
 
     /// Why a catalog is inconsistent.
@@ -78,6 +83,31 @@ public struct Catalog: Sendable, Hashable, Codable {
             }
         }
         try nonNegative(displayFrequency?.interval, "displayFrequency")
+        for (platform, settings) in (platformSettings ?? [:]).sorted(by: {
+            $0.key.utf8.lexicographicallyPrecedes($1.key.utf8)
+        }) {
+            if let problem = Self.platformProblem(platform) {
+                throw ValidationError(description: "platformSettings.\(platform): \(problem)")
+            }
+            try nonNegative(settings.displayFrequency?.interval, "platformSettings.\(platform).displayFrequency")
+        }
+        for (index, tip) in tips.enumerated() {
+            guard let platforms = tip.platforms else { continue }
+            guard !platforms.isEmpty else {
+                throw ValidationError(
+                    description:
+                        "tips[\(index)].platforms: list at least one platform, or leave it out for every platform")
+            }
+            for (position, platform) in platforms.enumerated() {
+                if let problem = Self.platformProblem(platform) {
+                    throw ValidationError(description: "tips[\(index)].platforms[\(position)]: \(problem)")
+                }
+                if platforms[..<position].contains(platform) {
+                    throw ValidationError(
+                        description: "tips[\(index)].platforms[\(position)]: '\(platform)' is listed twice")
+                }
+            }
+        }
         for (index, parameter) in parameters.enumerated() {
             if let violation = parameter.defaultValue.numberViolation(at: "parameters[\(index)].default") {
                 throw ValidationError(description: violation.description)
@@ -175,6 +205,14 @@ public struct Catalog: Sendable, Hashable, Codable {
 }
 
 extension Catalog {
+    /// Why `name` cannot name a platform (protocol.md §13.11): 1 to 32 lowercase ASCII letters,
+    /// digits and `-`, as `ios`, `macos`, `web`, `android-tv`.
+    public static func platformProblem(_ name: String) -> String? {
+        let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }
+        return !name.isEmpty && name.utf8.count <= 32 && allowed
+            ? nil : "a platform is 1 to 32 lowercase letters, digits and '-', such as ios, macos or web; got '\(name)'"
+    }
+
     /// Each event's donation limit, for ``ReplicaState/apply(_:donationLimits:)`` and rule evaluation.
     public var donationLimits: [String: DonationLimit] {
         Dictionary(events.compactMap { event in event.donationLimit.map { (event.id, $0) } }) { first, _ in first }

@@ -17,6 +17,8 @@ public struct TipDefinition: Sendable, Hashable, Codable {
     /// The tip's content in other languages, by BCP 47 tag in canonical case (`fr`, `fr-CA`):
     /// ``localized(for:)`` picks through the fallback chain (protocol.md §13.10).
     public var localizations: [String: TipLocalization]?
+    /// The platforms the tip is for (`["ios", "macos"]`); absent: every platform (protocol.md §13.11).
+    public var platforms: [String]?
 
     /// Whether the catalog leaves the tip on.
     public var isEnabled: Bool { enabled ?? true }
@@ -35,7 +37,7 @@ public struct TipDefinition: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, title, message, image, actions, rules, options, enabled, targeting, localizations
+        case id, title, message, image, actions, rules, options, enabled, targeting, localizations, platforms
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +52,7 @@ public struct TipDefinition: Sendable, Hashable, Codable {
         enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled)
         targeting = try container.decodeIfPresent([RuleExpression].self, forKey: .targeting)
         localizations = try container.decodeIfPresent([String: TipLocalization].self, forKey: .localizations)
+        platforms = try container.decodeIfPresent([String].self, forKey: .platforms)
     }
 }
 

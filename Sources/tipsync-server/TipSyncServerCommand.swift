@@ -430,13 +430,26 @@ struct CatalogCommand: AsyncParsableCommand {
         commandName: "catalog",
         abstract:
             "The catalog served to devices (GET /v1/catalog): put a new version, show it, list versions, restore one.",
-        subcommands: [Put.self, Show.self, Versions.self, Restore.self])
+        subcommands: [Put.self, Show.self, Versions.self, Restore.self, RemovePlatform.self])
 
     struct Put: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Validate a catalog file (the format of protocol.md section 13) and store it.")
+            abstract:
+                "Validate a catalog file (the format of protocol.md section 13) and store it: the whole catalog, or with --platform one platform's part of it."
+        )
         @Argument(help: "The catalog JSON file.") var file: String
+        @Option(
+            help:
+                "Merge the file as this platform's part (ios, web…; protocol.md §13.11): it replaces that platform's own tips and settings and leaves every other platform's tips."
+        )
+        var platform: String?
         @OptionGroup var databaseOptions: DatabaseOptions
+
+        func validate() throws {
+            if let platform, let problem = Catalog.platformProblem(platform) {
+                throw ValidationError("--platform: \(problem)")
+            }
+        }
 
         func run() async throws {
             guard let data = FileManager.default.contents(atPath: file) else {
@@ -451,10 +464,49 @@ struct CatalogCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(file): \(error.description)")
             }
+            if let platform {
+                let (version, tips) = try await databaseOptions.withStore { store in
+                    do {
+                        return try await store.mergePlatformPart(
+                            catalog, as: platform, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000))
+                    } catch let error as CatalogCompositionError {
+                        throw ValidationError("\(file): \(error.description)")
+                    }
+                }
+                print(
+                    "merged \(catalog.tips.count) tips as the '\(platform)' part: a catalog of \(tips) tips, version \(version)"
+                )
+                return
+            }
             let version = try await databaseOptions.withStore { store in
                 try await store.putCatalogJSON(String(decoding: data, as: UTF8.self), uploadedBy: "cli")
             }
             print("stored a catalog of \(catalog.tips.count) tips as version \(version)")
+        }
+    }
+
+    struct RemovePlatform: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-platform",
+            abstract:
+                "Remove one platform's part of the stored catalog: its own tips and settings go, shared tips lose it (protocol.md §13.11)."
+        )
+        @Argument(help: "The platform (ios, web…).") var platform: String
+        @OptionGroup var databaseOptions: DatabaseOptions
+
+        func validate() throws {
+            if let problem = Catalog.platformProblem(platform) { throw ValidationError("platform: \(problem)") }
+        }
+
+        func run() async throws {
+            let removed = try await databaseOptions.withStore { store in
+                try await store.removePlatformPart(
+                    platform, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000))
+            }
+            guard let (version, tips) = removed else {
+                throw StoreError("no catalog stored; 'tipsync-server catalog put FILE' stores one")
+            }
+            print("removed the '\(platform)' part: a catalog of \(tips) tips, version \(version)")
         }
     }
 

@@ -103,4 +103,52 @@ import TipSyncCore
         let why = try await phone.run(["status", "--why"])
         #expect(why.stdout.split(separator: "\n").map(String.init) == shown, "\(why.stdout)")
     }
+
+    /// One catalog for an iOS app and a web app (issue 56, item 1): the web team's catalog is stored,
+    /// then the Swift export is merged as the `ios` part from the CLI — the web tips stay, the export's
+    /// `daily` display frequency applies to iOS devices only — and each platform's agent sees its tips.
+    /// Removing the part leaves the web catalog as it was.
+    @Test func theSwiftExportMergedAsTheIOSPartKeepsTheWebTips() async throws {
+        let directory = scratchDirectory()
+        let web = directory.appendingPathComponent("web.json")
+        let export = directory.appendingPathComponent("ios.json")
+        try
+            #"{"tips": [{"id": "welcome", "title": "Welcome"}, {"id": "search", "title": "Search", "platforms": ["web"]}]}"#
+            .write(to: web, atomically: true, encoding: .utf8)
+        try #"{"displayFrequency": "daily", "tips": [{"id": "onboarding", "title": "Swipe to archive"}]}"#
+            .write(to: export, atomically: true, encoding: .utf8)
+        let server = try await TestServer(directory: directory)
+        func cli(_ arguments: [String]) async throws -> CommandResult {
+            try await runTool("tipsync-server", arguments + ["--database", server.database])
+        }
+        #expect(try await cli(["catalog", "put", web.path]).status == 0)
+        let merged = try await cli(["catalog", "put", export.path, "--platform", "ios"])
+        #expect(merged.stdout.contains("merged 1 tips as the 'ios' part: a catalog of 3 tips"), "\(merged.stderr)")
+        try await server.start()
+        defer { server.terminate() }
+        let phone = try await TestAgent(
+            "phone", in: directory, server: server, initOptions: ["--follow-catalog", "--platform", "ios"])
+        let browser = try await TestAgent(
+            "browser", in: directory, server: server, initOptions: ["--follow-catalog", "--platform", "web"])
+        for agent in [phone, browser] { #expect(try await agent.run(["sync"]).status == 0) }
+        #expect(
+            try await phone.run(["status"]).stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == [
+                "welcome", "onboarding",
+            ])
+        #expect(
+            try await browser.run(["status"]).stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == [
+                "welcome", "search",
+            ])
+        let shown = try await cli(["catalog", "show"])
+        #expect(shown.stdout.contains(#""platformSettings":{"ios":{"displayFrequency":"daily"}}"#), "\(shown.stdout)")
+        #expect(
+            !shown.stdout.contains(#""displayFrequency":"daily","groups""#),
+            "the export's frequency is not the app-wide one")
+
+        let removed = try await cli(["catalog", "remove-platform", "ios"])
+        #expect(removed.stdout.contains("removed the 'ios' part: a catalog of 2 tips"), "\(removed.stderr)")
+        #expect(
+            try await cli(["catalog", "put", export.path, "--platform", "iOS"]).stderr.contains(
+                "--platform: a platform is"))
+    }
 }

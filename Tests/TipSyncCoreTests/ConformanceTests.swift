@@ -135,6 +135,25 @@ import TipSyncTestSupport
         }
     }
 
+    /// `conformance/catalog/platforms.json`: the catalog a device of each platform applies (§13.11).
+    @Test func devicesApplyTheCatalogForTheirPlatform() throws {
+        let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/platforms.json")
+        guard case .object(let members) = try JSONParser.parse(try Data(contentsOf: file)),
+            let json = members["catalog"], case .array(let cases)? = members["cases"]
+        else { throw ConformanceError("platforms.json: needs \"catalog\" and \"cases\"") }
+        let catalog = try Catalog(validating: Array(json.canonicalText.utf8))
+        for item in cases {
+            let platform: String? = if case .string(let text)? = item["platform"] { text } else { nil }
+            let applied = catalog.forPlatform(platform)
+            let label = platform ?? "null"
+            #expect(JSONValue.array(applied.tips.map { .string($0.id) }) == item["tips"], "\(label)")
+            let groups = JSONValue.object(
+                Dictionary(uniqueKeysWithValues: applied.groups.map { ($0.id, .array($0.tips.map(JSONValue.string))) }))
+            #expect(groups == item["groups"], "\(label)")
+            #expect(item["displayFrequency"]?.number == (applied.displayFrequency?.interval ?? 0), "\(label)")
+        }
+    }
+
     @Test func theCorpusIsThere() {
         #expect(Self.vectorNames.count >= 20, "conformance/merge/ holds \(Self.vectorNames.count) vectors")
     }

@@ -520,6 +520,39 @@ import TipSyncTestSupport
         }
     }
 
+    /// The catalog page composes one catalog from platforms' parts (issue 56, protocol.md §13.11): a
+    /// web catalog, then a Swift export merged as the `ios` part — the web tips stay — then removed.
+    @Test func theCatalogPageMergesAndRemovesAPlatformsPart() async throws {
+        let console = try await Console.make()
+        try await console.app().test(.router) { client in
+            let (cookie, csrf) = try await Self.login(client, key: console.key)
+            func post(_ text: String, platform: String = "", remove: Bool = false) async throws -> String? {
+                let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                return try await Self.post(
+                    client, "/console/catalog", cookie: cookie,
+                    form: "csrf=\(csrf)&catalog=\(encoded)&platform=\(platform)" + (remove ? "&remove=1" : "")
+                ).location?.removingPercentEncoding
+            }
+            _ = try await post(
+                #"{"tips": [{"id": "welcome", "title": "Welcome"}, {"id": "search", "title": "Search", "platforms": ["web"]}]}"#
+            )
+            let merged = try await post(
+                #"{"displayFrequency": "daily", "tips": [{"id": "onboarding", "title": "Swipe"}]}"#, platform: "ios")
+            #expect(merged?.contains("Merged the 'ios' part: version 2 (3 tips)") == true, "\(merged ?? "")")
+            let stored = try #require(try await console.fixture.store.catalogJSON())
+            let catalog = try Catalog(validating: Array(stored.utf8))
+            #expect(catalog.tips.map(\.id) == ["welcome", "search", "onboarding"])
+            #expect(catalog.forPlatform("web").displayFrequency == nil)
+            #expect(catalog.forPlatform("ios").displayFrequency == .daily)
+            let clash = try await post(#"{"tips": [{"id": "welcome", "title": "Clash"}]}"#, platform: "ios")
+            #expect(clash == nil, "refused: the page is shown again, not redirected")
+            let removed = try await post("", platform: "ios", remove: true)
+            #expect(removed?.contains("Removed the 'ios' part: version 3 (2 tips)") == true, "\(removed ?? "")")
+            let page = try await Self.get(client, "/console/catalog", cookie: cookie)
+            #expect(page.contains(#"id="catalog-platform""#) && page.contains(#"id="remove-platform""#))
+        }
+    }
+
     /// The catalog page (issue 33): upload with errors naming the field, versions with diffs, restore.
     @Test func theCatalogPageUploadsListsAndRestoresVersions() async throws {
         let console = try await Console.make()

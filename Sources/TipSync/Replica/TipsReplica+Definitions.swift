@@ -36,6 +36,8 @@ extension TipsReplica {
     func load(catalog: Catalog, replacing: Bool, fromServer: Bool) throws {
         try catalog.validate()
         core.withLock { core in
+            // The tips for this device's platform, with its settings (protocol.md §13.11).
+            let catalog = catalog.forPlatform(core.deviceContext.platform)
             core.catalogIsServers = fromServer
             if replacing {
                 core.catalog = [:]

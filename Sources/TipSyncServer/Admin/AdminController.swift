@@ -19,6 +19,9 @@ struct AdminController: Sendable {
         let prefix = "/admin/v1"
         group.on("catalog", method: .get, recordingIn: table, prefix: prefix, use: catalog)
         group.on("catalog", method: .put, recordingIn: table, prefix: prefix, use: putCatalog)
+        group.on("catalog/platforms/:platform", method: .put, recordingIn: table, prefix: prefix, use: putPlatformPart)
+        group.on(
+            "catalog/platforms/:platform", method: .delete, recordingIn: table, prefix: prefix, use: deletePlatformPart)
         group.on("catalog/versions", method: .get, recordingIn: table, prefix: prefix, use: catalogVersions)
         group.on("catalog/versions/:version", method: .get, recordingIn: table, prefix: prefix, use: catalogVersion)
         group.on(
@@ -168,6 +171,48 @@ struct AdminController: Sendable {
         }
         let version = try await storeCatalog(String(buffer: body), by: context.adminKey ?? "admin")
         return SyncController.json(text: #"{"tips":\#(catalog.tips.count),"version":\#(version)}"#)
+    }
+
+    /// Merges one platform's part into the stored catalog (protocol.md §13.11): what that platform
+    /// exports replaces its own tips and settings, and leaves every other platform's tips alone.
+    @Sendable func putPlatformPart(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let platform = try Self.platform(context)
+        let body = try await request.body.collect(upTo: context.maxUploadSize)
+        let part: Catalog
+        do {
+            part = try Catalog(validating: body.readableBytesView)
+        } catch {
+            throw SyncError.invalidParameter(error.description)
+        }
+        do {
+            let (version, tips) = try await store.mergePlatformPart(
+                part, as: platform, uploadedBy: context.adminKey ?? "admin", at: now())
+            notifier.handle(.catalog)
+            return SyncController.json(text: #"{"tips":\#(tips),"version":\#(version)}"#)
+        } catch let error as CatalogCompositionError {
+            throw SyncError.invalidParameter(error.description)
+        }
+    }
+
+    /// Removes one platform's part from the stored catalog (protocol.md §13.11).
+    @Sendable func deletePlatformPart(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let platform = try Self.platform(context)
+        guard
+            let (version, tips) = try await store.removePlatformPart(
+                platform, uploadedBy: context.adminKey ?? "admin", at: now())
+        else {
+            throw SyncError.notFound(
+                "no catalog stored; PUT /admin/v1/catalog or run 'tipsync-server catalog put FILE'")
+        }
+        notifier.handle(.catalog)
+        return SyncController.json(text: #"{"tips":\#(tips),"version":\#(version)}"#)
+    }
+
+    /// The `{platform}` of a path: a platform name (protocol.md §13.11), else `400 invalid_parameter`.
+    static func platform(_ context: SyncRequestContext) throws -> String {
+        let platform = context.parameters.get("platform") ?? ""
+        if let problem = Catalog.platformProblem(platform) { throw SyncError.invalidParameter("platform: \(problem)") }
+        return platform
     }
 
     /// Every catalog version, newest first: who uploaded it, when, and what changed from the one before.

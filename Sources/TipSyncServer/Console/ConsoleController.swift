@@ -394,6 +394,41 @@ struct ConsoleController: Sendable {
         -> Response
     {
         let text = signedIn.form["catalog"] ?? ""
+        let platform = (signedIn.form["platform"] ?? "").trimmingCharacters(in: .whitespaces)
+        if !platform.isEmpty {
+            // One platform's part (protocol.md §13.11): merged, or removed.
+            if let problem = Catalog.platformProblem(platform) {
+                return try await renderCatalog(
+                    signedIn, error: "Not stored, nothing changed: platform: \(problem)", draft: text)
+            }
+            let outcome: (version: Int64, tips: Int)?
+            do {
+                if signedIn.form["remove"] != nil {
+                    outcome = try await store.removePlatformPart(
+                        platform, uploadedBy: signedIn.session.adminKeyName, at: now())
+                } else {
+                    let part = try Catalog(validating: Array(text.utf8))
+                    outcome = try await store.mergePlatformPart(
+                        part, as: platform, uploadedBy: signedIn.session.adminKeyName, at: now())
+                }
+            } catch let error as Catalog.ValidationError {
+                return try await renderCatalog(
+                    signedIn, error: "Not stored, nothing changed: \(error.description)", draft: text)
+            } catch let error as CatalogCompositionError {
+                return try await renderCatalog(
+                    signedIn, error: "Not stored, nothing changed: \(error.description)", draft: text)
+            }
+            guard let outcome else {
+                return try await renderCatalog(signedIn, error: "No catalog is stored: nothing to remove.", draft: text)
+            }
+            admin.notifier.handle(.catalog)
+            let what =
+                signedIn.form["remove"] != nil ? "Removed the '\(platform)' part" : "Merged the '\(platform)' part"
+            return Self.redirect(
+                "/console/catalog?notice="
+                    + Self.queryValue(
+                        "\(what): version \(outcome.version) (\(outcome.tips) tips); following devices have it now."))
+        }
         let catalog: Catalog
         do {
             catalog = try Catalog(validating: Array(text.utf8))

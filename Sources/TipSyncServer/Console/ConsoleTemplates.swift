@@ -247,7 +247,9 @@ enum ConsoleTemplates {
         {{#error}}<p class="notice" role="alert" id="catalog-error">{{error}}</p>{{/error}}
         <div class="panel"><form method="post" action="/console/catalog"><input type="hidden" name="csrf" value="{{csrf}}">
         <textarea name="catalog" id="catalog-text" rows="14" style="width:100%;font-family:monospace" spellcheck="false">{{draft}}</textarea>
-        <p><button type="submit" id="upload-catalog">Upload as a new version</button></p></form></div>
+        <p><label>Platform part (optional: ios, web…) <input name="platform" id="catalog-platform" size="12" autocomplete="off"></label></p>
+        <p><button type="submit" id="upload-catalog">Upload as a new version</button> <button type="submit" name="remove" value="1" id="remove-platform">Remove this platform's part</button></p>
+        <p class="muted">With a platform, the text is that platform's part (a Swift export, say): it replaces that platform's own tips and settings and leaves the others' (protocol.md §13.11).</p></form></div>
         <div class="panel"><table id="catalog-versions"><tr><th>Version</th><th>Uploaded</th><th>By</th><th>Tips</th><th>Changes from the one before</th><th></th></tr>
         {{#versions}}<tr><td data-label="Version">{{version}}{{#current}} <strong>(current)</strong>{{/current}}{{#restoredFrom}}<br><span class="muted">restores {{restoredFrom}}</span>{{/restoredFrom}}</td>
         <td data-label="Uploaded">{{at}}</td><td data-label="By">{{uploadedBy}}</td><td data-label="Tips">{{tips}}</td><td data-label="Changes" class="wrap">{{summary}}</td>

@@ -12,11 +12,11 @@ import { parseRule, idsRead, RuleFormatError } from './rules.js';
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}, platforms?: string[]}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
- * @typedef {{displayFrequency?: number, enabled?: boolean, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ * @typedef {{displayFrequency?: number, enabled?: boolean, platformSettings?: {[platform: string]: {displayFrequency?: number}}, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
  */
 
 /** A catalog that does not decode or validate; the message starts with the field. */
@@ -92,16 +92,35 @@ export function parseCatalog(input) {
   const root = object(json, '');
   /** @type {Catalog} */
   const catalog = { parameters: [], events: [], tips: [], groups: [] };
-  const frequency = read(root, '', 'displayFrequency', (value, path) => {
+  const frequencyAt = (value, path) => {
     if (typeof value === 'string') {
       if (!(value in DISPLAY_FREQUENCIES)) fail(path, `unknown display frequency '${value}'; use immediate, hourly, daily, weekly, monthly or seconds`);
       return DISPLAY_FREQUENCIES[value];
     }
     return seconds(value, path);
-  });
+  };
+  const frequency = read(root, '', 'displayFrequency', frequencyAt);
   if (frequency !== undefined) catalog.displayFrequency = frequency;
   const enabled = read(root, '', 'enabled', bool);
   if (enabled !== undefined) catalog.enabled = enabled;
+  const platformSettings = read(root, '', 'platformSettings', (value, settingsPath) => {
+    const byPlatform = object(value, settingsPath);
+    /** @type {{[platform: string]: {displayFrequency?: number}}} */
+    const result = Object.create(null);
+    for (const platform of Object.keys(byPlatform).sort(compareCodePoints)) {
+      const platformPath = `${settingsPath}.${platform}`;
+      const problem = platformProblem(platform);
+      if (problem) fail(platformPath, problem);
+      const settings = object(byPlatform[platform], platformPath);
+      /** @type {{displayFrequency?: number}} */
+      const parsed = {};
+      const interval = read(settings, platformPath, 'displayFrequency', frequencyAt);
+      if (interval !== undefined) parsed.displayFrequency = interval;
+      result[platform] = parsed;
+    }
+    return result;
+  });
+  if (platformSettings !== undefined) catalog.platformSettings = platformSettings;
   catalog.parameters =
     read(root, '', 'parameters', array((value, path) => {
       const member = object(value, path);
@@ -169,6 +188,8 @@ export function parseCatalog(input) {
         return result;
       });
       if (localizations !== undefined) tip.localizations = localizations;
+      const platforms = read(member, path, 'platforms', array(string));
+      if (platforms !== undefined) tip.platforms = platforms;
       const targeting = read(member, path, 'targeting', array(ruleAt));
       if (targeting !== undefined) tip.targeting = targeting;
       const enabled = read(member, path, 'enabled', bool);
@@ -218,6 +239,16 @@ function validate(catalog) {
   for (const member of ['tips', 'parameters', 'events', 'groups']) checkIDs(catalog[member].map(({ id }) => id), member);
   // A tip's action ids: unique within the tip (the app tells its actions apart by them).
   catalog.tips.forEach((tip, index) => checkIDs(tip.actions.map(({ id }) => id), `tips[${index}].actions`));
+  // Platforms (§13.11): at least one, each a platform name, none twice.
+  catalog.tips.forEach((tip, index) => {
+    if (tip.platforms === undefined) return;
+    if (tip.platforms.length === 0) throw new CatalogError(`tips[${index}].platforms: list at least one platform, or leave it out for every platform`);
+    tip.platforms.forEach((platform, position) => {
+      const problem = platformProblem(platform);
+      if (problem) throw new CatalogError(`tips[${index}].platforms[${position}]: ${problem}`);
+      if (tip.platforms.indexOf(platform) < position) throw new CatalogError(`tips[${index}].platforms[${position}]: '${platform}' is listed twice`);
+    });
+  });
   // Localizations: keyed by a language tag in canonical case, naming only the tip's own actions (§13.10).
   catalog.tips.forEach((tip, index) => {
     for (const tag of Object.keys(tip.localizations ?? {}).sort(compareCodePoints)) {
@@ -260,4 +291,27 @@ export function donationLimits(catalog) {
   const limits = Object.create(null);
   for (const event of catalog.events) if (event.donationLimit && !(event.id in limits)) limits[event.id] = event.donationLimit;
   return limits;
+}
+
+/** Why `name` cannot name a platform (protocol.md §13.11): 1 to 32 lowercase ASCII letters, digits and `-`. */
+function platformProblem(name) {
+  return /^[a-z0-9-]{1,32}$/.test(name) ? null : `a platform is 1 to 32 lowercase letters, digits and '-', such as ios, macos or web; got '${name}'`;
+}
+
+/**
+ * The catalog a device of `platform` applies (protocol.md §13.11): the tips for it or for every
+ * platform, groups without the others, and the platform's settings over the catalog's. A device that
+ * does not know its platform gets only the tips for every platform.
+ * @param {Catalog} catalog
+ * @param {string | null | undefined} platform
+ * @returns {Catalog}
+ */
+export function forPlatform(catalog, platform) {
+  if (!catalog.tips.some((tip) => tip.platforms !== undefined) && catalog.platformSettings === undefined) return catalog;
+  const tips = catalog.tips.filter((tip) => tip.platforms === undefined || (typeof platform === 'string' && tip.platforms.includes(platform)));
+  const kept = new Set(tips.map((tip) => tip.id));
+  const result = { ...catalog, tips, groups: catalog.groups.map((group) => ({ ...group, tips: group.tips.filter((id) => kept.has(id)) })) };
+  const frequency = typeof platform === 'string' ? catalog.platformSettings?.[platform]?.displayFrequency : undefined;
+  if (frequency !== undefined) result.displayFrequency = frequency;
+  return result;
 }

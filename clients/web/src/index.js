@@ -27,7 +27,7 @@ export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compar
 export { BUCKETS, bucket, murmur3 } from './bucket.js';
 export { canonicalLocale, contextValue } from './context.js';
 export { fallbackChain, localized } from './localization.js';
-export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, parseCatalog } from './catalog.js';
+export { CatalogError, DISPLAY_FREQUENCIES, donationLimits, forPlatform, parseCatalog } from './catalog.js';
 export { QUERY_LIMIT, StatusEvaluator } from './status.js';
 export { superseded } from './compaction.js';
 export { MemoryStore, IndexedDBStore } from './store.js';

@@ -5,7 +5,7 @@
 import { HybridLogicalClock, MAX_HLC_MILLISECONDS, formatHLC, parseHLC, stampKey } from './hlc.js';
 import { ReplicaState } from './state.js';
 import { StatusEvaluator } from './status.js';
-import { donationLimits, parseCatalog } from './catalog.js';
+import { donationLimits, forPlatform, parseCatalog } from './catalog.js';
 import { MAX_INTEGER, canonicalText, object } from './json.js';
 import { ChangeError, INVALIDATION_REASONS, violation } from './change.js';
 import { MemoryStore } from './store.js';
@@ -48,6 +48,26 @@ export class Replica {
     replica.deviceContext = { platform: 'web', appVersion: null, locale, account: null, ...context };
     await replica.#load(device);
     return replica;
+  }
+
+  /** The catalog as received: the server's when one was applied, else the bundled one. @type {Catalog} */
+  #catalog;
+  /** Its part for this device's platform, computed when first read. @type {Catalog | null} */
+  #catalogForPlatform = null;
+
+  /**
+   * The catalog in force on this device: the server's when one was applied, else the bundled one —
+   * its tips for this device's platform, with the platform's settings (protocol.md §13.11).
+   * @type {Catalog}
+   */
+  get catalog() {
+    this.#catalogForPlatform ??= forPlatform(this.#catalog, this.deviceContext?.platform ?? null);
+    return this.#catalogForPlatform;
+  }
+
+  set catalog(value) {
+    this.#catalog = value;
+    this.#catalogForPlatform = null;
   }
 
   /** @private */
@@ -462,6 +482,7 @@ export class Replica {
    */
   setContext(context) {
     this.deviceContext = { ...this.deviceContext, ...context };
+    this.#catalogForPlatform = null;
     this.#notify();
   }
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import {
   canonicalText, decodeChange, donationLimits, jsonEquals, parse, parseCatalog, ReplicaState, StatusEvaluator,
-  superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference,
+  superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference, forPlatform,
 } from '../src/index.js';
 import { bucket, murmur3 } from '../src/bucket.js';
 import { localized } from '../src/localization.js';
@@ -178,6 +178,17 @@ test('tips read in a locale as conformance/catalog/localizations.json says (prot
     assert.equal(shown.message ?? null, message, label);
     assert.equal(shown.image ?? null, image, label);
     assert.deepEqual(Object.fromEntries(shown.actions.map((action) => [action.id, action.title])), { ...actions }, label);
+  }
+});
+
+test('devices apply the catalog for their platform: conformance/catalog/platforms.json (protocol.md §13.11)', () => {
+  const { catalog: json, cases } = parse(readFileSync(join(directory, '../catalog/platforms.json'), 'utf8'));
+  const catalog = parseCatalog(json);
+  for (const { platform, tips, groups, displayFrequency } of cases) {
+    const applied = forPlatform(catalog, platform);
+    assert.deepEqual(applied.tips.map((tip) => tip.id), tips, String(platform));
+    assert.deepEqual(Object.fromEntries(applied.groups.map((group) => [group.id, group.tips])), { ...groups }, String(platform));
+    assert.equal(applied.displayFrequency ?? 0, displayFrequency, String(platform));
   }
 });
 

@@ -7,16 +7,25 @@ export function parseCatalog(input: string | JSONValue): Catalog;
 /** Each event's donation limit, by event id. @returns {{[event: string]: DonationLimit}} */
 export function donationLimits(catalog: any): any;
 /**
+ * The catalog a device of `platform` applies (protocol.md §13.11): the tips for it or for every
+ * platform, groups without the others, and the platform's settings over the catalog's. A device that
+ * does not know its platform gets only the tips for every platform.
+ * @param {Catalog} catalog
+ * @param {string | null | undefined} platform
+ * @returns {Catalog}
+ */
+export function forPlatform(catalog: Catalog, platform: string | null | undefined): Catalog;
+/**
  * @typedef {import('./json.js').JSONValue} JSONValue
  * @typedef {import('./rules.js').Rule} Rule
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}, platforms?: string[]}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
- * @typedef {{displayFrequency?: number, enabled?: boolean, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ * @typedef {{displayFrequency?: number, enabled?: boolean, platformSettings?: {[platform: string]: {displayFrequency?: number}}, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
  */
 /** A catalog that does not decode or validate; the message starts with the field. */
 export class CatalogError extends Error {
@@ -53,6 +62,7 @@ export type TipDefinition = {
     localizations?: {
         [tag: string]: import("./localization.js").TipLocalization;
     };
+    platforms?: string[];
 };
 export type ParameterDefinition = {
     id: string;
@@ -71,6 +81,11 @@ export type TipGroupDefinition = {
 export type Catalog = {
     displayFrequency?: number;
     enabled?: boolean;
+    platformSettings?: {
+        [platform: string]: {
+            displayFrequency?: number;
+        };
+    };
     parameters: ParameterDefinition[];
     events: EventDefinition[];
     tips: TipDefinition[];

@@ -22,12 +22,17 @@ export class Replica {
     }): Promise<Replica>;
     /** @private */
     private constructor();
+    set catalog(arg: import("./catalog.js").Catalog);
+    /**
+     * The catalog in force on this device: the server's when one was applied, else the bundled one —
+     * its tips for this device's platform, with the platform's settings (protocol.md §13.11).
+     * @type {Catalog}
+     */
+    get catalog(): import("./catalog.js").Catalog;
     /** @type {ReplicaStore} */
     store: ReplicaStore;
     /** The catalog bundled with the app. @type {Catalog} */
     bundledCatalog: any;
-    /** The catalog in force: the server's when one was applied, else the bundled one. @type {Catalog} */
-    catalog: any;
     physicalNow: any;
     /** @type {TestingOverrides} */
     overrides: TestingOverrides;
@@ -173,7 +178,7 @@ export class Replica {
     /** A status evaluator at `now` (milliseconds on the corrected clock). */
     evaluator(now?: number): StatusEvaluator;
     /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */
-    tip(id: any): any;
+    tip(id: any): import("./catalog.js").TipDefinition;
     /** A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip. @returns {TipStatus} */
     status(id: any): import("./status.js").TipStatus;
     /** A group's current tip (its first available one; `ordered` stops at the first pending). */

@@ -67,7 +67,7 @@ export class TipSync extends EventTarget {
     /** Changes what targeting reads about this device (`platform`, `appVersion`, `locale`; protocol.md §13.8). */
     setContext(context: any): void;
     /** A tip's definition (title, message, image, actions) from the catalog in force. */
-    tip(id: any): any;
+    tip(id: any): import("./catalog.js").TipDefinition;
     /**
      * A tip's definition with its title, message, image and action titles in `locale` (default: the
      * device's; protocol.md §13.10, fallback `fr-CA` → `fr` → the tip's own). `undefined` for an unknown tip.
