@@ -56,30 +56,9 @@ extension Catalog {
             if tip.platforms == nil { tip.platforms = [platform] }
             result.tips.append(tip)
         }
-        for (index, parameter) in part.parameters.enumerated() {
-            if let existing = result.parameters.first(where: { $0.id == parameter.id }) {
-                guard existing == parameter else {
-                    throw CompositionError(
-                        description:
-                            "parameters[\(index)]: '\(parameter.id)' is already declared with another default or transience; declare it alike on every platform"
-                    )
-                }
-            } else {
-                result.parameters.append(parameter)
-            }
-        }
-        for (index, event) in part.events.enumerated() {
-            if let existing = result.events.first(where: { $0.id == event.id }) {
-                guard existing == event else {
-                    throw CompositionError(
-                        description:
-                            "events[\(index)]: '\(event.id)' is already declared with another donation limit; declare it alike on every platform"
-                    )
-                }
-            } else {
-                result.events.append(event)
-            }
-        }
+        try Self.add(
+            part.parameters, to: &result.parameters, id: \.id, member: "parameters", differing: "default or transience")
+        try Self.add(part.events, to: &result.events, id: \.id, member: "events", differing: "donation limit")
         for group in part.groups {
             result.groups.removeAll { $0.id == group.id }
             result.groups.append(group)
@@ -90,6 +69,26 @@ extension Catalog {
             result.platformSettings = settings
         }
         return result
+    }
+
+    /// Adds a part's declarations (parameters or events) to the catalog's: a new id is added, one the
+    /// catalog declares must be declared alike, else the part is refused naming `member[index]`.
+    private static func add<Declaration: Equatable>(
+        _ declarations: [Declaration], to existing: inout [Declaration], id: (Declaration) -> String,
+        member: String, differing: String
+    ) throws(CompositionError) {
+        for (index, declaration) in declarations.enumerated() {
+            guard let found = existing.first(where: { id($0) == id(declaration) }) else {
+                existing.append(declaration)
+                continue
+            }
+            guard found == declaration else {
+                throw CompositionError(
+                    description:
+                        "\(member)[\(index)]: '\(id(declaration))' is already declared with another \(differing); declare it alike on every platform"
+                )
+            }
+        }
     }
 
     /// This catalog without `platform`'s part (`DELETE /admin/v1/catalog/platforms/{platform}`): the
