@@ -261,6 +261,8 @@ import TipSyncTestSupport
                 until: firstSync["holdUntil"]?.number.map { Int64($0) })
             evaluator.heldForFirstSync = hold.holds(atMilliseconds: Int64((now * 1000).rounded()))
         }
+        // The device's transient values (local, never synced; protocol.md §4), when the check gives them.
+        if case .object(let transient)? = expected["transient"] { evaluator.transientValues = transient }
         // What targeting reads about the device (protocol.md §13.8), when the check gives it.
         if case .object(let context)? = expected["context"] {
             func string(_ name: String) -> String? {

@@ -87,7 +87,9 @@ function mismatches(state, catalog, check) {
     ? firstSyncHolds({ ...emptyProgress(), hasSynced: check.firstSync.hasSynced, firstSyncHoldUntil: check.firstSync.holdUntil }, Math.round(check.now * 1000))
     : false;
   // What targeting reads about the device (protocol.md §13.8), when the check gives it.
-  const evaluator = new StatusEvaluator(state, catalog, check.now, { heldForFirstSync, context: check.context ?? {} });
+  // The device's transient values (local, never synced; protocol.md §4), when the check gives them.
+  const transientValues = check.transient ? { ...check.transient } : {};
+  const evaluator = new StatusEvaluator(state, catalog, check.now, { heldForFirstSync, context: check.context ?? {}, transientValues });
   const compare = (what, actual, wanted) => {
     if (!jsonEquals(actual, wanted)) found.push(`${what}: got ${canonicalText(actual)}, expected ${canonicalText(wanted)}`);
   };
