@@ -135,6 +135,19 @@ import TipSyncSimulation
         await fleet.stopAll()
     }
 
+    /// A change made while the first round asks the server whom the credential names (`GET
+    /// /v1/account`, protocol.md §13.8: the account rollout buckets hash) is pushed all the same,
+    /// and the device knows its account afterwards.
+    @Test func aChangeDuringTheAccountRequestIsPushed() async throws {
+        let fleet = try await LiveFleet(devices: ["phone", "laptop"])
+        let placed = await PlacedChange(fleet, "phone", .account, at: .handled)
+        fleet.startAll()
+        let (seq, mark) = await placed.value(fleet)
+        await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
+        #expect(fleet["phone"].replica.deviceContext.account != nil)
+        await fleet.stopAll()
+    }
+
     /// The loop is live (long-poll parked, push loop waiting): a change wakes the push at once.
     @Test func aChangeDuringTheLongPollIsPushed() async throws {
         let fleet = try await LiveFleet(devices: ["phone", "laptop"])

@@ -19,7 +19,7 @@ const catalog = parseCatalog({
 const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
 let server;
 before(async () => {
-  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd11', 'd12', 'd13', 'd14']);
+  if (!skip) server = await startServer(['phone', 'laptop', 'tablet', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd11', 'd12', 'd13', 'd14', 'd15']);
 });
 after(async () => {
   await server?.stop();
@@ -99,6 +99,31 @@ test('a change made while a push is in flight is pushed too (liveness)', { skip 
   }
   await laptop.client.syncOnce();
   assert.equal(laptop.replica.parameterValue('isLoggedIn'), false);
+});
+
+test('a change made while the account request is answered is pushed too (liveness)', { skip }, async () => {
+  let made = false;
+  let phone;
+  const fetch = async (url, init) => {
+    const response = await globalThis.fetch(url, init);
+    if (!made && String(url).endsWith('/v1/account')) {
+      made = true;
+      await phone.replica.donate('opened', { during: 'account' }); // committed while GET /v1/account is answered
+    }
+    return response;
+  };
+  phone = await device('d15', { client: { fetch, live: false, longPollSeconds: 1 } });
+  const run = phone.client.run();
+  try {
+    await until(phone.replica, () => made && phone.replica.progress.pushedSeq >= phone.replica.lastLocalSeq && phone.replica.lastLocalSeq > 0);
+    assert.equal(phone.replica.deviceContext.account, 'demo');
+  } finally {
+    phone.client.stop();
+    await run.catch(() => {});
+  }
+  const laptop = await device('laptop');
+  await laptop.client.syncOnce();
+  assert.ok(laptop.replica.state.donations('opened').some((donation) => donation.info?.during === 'account'));
 });
 
 test('429 waits Retry-After, then the same push goes through', { skip }, async () => {
