@@ -26,11 +26,10 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
             logger: logger, factory: metrics.factory) : nil
     let compactor = AutoCompactor(
         store: store, threshold: configuration.autoCompactAfter, metrics: metrics, logger: logger, memory: memory)
-    let routes = buildRoutes(
+    let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
         compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: dependencies.tokens,
         now: now)
-    let router = routes.router
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
         requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
@@ -67,7 +66,6 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         return response
     }
     let connectionMetrics = metrics.connections
-    let pushFastPath = dependencies.pushFastPath ? routes.pushFastPath(serverName, logger) : nil
     return Application(
         responder: responder,
         server: HTTPServerBuilder { appResponder -> any ServerChildChannel in
@@ -77,8 +75,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
                     configuration: .init(additionalChannelHandlers: [
                         ConnectionGuard(limits: limits, metrics: connectionMetrics, idle: idle, now: now)
                     ])),
-                limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive,
-                pushFastPath: pushFastPath)
+                limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive)
             // `--tls-certificate`: TLS first on every connection, then the same HTTP/1.1 handlers.
             guard let tls = configuration.tls else { return channel }
             return try TLSChannel(channel, tlsConfiguration: try tls.serverConfiguration())
@@ -109,24 +106,6 @@ func buildRouter(
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
     metrics: ServerMetrics, tokens: TokenIdentityCache, now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
-    buildRoutes(
-        store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
-        compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: tokens, now: now
-    ).router
-}
-
-/// The router, and what answers single pushes on their connection's event loop with the router's
-/// own parts (``PushFastPath``, `nil` for a store that cannot take a push without a task).
-struct SyncRoutes {
-    let router: Router<SyncRequestContext>
-    let pushFastPath: (_ serverName: String, _ logger: Logger) -> PushFastPath?
-}
-
-func buildRoutes(
-    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
-    jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
-    metrics: ServerMetrics, tokens: TokenIdentityCache, now: @escaping @Sendable () -> Int64
-) -> SyncRoutes {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
     let history = RequestHistory()
@@ -197,13 +176,5 @@ func buildRoutes(
             library: library, signIns: signIns, now: now
         ).addRoutes(to: router, table: table)
     }
-    return SyncRoutes(router: router) { serverName, logger in
-        // With the access log on, every push goes through the router's request log.
-        guard !configuration.accessLog else { return nil }
-        return (store as? any PushesWithoutTask).map { direct in
-            PushFastPath(
-                controller: sync, auth: auth, requestLimiter: requestLimiter, requestMetrics: requestMetrics,
-                history: history, memory: memory, store: direct, serverName: serverName, logger: logger)
-        }
-    }
+    return router
 }

@@ -22,8 +22,7 @@ public struct DocumentedMetricsFactory: MetricsFactory {
             "Live streams opened, by where they are served: pipeline (the connection's first request; no task "
             + "while idle) or connection_task (asked for after other requests on the connection; more memory).",
         "tipsync_pushes_total":
-            "Pushes stored and answered, by where: event_loop (on the connection's event loop: a device token the "
-            + "server has seen, no browser Origin) or router (every other push).",
+            "Pushes stored and answered.",
         "tipsync_long_polls": "Long-poll pulls waiting for news on this instance.",
         "tipsync_build_info": "1, labelled with the server's release and the protocol revision it implements.",
         "tipsync_live_streams_stalled_total":

@@ -25,12 +25,6 @@ public struct ServerDependencies: Sendable {
     public var onServerRunning: @Sendable (any Channel) async -> Void
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
-    /// Whether single pushes may be answered on their connection's event loop (``PushFastPath``).
-    /// On. (Rounds eleven and twelve left it off after full test runs hung or failed with it on;
-    /// the causes were in the test process, not the server: children that held copies of its
-    /// sockets, and a CPU-bound test that held the cooperative threads. docs/benchmark-history.md, thirteenth
-    /// round.) `PushFastPathTests` turn it off to check its answers against the router's.
-    var pushFastPath = true
 
     public init(
         store: any SyncStore,

@@ -14,9 +14,8 @@ struct ServerMetrics: Sendable {
     /// Live streams opened on their connection's pipeline, and on Hummingbird's connection task.
     let liveStreamsOnPipeline: CoreMetrics.Counter
     let liveStreamsOnConnectionTask: CoreMetrics.Counter
-    /// Pushes stored and answered on their connection's event loop (``PushFastPath``), and by the router.
-    let pushesOnEventLoop: CoreMetrics.Counter
-    let pushesByRouter: CoreMetrics.Counter
+    /// Pushes stored and answered.
+    let pushes: CoreMetrics.Counter
     /// Live streams ended because their client did not read (``LiveStream/StallBound``).
     let liveStreamsStalled: CoreMetrics.Counter
     /// Long-poll pulls waiting on this instance.
@@ -45,10 +44,7 @@ struct ServerMetrics: Sendable {
             label: "tipsync_live_streams_opened_total", dimensions: [("path", "pipeline")], factory: factory)
         liveStreamsOnConnectionTask = CoreMetrics.Counter(
             label: "tipsync_live_streams_opened_total", dimensions: [("path", "connection_task")], factory: factory)
-        pushesOnEventLoop = CoreMetrics.Counter(
-            label: "tipsync_pushes_total", dimensions: [("path", "event_loop")], factory: factory)
-        pushesByRouter = CoreMetrics.Counter(
-            label: "tipsync_pushes_total", dimensions: [("path", "router")], factory: factory)
+        pushes = CoreMetrics.Counter(label: "tipsync_pushes_total", factory: factory)
         longPolls = CoreMetrics.Meter(label: "tipsync_long_polls", factory: factory)
         liveStreamsStalled = CoreMetrics.Counter(label: "tipsync_live_streams_stalled_total", factory: factory)
         connections = ConnectionMetrics(factory: factory)

@@ -96,35 +96,6 @@ import TipSyncTestSupport
         #expect(try database.names() == ["after"])
     }
 
-    /// `submit` is `write` answered by a callback (a push served on its connection's event loop).
-    @Test func aSubmittedWriteIsAnsweredOnceItsGroupCommitted() async throws {
-        let database = try Database()
-        let gate = database.holdWriter()
-        let answered = Mutex<[Result<Int, any Error>]>([])
-        let (done, finished) = AsyncStream<Void>.makeStream()
-        let answer: @Sendable (Result<Int, any Error>) -> Void = { result in
-            answered.withLock { $0.append(result) }
-            finished.yield()
-        }
-        database.groups.submit(
-            { db in
-                try db.execute(sql: "INSERT INTO item (name, parent) VALUES ('a', 1)")
-                return 7
-            }, completion: answer)
-        database.groups.submit({ _ -> Int in throw Refused() }, completion: answer)
-        #expect(answered.withLock { $0.isEmpty })
-        gate.signal()
-        var iterator = done.makeAsyncIterator()
-        _ = await iterator.next()
-        _ = await iterator.next()
-        let results = answered.withLock { $0 }
-        #expect(results.count == 2)
-        #expect((try? results[0].get()) == 7)
-        #expect(throws: Refused.self) { try results[1].get() }
-        #expect(try database.names() == ["a"])
-        #expect(database.commits.commits == 1)
-    }
-
     @Test func writesThatArriveWhileTheWriterIsBusyShareOneTransaction() async throws {
         let database = try Database()
         let gate = database.holdWriter()

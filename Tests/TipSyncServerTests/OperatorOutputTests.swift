@@ -75,12 +75,13 @@ import TipSyncTestSupport
             database: database, arguments: ["--log-format", "json", "--log-access", "1"])
         let (status, _) = try await RawConnection.exchange(port: server.port, method: "GET", path: "/health")
         #expect(status == 200)
-        // Two single pushes: the second's token is cached, so without the access log it would be
-        // answered on the event loop's fast path, which logs nothing. Both are logged.
+        // Two single pushes on a kept-alive connection, the second with a cached token: both are logged.
         let connection = try RawConnection(port: server.port)  // kept alive, as devices push
         for seq in 1...2 {
             connection.send(
-                PushFastPathTests.push(PushFastPathTests.changes(PushFastPathTests.change(Int64(seq))), token: token))
+                PushOnKeptAliveConnectionTests.push(
+                    PushOnKeptAliveConnectionTests.changes(PushOnKeptAliveConnectionTests.change(Int64(seq))),
+                    token: token))
             #expect(await connection.readResponses(1, within: 30).map(\.status) == [200])
         }
         let (refused, _) = try await RawConnection.exchange(

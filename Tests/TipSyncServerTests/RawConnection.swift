@@ -210,16 +210,14 @@ struct LiveServer {
     static func start(
         store: any SyncStore, configuration: ServerConfiguration = ServerConfiguration(),
         logger: Logger = Logger(label: "live-server-test"),
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        pushFastPath: Bool = true
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) async throws -> LiveServer {
         let registry = PrometheusCollectorRegistry()
         let notifier = ChangeNotifier()
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        var dependencies = ServerDependencies(
+        let dependencies = ServerDependencies(
             store: store, notifier: notifier, registry: registry, now: now, logger: logger,
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
-        dependencies.pushFastPath = pushFastPath
         let app = buildApplication(configuration: configuration.onAnyPort, dependencies: dependencies)
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { try await group.run() }

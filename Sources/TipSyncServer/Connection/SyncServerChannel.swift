@@ -29,8 +29,6 @@ struct SyncServerChannel: ServerChildChannel {
     let metrics: ConnectionMetrics
     let idle: IdleConnections
     let respondLive: LiveConnection.Respond
-    /// Single pushes answered on the event loop (`nil`: every request goes to Hummingbird).
-    let pushFastPath: PushFastPath?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -44,11 +42,6 @@ struct SyncServerChannel: ServerChildChannel {
                             let pipeline = channel.pipeline.syncOperations
                             let codec = try pipeline.context(handlerType: HTTP1ToHTTPServerCodec.self)
                             try pipeline.addHandler(KeepAliveRequest(), position: .before(codec.handler))
-                            if let pushFastPath {
-                                let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-                                try pipeline.addHandler(
-                                    PushFastPathHandler(fastPath: pushFastPath), position: .after(state))
-                            }
                             return value
                         }
                         served.whenComplete { http.completeWith($0.map(Optional.some)) }

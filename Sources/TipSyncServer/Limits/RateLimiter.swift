@@ -44,18 +44,6 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// Gives back what ``take(_:cost:now:)`` spent (a request that will be charged again elsewhere),
-    /// never filling the bucket past its burst.
-    func refund(_ key: Key, cost: Double = 1, now: Int64) {
-        guard rate.isLimited else { return }
-        buckets.withLock { state in
-            guard var bucket = state.byDevice[key] else { return }
-            bucket.tokens = min(rate.burst, refilled(bucket, now: now) + min(cost, rate.burst))
-            bucket.updated = max(bucket.updated, now)
-            state.byDevice[key] = bucket
-        }
-    }
-
     /// Spends `cost` units whatever the bucket holds — work already done is paid for — down to
     /// `-burst` at most. Returns `nil` while the bucket is not in debt, else the whole seconds until
     /// it is out of it (at least 1); ``wait(_:now:)`` then refuses the key's next request before any
@@ -70,15 +58,6 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
             bucket.updated = max(bucket.updated, now)
             state.byDevice[key] = bucket
             return bucket.tokens >= 0 ? nil : max(1, Int((-bucket.tokens / rate.perSecond).rounded(.up)))
-        }
-    }
-
-    /// Whether `take(key, cost:now:)` would be allowed now, without spending anything.
-    func wouldAllow(_ key: Key, cost: Double = 1, now: Int64) -> Bool {
-        guard rate.isLimited else { return true }
-        return buckets.withLock { state in
-            guard let bucket = state.byDevice[key] else { return true }
-            return refilled(bucket, now: now) >= min(cost, rate.burst)
         }
     }
 

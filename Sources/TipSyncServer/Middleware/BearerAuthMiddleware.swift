@@ -44,13 +44,8 @@ struct BearerAuthMiddleware: RouterMiddleware {
 
     /// The cache's identity for the request's device token, on a route that confirms it in the store.
     private func cachedIdentity(_ request: Request) -> UnconfirmedToken? {
-        cachedIdentity(method: request.method, path: request.uri.path, headers: request.headers)
-    }
-
-    /// ``cachedIdentity(_:)`` for a request known by its head.
-    func cachedIdentity(method: HTTPRequest.Method, path: String, headers: HTTPFields) -> UnconfirmedToken? {
-        guard SyncController.confirmsTokenInStore(method: method, path: path),
-            let credential = BearerCredential(headers),
+        guard SyncController.confirmsTokenInStore(method: request.method, path: request.uri.path),
+            let credential = BearerCredential(request.headers),
             jwt == nil || !JWTSignIn.looksLikeJWT(credential.token)
         else { return nil }
         let hash = TokenHasher.hash(credential.token)

@@ -10,16 +10,11 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
     }
 
-    /// What every answer carries, whichever way it is served (the push fast path writes its own heads).
-    static func addEveryAnswersHeaders(to headers: inout HTTPFields) {
-        headers[.init("X-Content-Type-Options")!] = "nosniff"
-    }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         var response = try await next(request, context)
-        Self.addEveryAnswersHeaders(to: &response.headers)
+        response.headers[.init("X-Content-Type-Options")!] = "nosniff"
         let path = request.uri.path
         if path == "/console" || path.hasPrefix("/console/") {
             response.headers[.init("X-Frame-Options")!] = "DENY"

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// The `Date` header's format (RFC 9110 §5.6.7, IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`), for the
-/// responses written outside Hummingbird's connection task (``LiveConnection``, ``PushFastPath``).
+/// responses written outside Hummingbird's connection task (``LiveConnection``).
 enum HTTPDate {
     /// The text of the current second, made once per second (as Hummingbird's date cache does).
     private static let latest = Mutex<(second: Int64, text: String)>((-1, ""))

@@ -2,9 +2,8 @@ import Hummingbird
 import NIOCore
 import TipSyncCore
 
-/// `POST /v1/push`: the route, and the steps it shares with a push answered on its connection's
-/// event loop (``PushFastPath``): what a body's changes are, what they cost, and the answer once
-/// they are stored. Each rule of a push is here, once.
+/// `POST /v1/push`: the route and its steps — what a body's changes are, what they cost, and the
+/// answer once they are stored. Each rule of a push is here, once.
 extension SyncController {
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
@@ -32,7 +31,7 @@ extension SyncController {
         var generation = outcome.generation
         if generation == nil { generation = try await store.cursorGeneration() }
         announce(outcome, identity: identity, serverTime: serverTime, generation: generation)
-        metrics.pushesByRouter.increment()
+        metrics.pushes.increment()
         return Self.json(text: pushAnswer(outcome, serverTime: serverTime, generation: generation))
     }
 
@@ -112,26 +111,10 @@ extension SyncController {
         }
     }
 
-    /// Gives back `count` changes ``charge(_:to:now:)`` spent on a push that was not stored.
-    func refund(_ count: Int, to identity: DeviceIdentity, now: Int64) {
-        changeLimiter.refund(identity, cost: Double(count), now: now)
-    }
-
     /// `429 rate_limited` for a device whose push bodies used up their budget.
     func bodyBudgetSpent(_ wait: Int) -> SyncError {
         metrics.rateLimited.increment()
         return SyncError.overBudget("pushes", bodyByteLimiter.rate.perSecond, "decoded body bytes", wait: wait)
-    }
-
-    /// Gives back the body bytes ``pushedChanges(_:contentEncoding:identity:serverTime:)`` spent, for a
-    /// push the router will decode (and charge) again.
-    func refundBody(_ bytes: Int, to identity: DeviceIdentity, now: Int64) {
-        bodyByteLimiter.refund(identity, cost: Double(bytes), now: now)
-    }
-
-    /// Whether `count` changes of the device's budget could be spent now, without spending them.
-    func canCharge(_ count: Int, to identity: DeviceIdentity, now: Int64) -> Bool {
-        changeLimiter.wouldAllow(identity, cost: Double(count), now: now)
     }
 
     /// What follows a stored push: the live streams' news (the push's own entries are the page for

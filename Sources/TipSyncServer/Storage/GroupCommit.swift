@@ -57,15 +57,6 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// ``write(_:)`` answered by a callback instead of a suspended task: `completion` is called on the
-    /// writer's thread once the group has committed (or failed to).
-    func submit<T: Sendable>(
-        _ updates: @escaping @Sendable (Database) throws -> T,
-        completion: @escaping @Sendable (Result<T, any Error>) -> Void
-    ) {
-        enqueue(Self.pending(updates, answer: completion))
-    }
-
     /// `updates` as a write of a group, answered with `answer`.
     private static func pending<T: Sendable>(
         _ updates: @escaping @Sendable (Database) throws -> T,

@@ -11,7 +11,7 @@ import TipSyncCore
 /// ``SyncStore`` on one SQLite file (WAL). SQLite has one writer at a time and a reader sees only
 /// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
 /// never skips a change committed later.
-public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
+public struct SQLiteSyncStore: SyncStore {
     let pool: DatabasePool
     /// Pushes that arrive while the writer is busy share its next transaction.
     let pushes: GroupCommit
@@ -272,13 +272,6 @@ public struct SQLiteSyncStore: SyncStore, PushesWithoutTask {
         async throws -> PushOutcome
     {
         try await pushes.write(Self.pushUpdates(changes, from: identity, confirming: token))
-    }
-
-    func push(
-        _ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?,
-        then completion: @escaping @Sendable (Result<PushOutcome, any Error>) -> Void
-    ) {
-        pushes.submit(Self.pushUpdates(changes, from: identity, confirming: token), completion: completion)
     }
 
     /// A push's write: the token confirmed, the fresh changes appended at the account's next
