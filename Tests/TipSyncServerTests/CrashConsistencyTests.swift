@@ -103,8 +103,9 @@ import TipSyncTestSupport
         let process: ChildProcess
         let port: Int
 
-        static func start(database: String, arguments: [String] = []) async throws -> ServerUnderTest {
-            let port = FreePort.next()
+        static func start(database: String, port: Int = FreePort.next(), arguments: [String] = []) async throws
+            -> ServerUnderTest
+        {
             let process = try ChildProcess(
                 ServerProcessTests.productsDirectory.appendingPathComponent("tipsync-server").path,
                 ["serve", "--http-port", String(port), "--database", database] + arguments)

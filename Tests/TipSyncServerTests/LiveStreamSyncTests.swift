@@ -190,6 +190,54 @@ import TipSyncServer
         }
     }
 
+    /// protocol.md §17.3: a stream the server ended after it began (a restart, a JWT's expiry) is
+    /// reopened after a delay drawn from 0 to the base — here a quarter (the injected draw) of a 2 s
+    /// base — so that an instance's devices do not all return in the same instant.
+    @Test func aStreamTheServerEndedIsReopenedAfterAPauseWithinTheBase() async throws {
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        let notifier = ChangeNotifier()
+        let app = buildApplication(
+            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
+        try await app.test(.live) { server in
+            let port = try #require(server.port)
+            let phoneClient = client(phone, fixture, port: port)
+            let slept = Mutex<[Duration]>([])
+            let sleptBeforeSecondStream = Mutex<[Duration]?>(nil)
+            let transport = WatchedTransport(port: port) { index in
+                if index == 2 { sleptBeforeSecondStream.withLock { $0 = slept.withLock { $0 } } }
+            }
+            var configuration = SyncConfiguration(
+                server: URL(string: "http://127.0.0.1:1")!, token: fixture.tokens["laptop"]!)
+            configuration.initialBackoff = 2
+            let laptopClient = SyncClient(
+                replica: laptop, configuration: configuration, transport: transport,
+                sleep: { duration in
+                    // The silence watchdog's minute passes as a real (cancelled) wait; the rest are recorded.
+                    if duration >= .seconds(60) {
+                        try await Task.sleep(for: duration)
+                    } else {
+                        slept.withLock { $0.append(duration) }
+                    }
+                },
+                jitter: { 0.25 })
+            let running = Task { try await laptopClient.run() }
+            defer { running.cancel() }
+            try close("count-1", on: phone)
+            try await phoneClient.syncOnce()
+            await until(laptop, closed: "count-1")
+            while notifier.count == 0 { await Task.yield() }
+            #expect(slept.withLock { $0 }.isEmpty)
+            notifier.finishAll()  // as a restart or a JWT's expiry ends it
+            try close("count-2", on: phone)
+            try await phoneClient.syncOnce()
+            await until(laptop, closed: "count-2")
+            #expect(sleptBeforeSecondStream.withLock { $0 } == [.milliseconds(500)])
+            #expect(transport.streams.load(ordering: .relaxed) == 2)
+        }
+    }
+
     @Test func aPullBesideTheStreamReopensItAndLosesNothing() async throws {
         let fixture = try await ServerFixture.make()
         let phone = try makeDevice("phone")

@@ -18,12 +18,23 @@
         /// connection that cannot be made fails the request at once (`connection refused`) instead
         /// of being retried until the request's deadline — the sync client backs off and retries
         /// itself, and meanwhile says it is not connected. Never shut down, like `HTTPClient.shared`.
-        public static let sharedClient: HTTPClient = {
+        ///
+        /// It opens at most 8 connections to a server, and a device's live stream holds one for as
+        /// long as it runs (its pushes and pulls use another): a process that syncs more than a few
+        /// replicas with one server gives them a client of their own
+        /// (``sharedClientConfiguration`` with a higher
+        /// `connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit`), or its requests wait for
+        /// connections the streams never give back.
+        public static let sharedClient = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: sharedClientConfiguration)
+
+        /// ``sharedClient``'s configuration.
+        public static var sharedClientConfiguration: HTTPClient.Configuration {
             var configuration = HTTPClient.Configuration.singletonConfiguration
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.timeout.connect = .seconds(10)
-            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        }()
+            return configuration
+        }
 
         /// - Parameter client: the HTTP client to use (default: ``sharedClient``).
         public init(baseURL: URL, client: HTTPClient = HTTPClientTransport.sharedClient) {

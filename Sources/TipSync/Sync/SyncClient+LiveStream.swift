@@ -6,49 +6,61 @@ import TipSyncCore
 /// each page of the account's new changes on the open connection, and the client merges it and moves
 /// its cursor — no request per change.
 extension SyncClient {
-    /// Follows one live stream until it ends. Returns `false` when the transport cannot stream (the
-    /// caller long-polls instead), `true` when the stream ended and may be opened again at once.
+    /// How a live stream ended, and so when the next one opens.
+    enum LiveStreamEnd: Equatable {
+        /// The transport cannot stream: long-poll instead.
+        case cannotStream
+        /// A page did not continue the client's cursor (or there was no cursor yet): open the next at once.
+        case reopenNow
+        /// The server ended a stream that had begun (a restart, a JWT's expiry, the stall bound): open
+        /// the next after ``Backoff/delayAfterStreamEnded(draw:)``, so that an instance's devices do
+        /// not all return in the same instant (protocol.md §17.3).
+        case endedByServer
+    }
+
+    /// Follows one live stream until it ends, and says how it ended.
     ///
     /// Each page continues the one before (`from` is the cursor the client holds); a page that does
     /// not — the client's cursor moved some other way — ends the stream, and the next one opens at
     /// the client's cursor, where the server catches it up. A page, its cursor and nothing else are
     /// stored in one transaction, like a pull's.
-    func followLiveStream() async throws -> Bool {
+    func followLiveStream() async throws -> LiveStreamEnd {
         guard let cursor = try replica.syncProgress.pullCursor else {
             try await pullAll()  // a stream starts at a cursor: the round that mints one
-            return true
+            return .reopenNow
         }
         let encoded = cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor
         guard let stream = try await openStream("/v1/live?limit=\(configuration.pullLimit)&cursor=\(encoded)")
-        else { return false }
+        else { return .cannotStream }
         guard stream.status == 200 else {
             let body = try await Self.collect(stream.body)
             if stream.status == 400, Self.errorCode(body)?.code == ErrorCode.invalidCursor.rawValue {
                 try replica.updateSyncProgress { $0.pullCursor = nil }  // start over: merging is idempotent
-                return true
+                return .reopenNow
             }
             throw Self.rejection(SyncHTTPResponse(status: stream.status, body: body, headers: stream.headers))
         }
         // URLSession on Linux does not end a silent stream: a watchdog does, after
         // `liveStreamSilence` seconds without a byte (heartbeats come every 15 s).
         let heard = HeardBytes()
-        let began = try await withThrowingTaskGroup(of: Bool.self) { group in
+        let end = try await withThrowingTaskGroup(of: LiveStreamEnd?.self) { group in
             group.addTask { try await self.readLiveStream(stream.body, heard: heard) }
             group.addTask {
                 try await self.watchSilence(heard)
-                return false
+                return nil
             }
             defer { group.cancelAll() }
-            return try await group.next() ?? false
+            return try await group.next() ?? nil
         }
-        // The server ended it (a restart, a JWT's expiry): open another at once, unless it never began.
-        guard began else { throw SyncClientError.unreachable("the live stream ended before it began") }
-        return true
+        guard let end else { throw SyncClientError.unreachable("the live stream ended before it began") }
+        return end
     }
 
-    /// Reads the stream's events until it ends or a page does not continue the cursor; returns
-    /// whether the stream began (`event: ready`).
-    func readLiveStream(_ body: AsyncThrowingStream<Data, any Error>, heard: HeardBytes) async throws -> Bool {
+    /// Reads the stream's events until it ends or a page does not continue the cursor; `nil` when the
+    /// stream ended before it began (`event: ready`).
+    func readLiveStream(_ body: AsyncThrowingStream<Data, any Error>, heard: HeardBytes) async throws
+        -> LiveStreamEnd?
+    {
         var events = ServerSentEvents()
         var began = false
         do {
@@ -60,7 +72,7 @@ extension SyncClient {
                         began = true
                         publishStatus(connected: true)
                     case "changes":
-                        guard try await mergeLivePage(event.data) else { return true }
+                        guard try await mergeLivePage(event.data) else { return .reopenNow }
                     case "catalog":
                         try await followLiveCatalog(event.data)
                     default:
@@ -75,7 +87,7 @@ extension SyncClient {
         } catch {
             throw SyncClientError.unreachable("the live stream failed: \(error.localizedDescription)")
         }
-        return began
+        return began ? .endedByServer : nil
     }
 
     /// Throws once the stream has been silent for ``SyncConfiguration/liveStreamSilence`` seconds.

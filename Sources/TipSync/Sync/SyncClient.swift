@@ -45,17 +45,19 @@ public actor SyncClient {
     public private(set) var isAwaitingLocalChanges = false
 
     /// - Parameters:
-    ///   - transport: how requests reach the server (default: `URLSession`).
+    ///   - transport: how requests reach the server (default: the configuration's ``SyncConfiguration/transport``,
+    ///     else ``defaultTransport(_:)``).
     ///   - sleep: how backoff and `Retry-After` waits pass (tests and simulations inject their own).
-    ///   - jitter: a factor in `0.5...1` each backoff delay is multiplied by (default: random).
+    ///   - jitter: a number in `0...1` that picks each backoff delay within its range (``Backoff``;
+    ///     default: uniformly random).
     public init(
         replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0.5...1.0) }
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
         self.replica = replica
         self.configuration = configuration
-        self.transport = transport ?? Self.defaultTransport(configuration.server)
+        self.transport = transport ?? configuration.transport ?? Self.defaultTransport(configuration.server)
         self.compressesPushes = configuration.compressPushes
         self.sleep = sleep
         self.jitter = jitter
@@ -131,17 +133,19 @@ public actor SyncClient {
     }
 
     /// Syncs until cancelled: a full round, then the live stream (or long-polls) for remote changes
-    /// alongside a push after every local change. Failures back off (doubling, with jitter) and retry; a refused token stops.
+    /// alongside a push after every local change. Failures back off (``SyncConfiguration/backoff``:
+    /// a delay drawn from a range that doubles with each failure in a row, protocol.md §17.3) and
+    /// retry; a refused token stops.
     ///
     /// No local change waits for another to be pushed: the push loop subscribes to local changes
     /// *before* it reads the outbox, so a change committed at any moment — during a round, a pull,
     /// a long-poll, a backoff or a re-stamp — is either in the outbox it reads or wakes it after.
     public func run() async throws {
-        var backoff = configuration.initialBackoff
+        var failures = 0
         while !Task.isCancelled {
             do {
                 try await syncOnce()
-                backoff = configuration.initialBackoff
+                failures = 0
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.pullLive() }
                     group.addTask { try await self.pushOnLocalChanges() }
@@ -150,11 +154,15 @@ public actor SyncClient {
                 }
             } catch let error as SyncClientError where error.isTransient {
                 fail(error)
-                let factor = min(max(jitter(), 0.5), 1.0)
-                try await sleep(.milliseconds(Int(backoff * factor * 1000)))
-                backoff = min(backoff * 2, configuration.maximumBackoff)
+                try await sleep(Self.duration(configuration.backoff.delay(afterFailures: failures, draw: jitter())))
+                failures += 1
             }
         }
+    }
+
+    /// Seconds as a `Duration` to sleep (whole nanoseconds; a backoff's seconds are finite and small).
+    static func duration(_ seconds: Double) -> Duration {
+        .nanoseconds(Int64((min(max(seconds, 0), 86_400) * 1e9).rounded()))
     }
 
     /// Pushes the outbox, then again after every local change, until cancelled. Level-triggered:
@@ -176,7 +184,12 @@ public actor SyncClient {
         var streams = configuration.liveStream
         while !Task.isCancelled {
             if streams {
-                streams = try await followLiveStream()
+                switch try await followLiveStream() {
+                case .cannotStream: streams = false
+                case .reopenNow: break
+                case .endedByServer:
+                    try await sleep(Self.duration(configuration.backoff.delayAfterStreamEnded(draw: jitter())))
+                }
             } else {
                 try await pullAll(wait: configuration.longPollSeconds)
             }
@@ -492,8 +505,10 @@ public actor SyncClient {
                 // A server that does not inflate push bodies (or a transport that dropped the header):
                 // send this one and the next ones plain.
                 compressesPushes = false
-            case 429 where rateLimited < configuration.rateLimitRetries:
-                // The server says when it will accept the request: wait that long, never less.
+            case 429 where rateLimited < configuration.rateLimitRetries,
+                503 where rateLimited < configuration.rateLimitRetries && response.headers["retry-after"] != nil:
+                // The server (or a proxy before it) says when it will accept the request: wait that
+                // long, never less (protocol.md §17.3).
                 rateLimited += 1
                 let seconds = response.headers["retry-after"].flatMap { Int($0) } ?? 1
                 try await sleep(.seconds(min(max(seconds, 1), 3600)))

@@ -9,8 +9,8 @@ public struct SyncConfiguration: Sendable {
     /// `401 token_expired` (a JWT from the app's identity provider). Errors it throws count as the
     /// server being unreachable: the client backs off and asks again.
     public var tokenProvider: (@Sendable () async throws -> String)?
-    /// How many times a request answered `429 rate_limited` is retried after its `Retry-After`
-    /// before the round fails (and ``SyncClient/run()`` backs off).
+    /// How many times a request answered `429 rate_limited` (or `503` with `Retry-After`) is retried
+    /// after its `Retry-After` before the round fails (and ``SyncClient/run()`` backs off).
     public var rateLimitRetries = 5
     /// Changes per push (the server's default limit is 1000).
     public var pushBatchSize = 500
@@ -34,9 +34,13 @@ public struct SyncConfiguration: Sendable {
     /// Seconds the live stream may stay silent before the client takes the connection for lost and
     /// reconnects (the server writes a heartbeat every 15 s by default).
     public var liveStreamSilence = 60
-    /// Retry delays: doubling from `initialBackoff` up to `maximumBackoff` seconds, with jitter.
-    public var initialBackoff: Double = 0.5
+    /// Retry delays (protocol.md §17.3, ``Backoff``): after the n-th failure in a row a delay drawn
+    /// uniformly from 0 to `min(maximumBackoff, initialBackoff × 2^(n−1))` seconds; a live stream the
+    /// server ended is reopened after 0 to `initialBackoff` seconds.
+    public var initialBackoff: Double = 1
     public var maximumBackoff: Double = 60
+    /// ``initialBackoff`` and ``maximumBackoff`` as the rule that uses them.
+    public var backoff: Backoff { Backoff(base: initialBackoff, maximum: maximumBackoff) }
     /// How requests reach the server; `nil` (the default): `URLSession` to ``server``. Set it to
     /// route through your own HTTP stack, or to an in-process server in tests.
     public var transport: (any SyncTransport)?

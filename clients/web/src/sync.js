@@ -7,6 +7,7 @@
 // changes before it reads the outbox, so a change stored at any moment — during a round, a pull, a
 // live stream, a backoff, a re-stamp — is either in the outbox it reads or wakes it after.
 
+import { delayAfterFailures, delayAfterStreamEnded, retryAfterSeconds } from './backoff.js';
 import { decodeChange, encodeChange, violation } from './change.js';
 import { canonicalText, parse } from './json.js';
 import { keptThroughUncertainPush, noteServer, recordUncertainPush, setPushed } from './progress.js';
@@ -50,7 +51,9 @@ export class SyncError extends Error {
  * }} SyncOptions
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
- * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests;
+ * catalog operators upload; `initialBackoff` (1000) and `maximumBackoff` (60000): the base and maximum of
+ * the retry delays, in milliseconds (protocol.md §17.3, `backoff.js`); `sleep` and `random` (a draw
+ * in 0…1 that picks each delay within its range) are injected by tests;
  * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
  * available (5; 0: no hold; protocol.md §17.1).
  *
@@ -177,16 +180,17 @@ export class SyncClient {
 
   /**
    * Syncs until {@link stop}: a full round, then live updates (or long-polls) alongside a push after
-   * every local change. Transient failures back off (doubling, with jitter) and retry; others end it.
+   * every local change. Transient failures back off (a delay drawn from a range that doubles with
+   * each failure in a row, protocol.md §17.3) and retry; others end it.
    */
   async run() {
     this.controller = new AbortController();
     const { signal } = this.controller;
-    let backoff = this.initialBackoff;
+    let failures = 0;
     while (!signal.aborted) {
       try {
         await this.syncOnce();
-        backoff = this.initialBackoff;
+        failures = 0;
         // Stopped during the round: an abort that already happened fires no event.
         if (signal.aborted) return;
         const round = new AbortController();
@@ -203,9 +207,9 @@ export class SyncClient {
         const failure = asSyncError(error);
         this.#fail(failure);
         if (!failure.transient) throw failure;
-        await this.sleep(backoff * Math.min(Math.max(this.random(), 0.5), 1));
+        await this.sleep(delayAfterFailures(failures, this.random(), this.#backoff));
         if (signal.aborted) return;
-        backoff = Math.min(backoff * 2, this.maximumBackoff);
+        failures += 1;
       }
     }
   }
@@ -243,7 +247,17 @@ export class SyncClient {
       while (!signal.aborted) await this.pullAll(this.longPollSeconds, signal);
       return;
     }
-    while (!signal.aborted) await this.#followLiveStream(signal);
+    while (!signal.aborted) {
+      if ((await this.#followLiveStream(signal)) === 'endedByServer' && !signal.aborted) {
+        // So that an instance's devices do not all return in the same instant (protocol.md §17.3).
+        await this.sleep(delayAfterStreamEnded(this.random(), this.#backoff));
+      }
+    }
+  }
+
+  /** The retry delays' base and maximum, in milliseconds. */
+  get #backoff() {
+    return { base: this.initialBackoff, maximum: this.maximumBackoff };
   }
 
   /**
@@ -251,12 +265,14 @@ export class SyncClient {
    * holds (its `from`), with the cursor after it, in one transaction. A page that does not continue
    * it ends the stream; the next opens at the replica's cursor and the server catches it up. A
    * stream silent for `liveStreamSilence` seconds (heartbeats come every 15 s) is taken for lost.
+   * Resolves `'endedByServer'` when the server ended a stream that had begun, else `'reopenNow'`.
+   * @returns {Promise<'endedByServer' | 'reopenNow'>}
    */
   async #followLiveStream(signal) {
     const cursor = this.replica.progress.pullCursor;
     if (!cursor) {
       await this.pullAll(0, signal); // a stream starts at a cursor: the round that mints one
-      return;
+      return 'reopenNow';
     }
     const stream = new AbortController();
     const abort = () => stream.abort();
@@ -284,7 +300,7 @@ export class SyncClient {
         const text = await response.text();
         if (response.status === 400 && errorDetail(text)?.code === 'invalid_cursor') {
           await this.replica.updateProgress((progress) => (progress.pullCursor = null));
-          return;
+          return 'reopenNow';
         }
         throw rejectionOf(response.status, text);
       }
@@ -301,7 +317,7 @@ export class SyncClient {
         }
         if (piece.done) {
           if (!began) throw new SyncError('the live stream ended before it began', { transient: true });
-          return; // the server ended it (a restart, a JWT's expiry): open another at once
+          return 'endedByServer'; // a restart, a JWT's expiry: open another after a short random delay
         }
         watch();
         for (const { name, data } of events.feed(piece.value)) {
@@ -311,7 +327,7 @@ export class SyncClient {
           }
           else if (name === 'changes' && !(await this.#mergeLivePage(data, signal))) {
             await reader.cancel().catch(() => {});
-            return;
+            return 'reopenNow';
           } else if (name === 'catalog' && this.followsServerCatalog) {
             const tag = errorless(() => /** @type {any} */ (parse(data))?.catalog);
             if (typeof tag === 'string') await this.#followCatalog(tag, signal);
@@ -580,10 +596,10 @@ export class SyncClient {
         throw new SyncError(`the server could not be reached: ${error.message}`, { transient: true });
       }
       if (stream && response.status === 200) return response;
-      if (response.status === 429) {
-        const seconds = Number(response.headers.get('Retry-After') ?? '1');
+      // The server (or a proxy before it) says when it will take the request: wait that long, never less.
+      if (response.status === 429 || (response.status === 503 && response.headers.has('Retry-After'))) {
         await response.arrayBuffer();
-        await this.sleep(Math.max(0, Number.isFinite(seconds) ? seconds : 1) * 1000);
+        await this.sleep(retryAfterSeconds(response.headers.get('Retry-After')) * 1000);
         continue;
       }
       if (payload !== body && (response.status === 415 || response.status === 400)) {

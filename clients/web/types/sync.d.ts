@@ -36,7 +36,9 @@ export class SyncError extends Error {
  * }} SyncOptions
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
- * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests;
+ * catalog operators upload; `initialBackoff` (1000) and `maximumBackoff` (60000): the base and maximum of
+ * the retry delays, in milliseconds (protocol.md §17.3, `backoff.js`); `sleep` and `random` (a draw
+ * in 0…1 that picks each delay within its range) are injected by tests;
  * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
  * available (5; 0: no hold; protocol.md §17.1).
  *
@@ -122,7 +124,8 @@ export class SyncClient {
     pushPending(): Promise<void>;
     /**
      * Syncs until {@link stop}: a full round, then live updates (or long-polls) alongside a push after
-     * every local change. Transient failures back off (doubling, with jitter) and retry; others end it.
+     * every local change. Transient failures back off (a delay drawn from a range that doubles with
+     * each failure in a row, protocol.md §17.3) and retry; others end it.
      */
     run(): Promise<void>;
     /** Ends {@link run} (and any request it has open). */
@@ -153,7 +156,9 @@ export type Replica = import('./replica.js').Replica;
 /**
  * `live`: receive changes on `/v1/live` streams that carry them (else long-polls);
  * `liveStreamSilence`: seconds a live stream may stay silent before it is taken for lost (60); `followsServerCatalog`: apply the
- * catalog operators upload; backoffs in milliseconds; `sleep` and `random` are injected by tests;
+ * catalog operators upload; `initialBackoff` (1000) and `maximumBackoff` (60000): the base and maximum of
+ * the retry delays, in milliseconds (protocol.md §17.3, `backoff.js`); `sleep` and `random` (a draw
+ * in 0…1 that picks each delay within its range) are injected by tests;
  * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
  * available (5; 0: no hold; protocol.md §17.1).
  */
