@@ -61,10 +61,16 @@ public struct StatusEvaluator: RuleContext {
         return visible.suffix(min(Self.defaultQueryLimit, limit?.maximumCount ?? .max))
     }
 
-    /// Whether every rule holds; a rule that fails to evaluate does not hold.
+    /// Whether every rule holds.
     public func rulesHold(_ rules: [RuleExpression]) -> Bool {
+        firstFailing(rules) == nil
+    }
+
+    /// The index of the first rule that does not hold, if any: a rule that fails to evaluate does
+    /// not hold (protocol.md §13.5).
+    func firstFailing(_ rules: [RuleExpression]) -> Int? {
         let evaluator = RuleEvaluator(context: self)
-        return rules.allSatisfy { (try? evaluator.holds($0)) ?? false }
+        return rules.firstIndex { (try? evaluator.holds($0)) != true }
     }
 
     /// The tip's status now.
@@ -86,13 +92,8 @@ public struct StatusEvaluator: RuleContext {
         }
         if !tipsEnabled { return .turnedOff(allTips: true) }
         if !tip.isEnabled { return .turnedOff(allTips: false) }
-        let evaluator = RuleEvaluator(context: self)
-        for (index, rule) in (tip.targeting ?? []).enumerated() where (try? evaluator.holds(rule)) != true {
-            return .targeting(index: index)
-        }
-        for (index, rule) in tip.rules.enumerated() where (try? evaluator.holds(rule)) != true {
-            return .rule(index: index)
-        }
+        if let index = firstFailing(tip.targeting ?? []) { return .targeting(index: index) }
+        if let index = firstFailing(tip.rules) { return .rule(index: index) }
         if let until = throttledUntil(tip) { return .displayFrequency(until: until) }
         if heldForFirstSync { return .firstSync }
         return .available

@@ -69,14 +69,23 @@ export class StatusEvaluator {
     return keep === 0 ? [] : visible.slice(-keep);
   }
 
-  /** Whether every rule holds (a rule that fails to evaluate does not). */
+  /** Whether every rule holds. */
   rulesHold(rules) {
+    return this.firstFailing(rules) < 0;
+  }
+
+  /**
+   * The index of the first rule that does not hold, or -1: a rule that fails to evaluate does not
+   * hold (protocol.md §13.5).
+   * @param {import('./rules.js').Rule[]} rules
+   */
+  firstFailing(rules) {
     const evaluator = new RuleEvaluator(this);
-    return rules.every((rule) => {
+    return rules.findIndex((rule) => {
       try {
-        return evaluator.holds(rule);
+        return evaluator.holds(rule) !== true;
       } catch {
-        return false;
+        return true;
       }
     });
   }
@@ -109,17 +118,9 @@ export class StatusEvaluator {
     }
     if (this.catalog.enabled === false) return { code: 'turnedOff', status: 'pending', allTips: true };
     if (tip.enabled === false) return { code: 'turnedOff', status: 'pending', allTips: false };
-    const evaluator = new RuleEvaluator(this);
-    const holds = (rule) => {
-      try {
-        return evaluator.holds(rule);
-      } catch {
-        return false;
-      }
-    };
-    const targeting = (tip.targeting ?? []).findIndex((rule) => !holds(rule));
+    const targeting = this.firstFailing(tip.targeting ?? []);
     if (targeting >= 0) return { code: 'targeting', status: 'pending', index: targeting };
-    const rule = tip.rules.findIndex((candidate) => !holds(candidate));
+    const rule = this.firstFailing(tip.rules);
     if (rule >= 0) return { code: 'rule', status: 'pending', index: rule };
     const until = this.throttledUntil(tip);
     if (until !== null) return { code: 'displayFrequency', status: 'pending', until };

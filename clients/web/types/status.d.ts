@@ -47,8 +47,14 @@ export class StatusEvaluator {
     parameterValue(id: any): import("./json.js").JSONValue;
     /** The donations of an event rules see: within its maximum age, the newest up to its count and 1000. */
     donations(event: any): import("./state.js").Donation[];
-    /** Whether every rule holds (a rule that fails to evaluate does not). */
-    rulesHold(rules: any): any;
+    /** Whether every rule holds. */
+    rulesHold(rules: any): boolean;
+    /**
+     * The index of the first rule that does not hold, or -1: a rule that fails to evaluate does not
+     * hold (protocol.md §13.5).
+     * @param {import('./rules.js').Rule[]} rules
+     */
+    firstFailing(rules: import('./rules.js').Rule[]): number;
     /** @param {TipDefinition} tip @returns {TipStatus} */
     status(tip: TipDefinition): TipStatus;
     /**
