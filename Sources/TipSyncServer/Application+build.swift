@@ -82,6 +82,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         },
         configuration: .init(
             address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: serverName,
+            backlog: configuration.listenBacklog,
             availableConnectionsDelegate: ConnectionCounter(
                 maximum: maxConnections, idle: idle, logger: logger, factory: metrics.factory)),
         services: services,

@@ -31,6 +31,10 @@ struct Fleet: AsyncParsableCommand {
     ) var serverProcesses = false
     @Option(help: "Streams per `live-receivers` child (each child has its own open-file limit).")
     var streamsPerReceiver = 12_000
+    @Flag(
+        help:
+            "A reconnect storm (needs --server-processes): once every stream is open, stop every server process (SIGTERM) and start it again on its port; the devices reconnect as protocol.md §17.3 says. Reports when every device holds a stream again, the servers' CPU and peak RSS meanwhile; the changes pushed after it must then reach every device."
+    ) var restart = false
 
     func run() async throws {
         var stores: [any SyncStore] = []
@@ -105,9 +109,44 @@ struct Fleet: AsyncParsableCommand {
             receivers.append(
                 try await LiveReceivers.spawn(
                     port: port + members.instance, tokens: mine.map { "\($0.token) \($0.name)" },
-                    cursor: "\(generation).0", latency: true, devicesPerAccount: devicesPerAccount))
+                    cursor: "\(generation).0", latency: true, devicesPerAccount: devicesPerAccount, reconnect: restart))
         }
         defer { for process in receivers { process.terminate() } }
+        var storm = ""
+        if restart {
+            guard serverProcesses else { throw BenchError("--restart needs --server-processes") }
+            let begin = ContinuousClock.now
+            for process in processes { process.process.terminate() }
+            for process in processes { process.process.waitUntilExit() }
+            let stopped = (ContinuousClock.now - begin).milliseconds / 1000
+            for index in processes.indices {
+                processes[index] = try await ServerProcess.start(
+                    port: processes[index].port, database: url ?? "sqlite:\(sqlitePath)")
+            }
+            let serving = (ContinuousClock.now - begin).milliseconds / 1000
+            let pids = processes.map(\.process.processIdentifier)
+            let sampler = Task {
+                var peak = 0
+                while !Task.isCancelled {
+                    peak = max(peak, pids.reduce(0) { $0 + ServerProcess.residentBytes(pid: $1) })
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                return peak
+            }
+            var attempts = 0
+            for process in receivers {
+                let line = try await LiveReceivers.nextLine(process)
+                attempts += Int(line.split(separator: " ").last ?? "") ?? 0
+            }
+            let live = (ContinuousClock.now - begin).milliseconds / 1000
+            sampler.cancel()
+            let peak = await sampler.value
+            let cpu = processes.reduce(0) { $0 + $1.cpuSeconds }
+            storm =
+                "restart: stopped after \(format(stopped, 2)) s, serving again after \(format(serving, 2)) s, "
+                + "every device live again after \(format(live, 2)) s (\(attempts) stream requests); the new servers' "
+                + "CPU \(format(cpu, 2)) s, peak RSS \(peak / 1_048_576) MiB; "
+        }
         /// The servers' CPU time: this process's, or the server processes'.
         let serverCPUSeconds = { processes.isEmpty ? processCPUSeconds() : processes.reduce(0) { $0 + $1.cpuSeconds } }
         let serverMemory = { processes.isEmpty ? residentMemoryBytes() : processes.reduce(0) { $0 + $1.residentBytes } }
@@ -178,7 +217,8 @@ struct Fleet: AsyncParsableCommand {
         let serverCPU = serverCPUSeconds() - cpuBefore - (processes.isEmpty ? generatorCPU : 0)
         let delivered = total * devicesPerAccount
         print(
-            "fleet backend=\(backend) instances=\(instances)\(processes.isEmpty ? "" : " (processes)") accounts=\(accounts)×\(devicesPerAccount) interval=\(interval) s "
+            storm
+                + "fleet backend=\(backend) instances=\(instances)\(processes.isEmpty ? "" : " (processes)") accounts=\(accounts)×\(devicesPerAccount) interval=\(interval) s "
                 + "for \(format(pushSeconds, 1)) s: \(total) pushes (\(Int(Double(total) / pushSeconds))/s of "
                 + "\(Int(rate))/s asked), \(errors.value.load(ordering: .relaxed)) errors; all merged after "
                 + "\(format(allSeconds, 1)) s; server CPU \(format(serverCPU, 1)) s = "

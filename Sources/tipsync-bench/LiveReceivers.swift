@@ -27,10 +27,21 @@ struct LiveReceivers: ParsableCommand {
             "Record, for each change another device made, the time from its stamp to its merge; read `total K` on stdin (K changes pushed in all), then report once every device holds its account's changes."
     ) var latency = false
     @Option var devicesPerAccount = 3
+    @Flag(
+        help:
+            "Reconnect as protocol.md §17.3 says when the server ends a stream or cannot be reached (full jitter, base 1 s, maximum 60 s), at the device's cursor; print `held N reconnects R` whenever every stream is open again."
+    ) var reconnect = false
 
     final class Receiver {
-        let fd: Int32
+        var fd: Int32
         var device = ""
+        var token = ""
+        /// A non-blocking connect is in progress (`--reconnect`).
+        var connecting = false
+        /// Failures in a row since this device's stream last said `ready`.
+        var failures = 0
+        /// When the next attempt is due (seconds on the monotonic clock), while it waits.
+        var reconnectAt: Double?
         var latencies: [Int64]?
         var head: [UInt8] = []
         var inBody = false
@@ -47,9 +58,19 @@ struct LiveReceivers: ParsableCommand {
             self.cursor = cursor
         }
 
+        /// A new connection's response starts from nothing (the merged state and cursor stay).
+        func resetResponse() {
+            head = []
+            inBody = false
+            chunked = ChunkedBody()
+            events = ServerSentEvents()
+            ready = false
+        }
+
         /// Takes bytes off the socket; returns false when the server closed it.
         func read(into buffer: inout [UInt8]) throws -> Bool {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }  // nothing yet
             guard count > 0 else { return false }
             var bytes = buffer[0..<count]
             if !inBody {
@@ -87,24 +108,35 @@ struct LiveReceivers: ParsableCommand {
 
     func run() throws {
         let lines = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n")
-        let encoded = cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor
         var receivers: [Receiver] = []
         let events = epoll_create1(0)
+        /// The stream request at the receiver's cursor.
+        func request(_ receiver: Receiver) -> String {
+            let encoded =
+                receiver.cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? receiver.cursor
+            return
+                "GET /v1/live?cursor=\(encoded) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(receiver.token)\r\n\r\n"
+        }
+        func watch(_ receiver: Receiver, _ index: Int, _ what: UInt32, _ operation: Int32) {
+            var event = epoll_event()
+            event.events = what
+            event.data.u64 = UInt64(index)
+            epoll_ctl(events, operation, receiver.fd, &event)
+        }
         for line in lines {
             // `token` or `token device`.
             let parts = line.split(separator: " ")
-            let token = String(parts[0])
-            let fd = try connectLoopback(port: port)
-            let request =
-                "GET /v1/live?cursor=\(encoded) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
-            _ = request.withCString { send(fd, $0, strlen($0), 0) }
-            let receiver = Receiver(fd: fd, cursor: cursor)
+            let receiver = Receiver(fd: -1, cursor: cursor)
+            receiver.token = String(parts[0])
             receiver.device = parts.count > 1 ? String(parts[1]) : ""
             if latency { receiver.latencies = [] }
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            event.data.u64 = UInt64(receivers.count)
-            epoll_ctl(events, EPOLL_CTL_ADD, fd, &event)
+            if reconnect {
+                receiver.reconnectAt = 0  // opened by the loop, without blocking on a full backlog
+            } else {
+                receiver.fd = try connectLoopback(port: port)
+                _ = request(receiver).withCString { send(receiver.fd, $0, strlen($0), 0) }
+                watch(receiver, receivers.count, EPOLLIN.rawValue, EPOLL_CTL_ADD)
+            }
             receivers.append(receiver)
         }
         var input = epoll_event()
@@ -117,10 +149,54 @@ struct LiveReceivers: ParsableCommand {
         var reported = 0
         var target: Int?
         var line: [UInt8] = []
+        // `--reconnect`: streams open now, attempts waiting, attempts made since the last `held`.
+        var live = 0
+        var waiting = reconnect ? receivers.count : 0
+        var attempts = 0
+        var random = SplitMix64(seed: 0x5EED)
+        func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+        /// The stream ended or could not be opened: try again after protocol.md §17.3's delay.
+        func lost(_ receiver: Receiver) {
+            if receiver.fd >= 0 { close(receiver.fd) }
+            receiver.fd = -1
+            receiver.connecting = false
+            let draw = Double(random.next() >> 11) / Double(1 << 53)
+            let delay: Double
+            if receiver.ready {
+                live -= 1
+                delay = draw * 1  // a stream that began, ended by the server: within the base
+            } else {
+                delay = draw * min(60, pow(2, Double(min(receiver.failures, 6))))
+                receiver.failures += 1
+            }
+            receiver.resetResponse()
+            receiver.reconnectAt = now() + delay
+            waiting += 1
+        }
+        /// Starts a non-blocking connect; the stream request goes once it is made.
+        func open(_ receiver: Receiver, _ index: Int) {
+            receiver.reconnectAt = nil
+            waiting -= 1
+            attempts += 1
+            guard let fd = startConnectingLoopback(port: port) else { return lost(receiver) }
+            receiver.fd = fd
+            receiver.connecting = true
+            watch(receiver, index, EPOLLOUT.rawValue, EPOLL_CTL_ADD)
+        }
         while true {
-            let count = epoll_wait(events, &ready, Int32(ready.count), -1)
-            guard count > 0 else { continue }
-            for index in 0..<Int(count) {
+            var timeout: Int32 = -1
+            if waiting > 0 {
+                let soonest = receivers.lazy.compactMap(\.reconnectAt).min() ?? now()
+                timeout = Int32(max(0, min(1000, (soonest - now()) * 1000)).rounded(.up))
+            }
+            let count = epoll_wait(events, &ready, Int32(ready.count), timeout)
+            if waiting > 0 {
+                let due = now()
+                for (index, receiver) in receivers.enumerated() {
+                    if let at = receiver.reconnectAt, at <= due { open(receiver, index) }
+                }
+            }
+            for index in 0..<Int(max(0, count)) {
                 let which = ready[index].data.u64
                 if which == UInt64.max {
                     var byte: UInt8 = 0
@@ -135,11 +211,46 @@ struct LiveReceivers: ParsableCommand {
                     }
                     continue
                 }
-                guard try receivers[Int(which)].read(into: &buffer) else {
-                    throw BenchError("the server closed a stream")
+                let receiver = receivers[Int(which)]
+                guard receiver.fd >= 0 else { continue }
+                if receiver.connecting {
+                    var error: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(receiver.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+                    guard error == 0, sendAll(receiver.fd, request(receiver)) else {
+                        lost(receiver)
+                        continue
+                    }
+                    receiver.connecting = false
+                    watch(receiver, Int(which), EPOLLIN.rawValue, EPOLL_CTL_MOD)
+                    continue
+                }
+                let wasReady = receiver.ready
+                let open: Bool
+                do {
+                    open = try receiver.read(into: &buffer)
+                } catch  where reconnect {
+                    open = false  // a refusal: tried again like any failure
+                }
+                if reconnect, !wasReady, receiver.ready {
+                    live += 1
+                    receiver.failures = 0
+                }
+                guard open else {
+                    guard reconnect else { throw BenchError("the server closed a stream") }
+                    lost(receiver)
+                    continue
                 }
             }
-            if !announced, receivers.allSatisfy(\.ready) {
+            if reconnect {
+                if !announced, live == receivers.count {
+                    announced = true
+                    FileHandle.standardOutput.write(Data("held \(receivers.count) reconnects \(attempts)\n".utf8))
+                    attempts = 0
+                } else if live < receivers.count {
+                    announced = false
+                }
+            } else if !announced, receivers.allSatisfy(\.ready) {
                 announced = true
                 FileHandle.standardOutput.write(Data("held \(receivers.count)\n".utf8))
             }
@@ -174,7 +285,7 @@ struct LiveReceivers: ParsableCommand {
     /// Starts the child; returns it once every stream is open.
     static func spawn(
         port: Int, tokens lines: [String], cursor: String, expect: Int = 0, paced: Bool = false, latency: Bool = false,
-        devicesPerAccount: Int = 3
+        devicesPerAccount: Int = 3, reconnect: Bool = false
     ) async throws -> Process {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-tokens-\(UUID().uuidString)")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
@@ -186,6 +297,7 @@ struct LiveReceivers: ParsableCommand {
                 String(expect),
             ] + (paced ? ["--paced"] : [])
             + (latency ? ["--latency", "--devices-per-account", String(devicesPerAccount)] : [])
+            + (reconnect ? ["--reconnect"] : [])
         process.standardOutput = Pipe()
         process.standardInput = Pipe()
         try process.run()

@@ -290,6 +290,28 @@ func connectLoopback(port: Int) throws -> Int32 {
     return fd
 }
 
+/// A non-blocking socket whose connect to 127.0.0.1:`port` has begun (`EPOLLOUT` says when it is
+/// made, `SO_ERROR` whether it failed); `nil` when it failed at once.
+func startConnectingLoopback(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard result == 0 || errno == EINPROGRESS else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
 @discardableResult
 func sendAll(_ fd: Int32, _ text: String) -> Bool {
     var bytes = Array(text.utf8)[...]

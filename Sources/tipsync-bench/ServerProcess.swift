@@ -38,8 +38,11 @@ struct ServerProcess {
     }
 
     /// Resident memory of the process, in bytes (`VmRSS` of `/proc/PID/status`).
-    var residentBytes: Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+    var residentBytes: Int { Self.residentBytes(pid: process.processIdentifier) }
+
+    /// Resident memory of process `pid`, in bytes.
+    static func residentBytes(pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
             let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }

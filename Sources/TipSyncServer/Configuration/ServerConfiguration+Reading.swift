@@ -104,6 +104,10 @@ extension ServerConfiguration {
         maxConnections = try settings.optionalInt(
             "tipsync.maxConnections", whenUnset: "open-file limit − 256 (at least 64)", minimum: 1,
             "Open connections beyond this wait in the kernel backlog.")
+        listenBacklog = try settings.int(
+            "tipsync.listenBacklog", default: 4096, minimum: 1,
+            "Connections the kernel holds until the server accepts them (capped by net.core.somaxconn). When it is full, a new connection's SYN is dropped and its client's kernel retries after 1, 3, 7, 15 … s: a reconnect storm's devices would wait minutes."
+        )
         requestRate = RateLimit(
             perSecond: try settings.number(
                 "tipsync.rate.requests", default: 20, unit: "per second",

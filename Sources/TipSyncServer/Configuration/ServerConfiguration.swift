@@ -59,6 +59,9 @@ public struct ServerConfiguration: Sendable {
     /// Open connections beyond this wait in the kernel's backlog. `nil`: the open-file limit less
     /// 256 descriptors kept for the database and logs (at least 64).
     public var maxConnections: Int?
+    /// Connections the kernel holds until the server accepts them (`listen(2)`'s backlog, capped by
+    /// `net.core.somaxconn`).
+    public var listenBacklog: Int
     /// `/v1` requests per second each device may make on average, and at once. Beyond it: `429
     /// rate_limited` with `Retry-After`. A rate of 0 turns the limit off.
     public var requestRate: RateLimit
