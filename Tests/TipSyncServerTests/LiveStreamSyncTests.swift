@@ -192,7 +192,8 @@ import TipSyncServer
 
     /// protocol.md §17.3: a stream the server ended after it began (a restart, a JWT's expiry) is
     /// reopened after a delay drawn from 0 to the base — here a quarter (the injected draw) of a 2 s
-    /// base — so that an instance's devices do not all return in the same instant.
+    /// base — so that an instance's devices do not all return in the same instant. A change the
+    /// device makes during that pause (a new point of the sync loop) is pushed all the same.
     @Test func aStreamTheServerEndedIsReopenedAfterAPauseWithinTheBase() async throws {
         let fixture = try await ServerFixture.make()
         let phone = try makeDevice("phone")
@@ -214,11 +215,16 @@ import TipSyncServer
             let laptopClient = SyncClient(
                 replica: laptop, configuration: configuration, transport: transport,
                 sleep: { duration in
-                    // The silence watchdog's minute passes as a real (cancelled) wait; the rest are recorded.
+                    // The silence watchdog's minute passes as a real (cancelled) wait; the rest are
+                    // recorded, and during the first the laptop makes a change of its own.
                     if duration >= .seconds(60) {
                         try await Task.sleep(for: duration)
                     } else {
-                        slept.withLock { $0.append(duration) }
+                        let first = slept.withLock { slept in
+                            slept.append(duration)
+                            return slept.count == 1
+                        }
+                        if first { try laptop.invalidate(tip: "from-laptop", reason: .tipClosed) }
                     }
                 },
                 jitter: { 0.25 })
@@ -235,6 +241,10 @@ import TipSyncServer
             await until(laptop, closed: "count-2")
             #expect(sleptBeforeSecondStream.withLock { $0 } == [.milliseconds(500)])
             #expect(transport.streams.load(ordering: .relaxed) == 2)
+            // The change made during the pause reaches the phone, whose own loop now runs.
+            let phoneRunning = Task { try await phoneClient.run() }
+            defer { phoneRunning.cancel() }
+            await until(phone, closed: "from-laptop")
         }
     }
 
