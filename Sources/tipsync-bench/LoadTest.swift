@@ -274,16 +274,7 @@ struct LoadClients: ParsableCommand {
 func connectLoopback(port: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else {
+    guard connectToLoopback(fd, port: port) == 0 else {
         close(fd)
         throw BenchError("connect failed: errno \(errno)")
     }
@@ -296,20 +287,24 @@ func startConnectingLoopback(port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard result == 0 || errno == EINPROGRESS else {
+    guard connectToLoopback(fd, port: port) == 0 || errno == EINPROGRESS else {
         close(fd)
         return nil
     }
     return fd
+}
+
+/// `connect(2)` of `fd` to 127.0.0.1:`port`: its result (errno says why it is not 0).
+func connectToLoopback(_ fd: Int32, port: Int) -> Int32 {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
 }
 
 @discardableResult
