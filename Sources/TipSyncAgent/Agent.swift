@@ -78,10 +78,13 @@ public final class Agent: Sendable {
 
     // MARK: Reading
 
-    /// Every catalog tip's report (or one tip's), evaluated at one instant.
+    /// Every catalog tip's report (or one tip's): the status an app shows each tip by, so asking
+    /// records the reach of a tip's running experiment when it would be shown now (protocol.md
+    /// §13.12, ``TipsReplica/displayStatus(of:)``).
     public func status(tip id: String? = nil) throws -> StatusReport {
         let tips = try id.map { [try tip($0)] } ?? replica.catalogTips
-        let statuses = replica.statuses(of: tips)
+        var statuses: [TipStatus] = []
+        try write { statuses = try tips.map { try replica.recordingReach(of: $0) } }
         return StatusReport(
             tips: zip(tips, statuses).map { tip, status in
                 TipReport(

@@ -192,6 +192,17 @@ public struct Catalog: Sendable, Hashable, Codable {
                 }
             }
         }
+        var experimentIDs: [String: Int] = [:]
+        for (index, tip) in tips.enumerated() {
+            guard let experiment = tip.experiment else { continue }
+            try experiment.validate(at: "tips[\(index)].experiment", eventIDs: eventIDs)
+            if let first = experimentIDs.updateValue(index, forKey: experiment.id) {
+                throw ValidationError(
+                    description:
+                        "tips[\(index)].experiment.id: '\(experiment.id)' is already the id of tips[\(first)].experiment; ids must be unique"
+                )
+            }
+        }
         let tipIDs = Set(tips.map(\.id))
         for (groupIndex, group) in groups.enumerated() {
             if let index = group.tips.firstIndex(where: { !$0.isNFC || !tipIDs.contains($0) }) {

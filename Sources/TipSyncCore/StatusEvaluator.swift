@@ -3,7 +3,7 @@
 /// Order of precedence (protocol.md §4, "Status"): testing overrides; invalidation (explicit, then
 /// display count/duration, summed over devices in the current display epoch); the catalog's off
 /// switch; targeting; rules (all must hold); display frequency (only for tips that never appeared
-/// and do not ignore it); the first-sync hold. ``reason(of:)`` is that order, written once:
+/// and do not ignore it); the first-sync hold; an experiment's holdout. ``reason(of:)`` is that order, written once:
 /// ``status(of:)`` and ``explanation(of:)`` both read it.
 public struct StatusEvaluator: RuleContext {
     /// By default a rule sees an event's most recent 1000 donations.
@@ -96,6 +96,10 @@ public struct StatusEvaluator: RuleContext {
         if let index = firstFailing(tip.rules) { return .rule(index: index) }
         if let until = throttledUntil(tip) { return .displayFrequency(until: until) }
         if heldForFirstSync { return .firstSync }
+        if let experiment = tip.runningExperiment {
+            guard let account = deviceContext.account else { return .experiment(id: experiment.id, arm: nil) }
+            if experiment.arm(account: account) == .holdout { return .experiment(id: experiment.id, arm: .holdout) }
+        }
         return .available
     }
 

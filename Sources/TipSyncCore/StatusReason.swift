@@ -20,6 +20,9 @@ public enum StatusReason: Sendable, Hashable {
     case displayFrequency(until: Double)
     /// The device waits for its first sync.
     case firstSync
+    /// The tip's running experiment (protocol.md §13.12) holds it back: the account is in the
+    /// `holdout` arm, or (`arm` `nil`) the device does not know its account yet, so not its arm.
+    case experiment(id: String, arm: TipExperiment.Arm?)
     /// Nothing holds it back.
     case available
 
@@ -30,14 +33,14 @@ public enum StatusReason: Sendable, Hashable {
         case .invalidated(let reason): .invalidated(reason)
         case .maxDisplayCount: .invalidated(.displayCountExceeded)
         case .maxDisplayDuration: .invalidated(.displayDurationExceeded)
-        case .turnedOff, .targeting, .rule, .displayFrequency, .firstSync: .pending
+        case .turnedOff, .targeting, .rule, .displayFrequency, .firstSync, .experiment: .pending
         case .available: .available
         }
     }
 
     /// The reason's code in protocol terms (section 13.9): `testingOverride`, `invalidated`,
     /// `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`,
-    /// `displayFrequency`, `firstSync` or `available`.
+    /// `displayFrequency`, `firstSync`, `experiment` or `available`.
     public var code: String {
         switch self {
         case .testingOverride: "testingOverride"
@@ -49,6 +52,7 @@ public enum StatusReason: Sendable, Hashable {
         case .rule: "rule"
         case .displayFrequency: "displayFrequency"
         case .firstSync: "firstSync"
+        case .experiment: "experiment"
         case .available: "available"
         }
     }

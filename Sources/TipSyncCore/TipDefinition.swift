@@ -19,6 +19,8 @@ public struct TipDefinition: Sendable, Hashable, Codable {
     public var localizations: [String: TipLocalization]?
     /// The platforms the tip is for (`["ios", "macos"]`); absent: every platform (protocol.md §13.11).
     public var platforms: [String]?
+    /// A randomized holdout on this tip (protocol.md §13.12); absent: none.
+    public var experiment: TipExperiment?
 
     /// Whether the catalog leaves the tip on.
     public var isEnabled: Bool { enabled ?? true }
@@ -38,6 +40,7 @@ public struct TipDefinition: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, title, message, image, actions, rules, options, enabled, targeting, localizations, platforms
+        case experiment
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,7 +56,11 @@ public struct TipDefinition: Sendable, Hashable, Codable {
         targeting = try container.decodeIfPresent([RuleExpression].self, forKey: .targeting)
         localizations = try container.decodeIfPresent([String: TipLocalization].self, forKey: .localizations)
         platforms = try container.decodeIfPresent([String].self, forKey: .platforms)
+        experiment = try container.decodeIfPresent(TipExperiment.self, forKey: .experiment)
     }
+
+    /// The experiment while it runs (not stopped), else `nil`.
+    public var runningExperiment: TipExperiment? { experiment?.isRunning == true ? experiment : nil }
 }
 
 /// A button on a tip.

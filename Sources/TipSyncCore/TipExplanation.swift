@@ -37,6 +37,11 @@ public struct TipExplanation: Sendable, Hashable, CustomStringConvertible {
                 + (json["error"].map { if case .string(let e) = $0 { "; \(e)" } else { "" } } ?? "")
         case .displayFrequency(let until): detail = "display frequency holds it until \(Self.time(until))"
         case .firstSync: detail = "held until the first sync"
+        case .experiment(let id, let arm):
+            detail =
+                arm == .holdout
+                ? "experiment '\(id)' holds this account out"
+                : "experiment '\(id)' waits for the device to learn its account (its arm)"
         case .available: detail = "nothing holds it back"
         }
         return "\(tip): \(status) — \(detail)"
@@ -88,6 +93,9 @@ extension StatusEvaluator {
             }
         case .displayFrequency(let until):
             members["until"] = JSONValue.double(until).canonicalNumbers
+        case .experiment(let id, let arm):
+            members["experiment"] = .string(id)
+            members["arm"] = arm.map { .string($0.rawValue) } ?? .null
         }
         return TipExplanation(tip: tip.id, reason: reason, json: .object(members))
     }

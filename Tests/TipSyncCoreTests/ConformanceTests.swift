@@ -111,6 +111,33 @@ import TipSyncTestSupport
         }
     }
 
+    /// `conformance/catalog/experiments.json`: an account's arm and the records' events (protocol.md §13.12).
+    @Test func experimentArmsAreTheCorpusArms() throws {
+        let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/experiments.json")
+        guard case .object(let members) = try JSONParser.parse(try Data(contentsOf: file)),
+            case .array(let assignments)? = members["assignments"], case .array(let events)? = members["events"]
+        else { throw ConformanceError("experiments.json: needs \"assignments\" and \"events\" arrays") }
+        #expect(assignments.count >= 8)
+        for item in assignments {
+            guard let json = item["experiment"], case .string(let account)? = item["account"],
+                let bucket = item["bucket"]?.number, case .string(let arm)? = item["arm"]
+            else {
+                throw ConformanceError("experiments.json: an assignment without experiment, account, bucket and arm")
+            }
+            let experiment = try JSONValueDecoder().decode(TipExperiment.self, from: json)
+            #expect(RolloutBucket.bucket(account: account, key: experiment.bucketKey) == Int(bucket), "\(account)")
+            #expect(experiment.arm(account: account).rawValue == arm, "\(account) at \(experiment.holdout)%")
+        }
+        for item in events {
+            guard case .string(let id)? = item["experiment"] else {
+                throw ConformanceError("experiments.json: an event entry without experiment")
+            }
+            let experiment = TipExperiment(id: id, holdout: 10, goal: .actionPerformed)
+            #expect(item["reach"] == .string(ExperimentRecord.reach.event(of: experiment)))
+            #expect(item["exposure"] == .string(ExperimentRecord.exposure.event(of: experiment)))
+        }
+    }
+
     /// `conformance/catalog/localizations.json`: a tip's content in a locale (protocol.md §13.10).
     @Test func tipsReadInALocaleAsTheCorpusSays() throws {
         let file = Self.directory.deletingLastPathComponent().appendingPathComponent("catalog/localizations.json")
@@ -297,6 +324,23 @@ import TipSyncTestSupport
                 let explanation = evaluator.explanation(of: definition)
                 let index = explanation.json["index"].map { ":\($0.canonicalText)" } ?? ""
                 compare("why of '\(tip)'", .string(explanation.reason.code + index), wanted)
+            }
+        }
+        // Each experiment's arm for the check's account and the account's first records (§13.12).
+        if case .object(let experiments)? = expected["experiments"] {
+            for (id, wanted) in experiments {
+                guard let experiment = catalog.tips.lazy.compactMap(\.experiment).first(where: { $0.id == id }) else {
+                    found.append("experiment '\(id)': not in the catalog")
+                    continue
+                }
+                let actual: JSONValue = .object([
+                    "arm": evaluator.deviceContext.account.map { .string(experiment.arm(account: $0).rawValue) }
+                        ?? .null,
+                    "firstReach": ExperimentRecord.reach.first(of: experiment, in: state).map { .int($0) } ?? .null,
+                    "firstExposure": ExperimentRecord.exposure.first(of: experiment, in: state).map { .int($0) }
+                        ?? .null,
+                ])
+                compare("experiment '\(id)'", actual, wanted)
             }
         }
         if case .object(let groups)? = expected["groups"] {

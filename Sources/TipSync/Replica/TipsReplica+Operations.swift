@@ -18,7 +18,9 @@ extension TipsReplica {
     }
 
     /// Records that a tip was on screen (once), for `duration` seconds. Counts toward
-    /// `MaxDisplayCount` and `MaxDisplayDuration` on every device, and toward display frequency.
+    /// `MaxDisplayCount` and `MaxDisplayDuration` on every device, and toward display frequency. In
+    /// the treatment of the tip's running experiment it also records the account's first exposure
+    /// (protocol.md §13.12).
     public func recordDisplay(tip: String, duration: TimeInterval = 0) throws {
         let now = nowMilliseconds
         try core.withLock { core in
@@ -32,7 +34,7 @@ extension TipsReplica {
                             (counter?.duration ?? 0) + (duration.isFinite ? max(0, duration) : 0),
                             Double(JSONNumberLimits.maxInteger)),
                         lastDisplayed: max(counter?.lastDisplayed ?? 0, now))
-                ]
+                ] + experimentOperationsForDisplay(of: tip, current, firstSeq: current.nextSeq + 1, date: now)
             }
         }
     }

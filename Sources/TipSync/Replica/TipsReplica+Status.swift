@@ -7,6 +7,8 @@ extension TipsReplica {
     enum Observed: Equatable, Sendable {
         case status(TipStatus)
         case currentTip(String?)
+        /// A status and the arm whose reach asking it now would record (``displayStatusUpdates(of:)``).
+        case displayStatus(TipStatus, TipExperiment.Arm?)
     }
 
     /// The catalog's tips at one moment, and whether they are the server's (then they override

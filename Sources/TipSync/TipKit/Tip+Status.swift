@@ -50,13 +50,17 @@ extension Tip {
 
     // MARK: Explicit replica
 
+    /// The status the app shows the tip by: records the tip's reach when it has a running
+    /// experiment and would be shown now (``TipsReplica/displayStatus(of:)``).
     public func status(in replica: TipsReplica) -> Tips.Status {
-        replica.status(of: register(in: replica))
+        replica.displayStatus(of: register(in: replica))
     }
 
+    /// The status, then every change; records reach as ``status(in:)`` whenever the tip comes to be
+    /// one the app would show now (``TipsReplica/displayStatusUpdates(of:)``).
     public func statusUpdates(in replica: TipsReplica) -> AsyncStream<Tips.Status> {
         _ = register(in: replica)
-        return replica.statusUpdates { definition }
+        return replica.displayStatusUpdates { definition }
     }
 
     public func invalidate(reason: Tips.InvalidationReason, in replica: TipsReplica) throws {

@@ -2,6 +2,7 @@
 // the display frequency (protocol.md §13). A catalog that does not validate is refused whole; the
 // error names the field.
 
+import { experimentProblem } from './experiment.js';
 import { compareCodePoints, isNFC, isObject, MAX_INTEGER, numberOf, parse, valueViolation } from './json.js';
 import { canonicalLocale } from './context.js';
 import { parseRule, idsRead, RuleFormatError } from './rules.js';
@@ -12,7 +13,7 @@ import { parseRule, idsRead, RuleFormatError } from './rules.js';
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}, platforms?: string[]}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}, platforms?: string[], experiment?: import('./experiment.js').TipExperiment}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
@@ -194,6 +195,26 @@ export function parseCatalog(input) {
       if (targeting !== undefined) tip.targeting = targeting;
       const enabled = read(member, path, 'enabled', bool);
       if (enabled !== undefined) tip.enabled = enabled;
+      const experiment = read(member, path, 'experiment', (value, experimentPath) => {
+        const members = object(value, experimentPath);
+        const goalPath = `${experimentPath}.goal`;
+        const goalMembers = read(members, experimentPath, 'goal', object, false);
+        const event = read(goalMembers, goalPath, 'event', string);
+        const actionPerformed = read(goalMembers, goalPath, 'actionPerformed', bool);
+        if ((event === undefined) === (actionPerformed !== true)) fail(goalPath, 'a goal is {"event": ID} or {"actionPerformed": true}');
+        /** @type {import('./experiment.js').TipExperiment} */
+        const parsed = {
+          id: read(members, experimentPath, 'id', string, false),
+          holdout: read(members, experimentPath, 'holdout', number, false),
+          goal: event !== undefined ? { event } : { actionPerformed: true },
+        };
+        const window = read(members, experimentPath, 'window', number);
+        if (window !== undefined) parsed.window = window;
+        const stoppedAt = read(members, experimentPath, 'stoppedAt', count);
+        if (stoppedAt !== undefined) parsed.stoppedAt = stoppedAt;
+        return parsed;
+      });
+      if (experiment !== undefined) tip.experiment = experiment;
       const message = read(member, path, 'message', string);
       if (message !== undefined) tip.message = message;
       const image = read(member, path, 'image', string);
@@ -276,6 +297,19 @@ function validate(catalog) {
       const missingEvent = [...read.events].filter((id) => !events.has(id)).sort()[0];
       if (missingEvent !== undefined) throw new CatalogError(`${field}: reads event '${missingEvent}', which the catalog's events do not declare`);
     });
+  });
+  // Experiments (§13.12): valid members, a declared goal event, ids unique across tips.
+  /** @type {Map<string, number>} */
+  const experimentIDs = new Map();
+  catalog.tips.forEach((tip, index) => {
+    if (!tip.experiment) return;
+    const path = `tips[${index}].experiment`;
+    const problem = experimentProblem(tip.experiment, path, events);
+    if (problem) throw new CatalogError(problem);
+    if (experimentIDs.has(tip.experiment.id)) {
+      throw new CatalogError(`${path}.id: '${tip.experiment.id}' is already the id of tips[${experimentIDs.get(tip.experiment.id)}].experiment; ids must be unique`);
+    }
+    experimentIDs.set(tip.experiment.id, index);
   });
   const tips = new Set(catalog.tips.map((tip) => tip.id));
   catalog.groups.forEach((group, groupIndex) => {

@@ -2,6 +2,7 @@
 // catalog, and the TipKit-shaped operations (donate, parameters, invalidate, displays). What the
 // sync client and the <tipsync-tip> element build on.
 
+import { armOf, firstRecord, reachingArm, recordEvent, runningExperiment } from './experiment.js';
 import { HybridLogicalClock, MAX_HLC_MILLISECONDS, formatHLC, parseHLC, stampKey } from './hlc.js';
 import { ReplicaState } from './state.js';
 import { StatusEvaluator } from './status.js';
@@ -234,6 +235,7 @@ export class Replica {
   async #local(make) {
     const now = this.nowMilliseconds();
     const operations = make(this.lastLocalSeq + 1, now);
+    if (operations.length === 0) return [];
     const limits = donationLimits(this.catalog);
     const changes = operations.map((operation, offset) => {
       const change = /** @type {Change} */ ({
@@ -291,7 +293,7 @@ export class Replica {
 
   /** Records that a tip was on screen once, for `duration` seconds. */
   recordDisplay(tip, duration = 0) {
-    return this.#local((_, now) => {
+    return this.#local((seq, now) => {
       const { epoch, counter } = this.state.counter(tip, this.deviceID);
       const added = Number.isFinite(duration) ? Math.max(0, duration) : 0;
       /** @type {{[member: string]: any}} */
@@ -299,7 +301,47 @@ export class Replica {
         kind: 'display', tip, epoch, count: Math.min(counter?.count ?? 0, MAX_INTEGER - 1) + 1,
         duration: Math.min((counter?.duration ?? 0) + added, MAX_INTEGER), lastDisplayed: Math.max(counter?.lastDisplayed ?? 0, now),
       };
-      return [operation];
+      return [operation, ...this.#experimentRecordsForDisplay(tip, seq + 1, now)];
+    });
+  }
+
+  /**
+   * The donations a display adds in the treatment of the tip's running experiment (protocol.md
+   * §13.12): reach if the account has none yet, and exposure if it has none.
+   */
+  #experimentRecordsForDisplay(id, firstSeq, now) {
+    const tip = this.tip(id);
+    const experiment = tip && runningExperiment(tip);
+    const account = this.deviceContext?.account;
+    if (!experiment || typeof account !== 'string' || armOf(experiment, account) !== 'treatment') return [];
+    return ['reach', 'exposure']
+      .filter((record) => firstRecord(record, experiment, this.state) === undefined)
+      .map((record, offset) => ({
+        kind: 'donation', event: recordEvent(record, experiment), id: `${this.deviceID}:${firstSeq + offset}`, date: now,
+        hasInfo: true, info: { arm: 'treatment', tip: id },
+      }));
+  }
+
+  /**
+   * The arm whose reach asking the tip's status now would record (protocol.md §13.12): the tip has a
+   * running experiment, would be shown now (treatment) or is held back only by the holdout, and the
+   * account has no reach yet. `null`: nothing to record.
+   * @returns {import('./experiment.js').Arm | null}
+   */
+  reachDue(id) {
+    const tip = this.tip(id);
+    const experiment = tip && runningExperiment(tip);
+    if (!experiment || firstRecord('reach', experiment, this.state) !== undefined) return null;
+    return reachingArm(tip, this.evaluator().reason(tip));
+  }
+
+  /** Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes. */
+  recordReach(id) {
+    return this.#local((seq, now) => {
+      const arm = this.reachDue(id);
+      if (arm === null) return [];
+      const experiment = /** @type {import('./experiment.js').TipExperiment} */ (this.tip(id)?.experiment);
+      return [{ kind: 'donation', event: recordEvent('reach', experiment), id: `${this.deviceID}:${seq}`, date: now, hasInfo: true, info: { arm, tip: id } }];
     });
   }
 
@@ -590,12 +632,14 @@ export class Replica {
    * A tip's status as it changes: calls `listener` with the current status, then with every new one
    * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's
    * bound — checked every {@link TIME_REFRESH_MILLISECONDS} by one timer shared by every watch, so a
-   * page at rest wakes once per period however many tips it shows). @returns {() => void} stop
+   * page at rest wakes once per period however many tips it shows). `onCheck` is called at every
+   * check, before the status is read. @returns {() => void} stop
    */
-  watch(id, listener) {
+  watch(id, listener, onCheck = () => {}) {
     let last = this.status(id);
     listener(last);
     const check = () => {
+      onCheck();
       const status = this.status(id);
       if (status !== last) {
         last = status;

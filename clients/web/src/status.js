@@ -1,11 +1,12 @@
 // A tip's status from the merged state, the catalog and the instant (protocol.md §4, "Status"):
 // testing overrides, invalidation, display limits, the off switch, targeting, rules, the display
-// frequency, the first-sync hold. `reason` is that order, written once; `status` and `explain` read it.
+// frequency, the first-sync hold, an experiment's holdout. `reason` is that order, written once; `status` and `explain` read it.
 
 import { RuleEvaluator, RuleEvaluationError, readsOf, ruleJSON } from './rules.js';
 import { donationLimits } from './catalog.js';
 import { bucket } from './bucket.js';
 import { contextValue } from './context.js';
+import { armOf, runningExperiment } from './experiment.js';
 
 /**
  * @typedef {import('./state.js').ReplicaState} ReplicaState
@@ -14,10 +15,10 @@ import { contextValue } from './context.js';
  * @typedef {import('./json.js').JSONValue} JSONValue
  * @typedef {'available' | 'pending' | `invalidated:${string}`} TipStatus
  * @typedef {{showAll?: boolean, hideAll?: boolean, shown?: string[], hidden?: string[]}} TestingOverrides
- * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number}} StatusReason
+ * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number, experiment?: string, arm?: 'holdout' | null}} StatusReason
  *   Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
  *   `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
- *   `firstSync` or `available`.
+ *   `firstSync`, `experiment` or `available`.
  */
 
 /** Rules see at most this many donations of an event (TipKit's rule). */
@@ -125,6 +126,12 @@ export class StatusEvaluator {
     const until = this.throttledUntil(tip);
     if (until !== null) return { code: 'displayFrequency', status: 'pending', until };
     if (this.heldForFirstSync) return { code: 'firstSync', status: 'pending' };
+    const experiment = runningExperiment(tip);
+    if (experiment) {
+      const account = this.deviceContext.account;
+      if (typeof account !== 'string') return { code: 'experiment', status: 'pending', experiment: experiment.id, arm: null };
+      if (armOf(experiment, account) === 'holdout') return { code: 'experiment', status: 'pending', experiment: experiment.id, arm: 'holdout' };
+    }
     return { code: 'available', status: 'available' };
   }
 
@@ -174,6 +181,10 @@ export class StatusEvaluator {
       }
       case 'displayFrequency':
         explanation.until = reason.until;
+        break;
+      case 'experiment':
+        explanation.experiment = reason.experiment;
+        explanation.arm = reason.arm;
         break;
     }
     return explanation;

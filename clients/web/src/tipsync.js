@@ -73,6 +73,8 @@ export class TipSync extends EventTarget {
     /** @type {BroadcastChannel | null} */
     this.channel = null;
     this.pending = new Map();
+    /** Tips whose reach is being written (protocol.md §13.12). @type {Set<string>} */
+    this.reaching = new Set();
     this.nextRequest = 1;
     /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
     this.queue = Promise.resolve();
@@ -274,9 +276,23 @@ export class TipSync extends EventTarget {
     return this.#write('resetDatastore', []);
   }
 
-  /** A tip's status now. @returns {TipStatus} */
+  /**
+   * A tip's status now: what the page shows it by, so asking records the reach of the tip's running
+   * experiment when it would be shown now (protocol.md §13.12) — in the holdout, where it reads
+   * `pending`, as in the treatment. `explain()` only reads. @returns {TipStatus}
+   */
   status(tip) {
+    this.#noteReach(tip);
     return this.replica.status(tip);
+  }
+
+  /** Records the tip's reach once if due (one write in flight per tip). */
+  #noteReach(tip) {
+    if (this.reaching.has(tip) || this.replica.reachDue(tip) === null) return;
+    this.reaching.add(tip);
+    this.#write('recordReach', [tip])
+      .catch(() => {})
+      .finally(() => this.reaching.delete(tip));
   }
 
   /**
@@ -313,7 +329,13 @@ export class TipSync extends EventTarget {
 
   /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
   watch(tip, listener) {
-    return this.replica.watch(tip, listener);
+    this.#noteReach(tip);
+    const stopReach = this.replica.subscribe(() => this.#noteReach(tip));
+    const stop = this.replica.watch(tip, listener, () => this.#noteReach(tip));
+    return () => {
+      stopReach();
+      stop();
+    };
   }
 
   /** A tip's statuses as they change, as an async iterator. */

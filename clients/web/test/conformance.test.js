@@ -12,6 +12,7 @@ import {
   superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference, forPlatform,
 } from '../src/index.js';
 import { bucket, murmur3 } from '../src/bucket.js';
+import { armOf, firstRecord, recordEvent } from '../src/experiment.js';
 import { localized } from '../src/localization.js';
 import { SplitMix64 } from './random.js';
 
@@ -108,6 +109,21 @@ function mismatches(state, catalog, check) {
     if (!definition) found.push(`status of '${tip}': not in the catalog`);
     else compare(`status of '${tip}'`, evaluator.status(definition), wanted);
   }
+  // Each experiment's arm for the check's account and the account's first records (§13.12).
+  for (const [id, wanted] of Object.entries(check.experiments ?? {})) {
+    const experiment = catalog.tips.map((tip) => tip.experiment).find((candidate) => candidate?.id === id);
+    if (!experiment) {
+      found.push(`experiment '${id}': not in the catalog`);
+      continue;
+    }
+    const account = check.context?.account;
+    const actual = Object.assign(Object.create(null), {
+      arm: typeof account === 'string' ? armOf(experiment, account) : null,
+      firstReach: firstRecord('reach', experiment, state) ?? null,
+      firstExposure: firstRecord('exposure', experiment, state) ?? null,
+    });
+    compare(`experiment '${id}'`, actual, wanted);
+  }
   for (const [group, wanted] of Object.entries(check.groups ?? {})) {
     const definition = catalog.groups.find((candidate) => candidate.id === group);
     if (!definition) {
@@ -180,6 +196,20 @@ test('tips read in a locale as conformance/catalog/localizations.json says (prot
     assert.equal(shown.message ?? null, message, label);
     assert.equal(shown.image ?? null, image, label);
     assert.deepEqual(Object.fromEntries(shown.actions.map((action) => [action.id, action.title])), { ...actions }, label);
+  }
+});
+
+test('accounts land in the corpus arms: conformance/catalog/experiments.json (protocol.md §13.12)', () => {
+  const { assignments, events } = parse(readFileSync(join(directory, '../catalog/experiments.json'), 'utf8'));
+  assert.ok(assignments.length >= 8);
+  for (const { experiment, account, bucket: wanted, arm } of assignments) {
+    const parsed = parseCatalog({ tips: [{ id: 't', title: 'T', experiment }], events: [{ id: 'searched' }] }).tips[0].experiment;
+    assert.equal(bucket(account, `experiment:${parsed.id}`), Number(wanted), account);
+    assert.equal(armOf(parsed, account), arm, `${account} at ${parsed.holdout}%`);
+  }
+  for (const { experiment, reach, exposure } of events) {
+    assert.equal(recordEvent('reach', { id: experiment }), reach);
+    assert.equal(recordEvent('exposure', { id: experiment }), exposure);
   }
 });
 

@@ -21,7 +21,7 @@ export function forPlatform(catalog: Catalog, platform: string | null | undefine
  * @typedef {import('./state.js').DonationLimit} DonationLimit
  * @typedef {{maxDisplayCount?: number, maxDisplayDuration?: number, ignoresDisplayFrequency: boolean}} TipOptions
  * @typedef {{id: string, title: string}} Action
- * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}, platforms?: string[]}} TipDefinition
+ * @typedef {{id: string, title: string, message?: string, image?: string, actions: Action[], rules: Rule[], options: TipOptions, targeting?: Rule[], enabled?: boolean, localizations?: {[tag: string]: import('./localization.js').TipLocalization}, platforms?: string[], experiment?: import('./experiment.js').TipExperiment}} TipDefinition
  * @typedef {{id: string, defaultValue: JSONValue, transient: boolean}} ParameterDefinition
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
@@ -63,6 +63,7 @@ export type TipDefinition = {
         [tag: string]: import("./localization.js").TipLocalization;
     };
     platforms?: string[];
+    experiment?: import('./experiment.js').TipExperiment;
 };
 export type ParameterDefinition = {
     id: string;

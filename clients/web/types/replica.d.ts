@@ -105,6 +105,15 @@ export class Replica {
     resetEligibility(tip: any): Promise<import("./change.js").Change[]>;
     /** Records that a tip was on screen once, for `duration` seconds. */
     recordDisplay(tip: any, duration?: number): Promise<import("./change.js").Change[]>;
+    /**
+     * The arm whose reach asking the tip's status now would record (protocol.md §13.12): the tip has a
+     * running experiment, would be shown now (treatment) or is held back only by the holdout, and the
+     * account has no reach yet. `null`: nothing to record.
+     * @returns {import('./experiment.js').Arm | null}
+     */
+    reachDue(id: any): import('./experiment.js').Arm | null;
+    /** Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes. */
+    recordReach(id: any): Promise<import("./change.js").Change[]>;
     /** Deletes every donation of an event, on every device. */
     deleteDonations(event: any): Promise<import("./change.js").Change[]>;
     /** Removes every tip, event and parameter record, on every device. */
@@ -187,9 +196,10 @@ export class Replica {
      * A tip's status as it changes: calls `listener` with the current status, then with every new one
      * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's
      * bound — checked every {@link TIME_REFRESH_MILLISECONDS} by one timer shared by every watch, so a
-     * page at rest wakes once per period however many tips it shows). @returns {() => void} stop
+     * page at rest wakes once per period however many tips it shows). `onCheck` is called at every
+     * check, before the status is read. @returns {() => void} stop
      */
-    watch(id: any, listener: any): () => void;
+    watch(id: any, listener: any, onCheck?: () => void): () => void;
     /** A tip's statuses as an async iterator (the current one first). */
     statusUpdates(id: any): AsyncGenerator<import("./status.js").TipStatus, void, unknown>;
     #private;

@@ -5,10 +5,10 @@
  * @typedef {import('./json.js').JSONValue} JSONValue
  * @typedef {'available' | 'pending' | `invalidated:${string}`} TipStatus
  * @typedef {{showAll?: boolean, hideAll?: boolean, shown?: string[], hidden?: string[]}} TestingOverrides
- * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number}} StatusReason
+ * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number, experiment?: string, arm?: 'holdout' | null}} StatusReason
  *   Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
  *   `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
- *   `firstSync` or `available`.
+ *   `firstSync`, `experiment` or `available`.
  */
 /** Rules see at most this many donations of an event (TipKit's rule). */
 export const QUERY_LIMIT: 1000;
@@ -98,7 +98,7 @@ export type TestingOverrides = {
 /**
  * Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
  * `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
- * `firstSync` or `available`.
+ * `firstSync`, `experiment` or `available`.
  */
 export type StatusReason = {
     code: string;
@@ -109,4 +109,6 @@ export type StatusReason = {
     duration?: number;
     allTips?: boolean;
     until?: number;
+    experiment?: string;
+    arm?: 'holdout' | null;
 };

@@ -17,6 +17,8 @@ export class TipSync extends EventTarget {
     /** @type {BroadcastChannel | null} */
     channel: BroadcastChannel | null;
     pending: Map<any, any>;
+    /** Tips whose reach is being written (protocol.md §13.12). @type {Set<string>} */
+    reaching: Set<any>;
     nextRequest: number;
     /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
     queue: Promise<void>;
@@ -55,7 +57,11 @@ export class TipSync extends EventTarget {
     deleteDonations(event: any): Promise<any>;
     /** Removes every tip, event and parameter record, everywhere. */
     resetDatastore(): Promise<any>;
-    /** A tip's status now. @returns {TipStatus} */
+    /**
+     * A tip's status now: what the page shows it by, so asking records the reach of the tip's running
+     * experiment when it would be shown now (protocol.md §13.12) — in the holdout, where it reads
+     * `pending`, as in the treatment. `explain()` only reads. @returns {TipStatus}
+     */
     status(tip: any): import("./status.js").TipStatus;
     /**
      * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — e.g. `{reason:
