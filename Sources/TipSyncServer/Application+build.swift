@@ -169,6 +169,7 @@ func buildRouter(
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store, signIns: signIns, now: now))
     let adminController = AdminController(store: store, notifier: notifier, activity: activity, now: now)
     adminController.addRoutes(to: admin, table: table)
+    ExperimentController(admin: adminController).addRoutes(to: admin, table: table)
     if configuration.console {
         // The templates are constants compiled into the server; a test renders every one.
         let library = try! ConsoleTemplates.library()

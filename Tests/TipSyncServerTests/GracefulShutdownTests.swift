@@ -187,10 +187,15 @@ struct GatedStore: SyncStore {
         try await base.recordPulled(pulled)
     }
     func catalogJSON() async throws -> String? { try await base.catalogJSON() }
-    func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws -> Int64 {
-        try await base.putCatalogJSON(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
+    func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+        -> Int64
+    {
+        try await base.insertCatalogVersion(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
     }
     func catalogVersions() async throws -> [CatalogVersionRecord] { try await base.catalogVersions() }
     func latestCatalogVersion() async throws -> Int64? { try await base.latestCatalogVersion() }
     func tipUsage(tip: String) async throws -> [TipUsage] { try await base.tipUsage(tip: tip) }
+    func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
+        try await base.experimentParticipants(experiment: experiment)
+    }
 }

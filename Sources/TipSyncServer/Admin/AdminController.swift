@@ -238,8 +238,15 @@ struct AdminController: Sendable {
     /// Stores a validated catalog as the newest version and tells this instance's devices at once
     /// (PostgreSQL's NOTIFY tells the others): what an upload and a restore, from the API or the
     /// console, all do. Returns the new version.
+    /// A catalog that would change a running experiment is refused (`400 invalid_parameter` naming
+    /// the field, protocol.md §13.12).
     func storeCatalog(_ text: String, by uploader: String, restoring restored: Int64? = nil) async throws -> Int64 {
-        let version = try await store.putCatalogJSON(text, uploadedBy: uploader, at: now(), restoredFrom: restored)
+        let version: Int64
+        do {
+            version = try await store.putCatalogJSON(text, uploadedBy: uploader, at: now(), restoredFrom: restored)
+        } catch let error as CatalogCompositionError {
+            throw SyncError.invalidParameter(error.description)
+        }
         notifier.handle(.catalog)
         return version
     }

@@ -436,7 +436,14 @@ struct ConsoleController: Sendable {
             return try await renderCatalog(
                 signedIn, error: "Not stored, nothing changed: \(error.description)", draft: text)
         }
-        let version = try await admin.storeCatalog(text, by: signedIn.session.adminKeyName)
+        let version: Int64
+        do {
+            version = try await admin.storeCatalog(text, by: signedIn.session.adminKeyName)
+        } catch let error as SyncError where error.code == .invalidParameter {
+            // It would change a running experiment (protocol.md §13.12).
+            return try await renderCatalog(
+                signedIn, error: "Not stored, nothing changed: \(error.message)", draft: text)
+        }
         return Self.redirect(
             "/console/catalog?notice="
                 + Self.queryValue(
@@ -447,8 +454,13 @@ struct ConsoleController: Sendable {
         -> Response
     {
         let old = try await admin.storedVersion(context)
-        let version = try await admin.storeCatalog(
-            old.text, by: signedIn.session.adminKeyName, restoring: old.version)
+        let version: Int64
+        do {
+            version = try await admin.storeCatalog(old.text, by: signedIn.session.adminKeyName, restoring: old.version)
+        } catch let error as SyncError where error.code == .invalidParameter {
+            return try await renderCatalog(
+                signedIn, error: "Not restored, nothing changed: \(error.message)", draft: nil)
+        }
         return Self.redirect(
             "/console/catalog?notice=" + Self.queryValue("Restored version \(old.version) as version \(version)."))
     }

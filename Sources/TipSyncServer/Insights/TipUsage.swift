@@ -17,23 +17,28 @@ public struct TipUsage: Sendable, Hashable {
     /// When the winning invalidation was written (its HLC's milliseconds); for a display limit, the
     /// latest display of the tip's current epoch (the one that reached it).
     public var invalidatedAt: Int64?
+    /// The account in the tip's experiment (protocol.md §13.12), once reached; else `nil`.
+    public var experiment: ExperimentParticipation?
 
     public init(
-        tip: String, reason: InvalidationReason?, displays: Int64, firstDisplayAt: Int64?, invalidatedAt: Int64?
+        tip: String, reason: InvalidationReason?, displays: Int64, firstDisplayAt: Int64?, invalidatedAt: Int64?,
+        experiment: ExperimentParticipation? = nil
     ) {
         self.tip = tip
         self.reason = reason
         self.displays = displays
         self.firstDisplayAt = firstDisplayAt
         self.invalidatedAt = invalidatedAt
+        self.experiment = experiment
     }
 
     /// Every tip the account's log mentions. `previous` is what was derived before (its earliest
     /// displays survive a compaction that dropped their changes). With a `catalog`, display limits
-    /// count as the invalidations devices compute from them, with the same status evaluator.
-    public static func derive(from changes: [Change], previous: [TipUsage] = [], catalog: Catalog? = nil)
-        -> [TipUsage]
-    {
+    /// count as the invalidations devices compute from them, with the same status evaluator, and
+    /// with the `account`'s name each experiment of the catalog gets its participation.
+    public static func derive(
+        from changes: [Change], previous: [TipUsage] = [], catalog: Catalog? = nil, account: String? = nil
+    ) -> [TipUsage] {
         var state = ReplicaState()
         // The log at once, as a device merges a pull page (donations sorted and merged per event).
         _ = state.apply(changes)
@@ -55,6 +60,18 @@ public struct TipUsage: Sendable, Hashable {
                 firstDisplay[usage.tip] = min(firstDisplay[usage.tip] ?? .max, earliest)
             }
         }
+        var participations: [String: ExperimentParticipation] = [:]
+        if let account {
+            let before = Dictionary(previous.map { ($0.tip, $0.experiment) }) { first, _ in first }
+            for tip in catalog?.tips ?? [] {
+                if let participation = ExperimentParticipation.derive(
+                    tip: tip, account: account, state: state, previous: before[tip.id] ?? nil)
+                {
+                    participations[tip.id] = participation
+                    tips.insert(tip.id)
+                }
+            }
+        }
         // Only steps 2 and 3 of "Status" are read (invalidations), which do not depend on the instant.
         let evaluator = catalog.map { StatusEvaluator(state: state, catalog: $0, now: 0) }
         let definitions = Dictionary((catalog?.tips ?? []).map { ($0.id, $0) }) { first, _ in first }
@@ -73,7 +90,7 @@ public struct TipUsage: Sendable, Hashable {
             }
             return TipUsage(
                 tip: tip, reason: reason, displays: state.displayTotals(of: tip).count,
-                firstDisplayAt: firstDisplay[tip], invalidatedAt: invalidatedAt)
+                firstDisplayAt: firstDisplay[tip], invalidatedAt: invalidatedAt, experiment: participations[tip])
         }
     }
 }

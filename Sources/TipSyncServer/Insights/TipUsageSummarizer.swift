@@ -17,7 +17,9 @@ extension SyncStore {
     func saveTipUsage(derivedFrom changes: [Change], account: Int64, through position: Int64) async throws {
         // The catalog's display limits count as devices count them (a catalog that no longer reads: none).
         let catalog = try await catalogJSON().flatMap { try? Catalog(validating: Array($0.utf8)) }
-        let usage = TipUsage.derive(from: changes, previous: try await tipUsage(account: account), catalog: catalog)
+        let usage = TipUsage.derive(
+            from: changes, previous: try await tipUsage(account: account), catalog: catalog,
+            account: try await accountName(id: account))
         _ = try await saveTipUsage(usage, account: account, through: position)
     }
 }

@@ -13,6 +13,8 @@ public protocol InsightStore: Sendable {
     func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool
     /// One tip's usage in every account (its page splits it by catalog version).
     func tipUsage(tip: String) async throws -> [TipUsage]
+    /// Every account reached by an experiment (protocol.md §13.12) with its row, by account name.
+    func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)]
     /// Every tip across all accounts, by tip id.
     func tipUsageTotals() async throws -> [TipUsageTotals]
     /// Counts and sizes for the console's overview.
@@ -20,12 +22,13 @@ public protocol InsightStore: Sendable {
     /// The uploaded tip catalog's JSON (`tipsync-server catalog put`), if any: the console shows
     /// its titles and each tip's status.
     func catalogJSON() async throws -> String?
-    /// Stores the catalog's JSON (already validated) as its newest version, uploaded by `uploadedBy`
-    /// at `now` (`restoredFrom`: the version it restores), and makes it the current one; every
-    /// account's tip usage is derived again with it, and every instance is told (``StoreEvent/catalog``).
-    /// Returns the new version number.
-    @discardableResult
-    func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws -> Int64
+    /// Stores the catalog's JSON (already validated and checked against the current one) as its
+    /// newest version, uploaded by `uploadedBy` at `now` (`restoredFrom`: the version it restores),
+    /// and makes it the current one; every account's tip usage is derived again with it, and every
+    /// instance is told (``StoreEvent/catalog``). Returns the new version number. Callers use
+    /// ``putCatalogJSON(_:uploadedBy:at:restoredFrom:)``, which checks first.
+    func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+        -> Int64
     /// Every stored catalog version, newest first.
     func catalogVersions() async throws -> [CatalogVersionRecord]
     /// The newest catalog version's number (`nil`: none stored): one cheap read, which
@@ -34,6 +37,23 @@ public protocol InsightStore: Sendable {
 }
 
 extension InsightStore {
+    /// Stores a catalog's JSON (already validated) as the newest, current version — unless it would
+    /// change a running experiment (``TipSyncCore/Catalog/experimentProblem(replacing:)``): then it
+    /// throws ``CatalogCompositionError`` naming the field and stores nothing. Every upload, part,
+    /// restore and CLI command stores through here.
+    @discardableResult
+    public func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+        -> Int64
+    {
+        if let new = try? Catalog(validating: Array(text.utf8)),
+            let problem = new.experimentProblem(
+                replacing: try await catalogJSON().flatMap { try? Catalog(validating: Array($0.utf8)) })
+        {
+            throw CatalogCompositionError(description: problem)
+        }
+        return try await insertCatalogVersion(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
+    }
+
     /// Stores a new current catalog version uploaded by `uploadedBy` now.
     @discardableResult
     public func putCatalogJSON(_ text: String, uploadedBy: String = "cli") async throws -> Int64 {

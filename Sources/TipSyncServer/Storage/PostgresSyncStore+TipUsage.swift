@@ -22,32 +22,69 @@ extension PostgresSyncStore {
 
     func tipUsage(account: Int64, on connection: PostgresConnection) async throws -> [TipUsage] {
         var usage: [TipUsage] = []
-        for try await (tip, reason, displays, first, invalidated) in try await connection.query(
+        for try await row in try await connection.query(
             """
-            SELECT tip, reason, displays, first_display_at, invalidated_at FROM tip_usage
-            WHERE account = \(account) ORDER BY tip
+            SELECT tip, reason, displays, first_display_at, invalidated_at, experiment, arm, reached_at, exposed_at,
+                converted_at
+            FROM tip_usage WHERE account = \(account) ORDER BY tip
             """, logger: logger
-        ).decode((String, String?, Int64, Int64?, Int64?).self) {
-            usage.append(
-                TipUsage(
-                    tip: tip, reason: reason.flatMap(InvalidationReason.init(rawValue:)), displays: displays,
-                    firstDisplayAt: first, invalidatedAt: invalidated))
+        ).decode(UsageRow.self) {
+            usage.append(Self.usage(of: row))
         }
         return usage
     }
 
+    /// A `tip_usage` row's columns, in the order every read selects them.
+    typealias UsageRow = (String, String?, Int64, Int64?, Int64?, String?, String?, Int64?, Int64?, Int64?)
+
+    static func usage(of row: UsageRow) -> TipUsage {
+        let (tip, reason, displays, first, invalidated, experiment, arm, reached, exposed, converted) = row
+        return TipUsage(
+            tip: tip, reason: reason.flatMap(InvalidationReason.init(rawValue:)), displays: displays,
+            firstDisplayAt: first, invalidatedAt: invalidated,
+            experiment: experiment.flatMap { id in
+                arm.flatMap(TipExperiment.Arm.init(rawValue:)).map {
+                    ExperimentParticipation(
+                        experiment: id, arm: $0, reachedAt: reached, exposedAt: exposed, convertedAt: converted)
+                }
+            })
+    }
+
     public func tipUsage(tip: String) async throws -> [TipUsage] {
         var usage: [TipUsage] = []
-        for try await (reason, displays, first, invalidated) in try await client.query(
-            "SELECT reason, displays, first_display_at, invalidated_at FROM tip_usage WHERE tip = \(tip)",
+        for try await row in try await client.query(
+            """
+            SELECT tip, reason, displays, first_display_at, invalidated_at, experiment, arm, reached_at, exposed_at,
+                converted_at
+            FROM tip_usage WHERE tip = \(tip)
+            """,
             logger: logger
-        ).decode((String?, Int64, Int64?, Int64?).self) {
-            usage.append(
-                TipUsage(
-                    tip: tip, reason: reason.flatMap(InvalidationReason.init(rawValue:)), displays: displays,
-                    firstDisplayAt: first, invalidatedAt: invalidated))
+        ).decode(UsageRow.self) {
+            usage.append(Self.usage(of: row))
         }
         return usage
+    }
+
+    public func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
+        var participants: [(account: String, usage: TipUsage)] = []
+        for try await (name, tip, reason, displays, first, invalidated, id, arm, reached, exposed, converted)
+            in try await client.query(
+                """
+                SELECT account.name, u.tip, u.reason, u.displays, u.first_display_at, u.invalidated_at, u.experiment,
+                    u.arm, u.reached_at, u.exposed_at, u.converted_at
+                FROM tip_usage u JOIN account ON account.id = u.account
+                WHERE u.experiment = \(experiment) ORDER BY account.name
+                """, logger: logger
+            ).decode((String, String, String?, Int64, Int64?, Int64?, String?, String?, Int64?, Int64?, Int64?).self)
+        {
+            participants.append(
+                (
+                    account: name,
+                    usage: Self.usage(
+                        of: (tip, reason, displays, first, invalidated, id, arm, reached, exposed, converted))
+                ))
+        }
+        return participants
     }
 
     /// Adds counter deltas to the per-tip totals (in the caller's transaction).
@@ -81,9 +118,12 @@ extension PostgresSyncStore {
             for row in usage {
                 try await connection.query(
                     """
-                    INSERT INTO tip_usage (account, tip, reason, displays, first_display_at, invalidated_at)
+                    INSERT INTO tip_usage (
+                        account, tip, reason, displays, first_display_at, invalidated_at, experiment, arm, reached_at,
+                        exposed_at, converted_at)
                     VALUES (\(account), \(row.tip), \(row.reason?.rawValue), \(row.displays), \(row.firstDisplayAt),
-                        \(row.invalidatedAt))
+                        \(row.invalidatedAt), \(row.experiment?.experiment), \(row.experiment?.arm.rawValue),
+                        \(row.experiment?.reachedAt), \(row.experiment?.exposedAt), \(row.experiment?.convertedAt))
                     """, logger: logger)
             }
             try await connection.query(
@@ -135,7 +175,8 @@ extension PostgresSyncStore {
         return nil
     }
 
-    public func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+    public func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?)
+        async throws
         -> Int64
     {
         try await transaction { connection in

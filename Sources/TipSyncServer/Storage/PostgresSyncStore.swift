@@ -154,6 +154,20 @@ public struct PostgresSyncStore: SyncStore {
                 """,
             ]
         ),
+        // Each account's participation in a tip's experiment (protocol.md §13.12) beside its tip
+        // usage: derived again for every account.
+        (
+            9,
+            [
+                "ALTER TABLE tip_usage ADD COLUMN experiment TEXT",
+                "ALTER TABLE tip_usage ADD COLUMN arm TEXT",
+                "ALTER TABLE tip_usage ADD COLUMN reached_at BIGINT",
+                "ALTER TABLE tip_usage ADD COLUMN exposed_at BIGINT",
+                "ALTER TABLE tip_usage ADD COLUMN converted_at BIGINT",
+                "CREATE INDEX tip_usage_by_experiment ON tip_usage (experiment) WHERE experiment IS NOT NULL",
+                "DELETE FROM tip_usage", "DELETE FROM tip_counter", "UPDATE account SET tip_usage_through = 0",
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

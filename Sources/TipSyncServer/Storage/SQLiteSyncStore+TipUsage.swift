@@ -17,16 +17,30 @@ extension SQLiteSyncStore {
 
     static func tipUsage(account: Int64, _ db: Database) throws -> [TipUsage] {
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT tip, reason, displays, firstDisplayAt, invalidatedAt FROM tip_usage
-                WHERE account = ? ORDER BY tip
-                """, arguments: [account]
-        ).map { row in
-            TipUsage(
-                tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
-                displays: row["displays"], firstDisplayAt: row["firstDisplayAt"], invalidatedAt: row["invalidatedAt"])
+            db, sql: "SELECT \(usageColumns) FROM tip_usage WHERE account = ? ORDER BY tip", arguments: [account]
+        ).map(Self.usage(of:))
+    }
+
+    /// The columns ``usage(of:)`` reads, in order.
+    static let usageColumnNames = [
+        "tip", "reason", "displays", "firstDisplayAt", "invalidatedAt", "experiment", "arm", "reachedAt", "exposedAt",
+        "convertedAt",
+    ]
+    static let usageColumns = usageColumnNames.joined(separator: ", ")
+
+    /// A `tip_usage` row as a value.
+    static func usage(of row: Row) -> TipUsage {
+        let experiment: ExperimentParticipation? = (row["experiment"] as String?).flatMap { id in
+            (row["arm"] as String?).flatMap(TipExperiment.Arm.init(rawValue:)).map { arm in
+                ExperimentParticipation(
+                    experiment: id, arm: arm, reachedAt: row["reachedAt"], exposedAt: row["exposedAt"],
+                    convertedAt: row["convertedAt"])
+            }
         }
+        return TipUsage(
+            tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
+            displays: row["displays"], firstDisplayAt: row["firstDisplayAt"], invalidatedAt: row["invalidatedAt"],
+            experiment: experiment)
     }
 
     /// Adds counter deltas to the per-tip totals (in the caller's transaction).
@@ -53,11 +67,13 @@ extension SQLiteSyncStore {
             for row in usage {
                 try db.execute(
                     sql: """
-                        INSERT INTO tip_usage (account, tip, reason, displays, firstDisplayAt, invalidatedAt)
-                        VALUES (?, ?, ?, ?, ?, ?)
+                        INSERT INTO tip_usage (account, \(Self.usageColumns))
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         account, row.tip, row.reason?.rawValue, row.displays, row.firstDisplayAt, row.invalidatedAt,
+                        row.experiment?.experiment, row.experiment?.arm.rawValue, row.experiment?.reachedAt,
+                        row.experiment?.exposedAt, row.experiment?.convertedAt,
                     ])
             }
             try db.execute(
@@ -70,14 +86,21 @@ extension SQLiteSyncStore {
     public func tipUsage(tip: String) async throws -> [TipUsage] {
         try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT tip, reason, displays, firstDisplayAt, invalidatedAt FROM tip_usage WHERE tip = ?",
-                arguments: [tip]
-            ).map { row in
-                TipUsage(
-                    tip: row["tip"], reason: (row["reason"] as String?).flatMap(InvalidationReason.init(rawValue:)),
-                    displays: row["displays"], firstDisplayAt: row["firstDisplayAt"],
-                    invalidatedAt: row["invalidatedAt"])
-            }
+                db, sql: "SELECT \(Self.usageColumns) FROM tip_usage WHERE tip = ?", arguments: [tip]
+            ).map(Self.usage(of:))
+        }
+    }
+
+    public func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT account.name AS accountName, \(Self.usageColumnNames.map { "tip_usage.\($0)" }.joined(separator: ", "))
+                    FROM tip_usage JOIN account ON account.id = tip_usage.account
+                    WHERE tip_usage.experiment = ? ORDER BY account.name
+                    """, arguments: [experiment]
+            ).map { (account: $0["accountName"], usage: Self.usage(of: $0)) }
         }
     }
 
@@ -113,7 +136,8 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+    public func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?)
+        async throws
         -> Int64
     {
         try await pool.write { db in

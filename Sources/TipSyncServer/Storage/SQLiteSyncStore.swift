@@ -188,6 +188,22 @@ public struct SQLiteSyncStore: SyncStore {
                     ALTER TABLE change_v10 RENAME TO change;
                     """)
         }
+        // Each account's participation in a tip's experiment (protocol.md §13.12) beside its tip usage:
+        // derived again for every account.
+        migrator.registerMigration("v11-experiments") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE tip_usage ADD COLUMN experiment TEXT;
+                    ALTER TABLE tip_usage ADD COLUMN arm TEXT;
+                    ALTER TABLE tip_usage ADD COLUMN reachedAt INTEGER;
+                    ALTER TABLE tip_usage ADD COLUMN exposedAt INTEGER;
+                    ALTER TABLE tip_usage ADD COLUMN convertedAt INTEGER;
+                    CREATE INDEX tip_usage_by_experiment ON tip_usage (experiment) WHERE experiment IS NOT NULL;
+                    DELETE FROM tip_usage;
+                    DELETE FROM tip_counter;
+                    UPDATE account SET tipUsageThrough = 0;
+                    """)
+        }
         return migrator
     }
 

@@ -1,0 +1,110 @@
+import Foundation
+import TipSyncCore
+
+/// An experiment's results (protocol.md §13.12), computed from every reached account's participation:
+/// per arm, accounts reached, exposed, **analysed** — those whose whole window has passed, before
+/// now and before the experiment stopped, so every analysed account had the same chance to convert —
+/// converted among them and the rate; then the difference treatment − holdout with its 95% interval
+/// (``ProportionDifference``), or "not enough data" while an arm has fewer than
+/// ``minimumPerArm`` analysed accounts; and the sample size a minimum detectable effect needs.
+public struct ExperimentResults: Sendable, Hashable, Codable {
+    public var tip: String
+    public var experiment: TipExperiment
+    /// `running` or `stopped`.
+    public var state: String
+    /// `holdout`, then `treatment`.
+    public var arms: [ArmResults]
+    public var enoughData: Bool
+    public var minimumPerArm: Int
+    /// The difference `treatment − holdout` with its interval, once there is enough data.
+    public var difference: ProportionDifference?
+    /// Whether the interval excludes 0.
+    public var significant: Bool?
+    /// The analysis in one sentence.
+    public var verdict: String
+    /// The minimum detectable effect the sample size is for (an absolute difference).
+    public var minimumDetectableEffect: Double
+    /// Reached accounts needed per arm to detect it from the holdout's rate (once it has one).
+    public var sampleSize: SampleSize?
+    /// When this was computed (milliseconds since 1970).
+    public var computedAt: Int64
+
+    /// Fewer analysed accounts than this in an arm: "not enough data". With fewer, the normal
+    /// approximations under the interval and the sample size do not hold well, and one account moves
+    /// a rate by more than a percentage point.
+    public static let minimumPerArm = 100
+    /// The minimum detectable effect when none is asked for: two percentage points.
+    public static let defaultEffect = 0.02
+
+    public struct ArmResults: Sendable, Hashable, Codable {
+        public var arm: TipExperiment.Arm
+        public var reached: Int
+        public var exposed: Int
+        public var analysed: Int
+        public var converted: Int
+        /// `converted / analysed`; `nil` with none analysed.
+        public var rate: Double?
+    }
+
+    /// The results of `tip`'s experiment from its participants' rows at `now` (milliseconds).
+    public init(
+        tip: String, experiment: TipExperiment, participants: [ExperimentParticipation], now: Int64,
+        minimumDetectableEffect: Double = Self.defaultEffect
+    ) {
+        self.tip = tip
+        self.experiment = experiment
+        state = experiment.isRunning ? "running" : "stopped"
+        minimumPerArm = Self.minimumPerArm
+        self.minimumDetectableEffect = minimumDetectableEffect
+        computedAt = now
+        let closes = min(now, experiment.stoppedAt ?? now)
+        let window = Int64(experiment.windowSeconds * 1000)
+        arms = TipExperiment.Arm.allCases.map { arm in
+            let reached = participants.filter { $0.experiment == experiment.id && $0.arm == arm && $0.reachedAt != nil }
+            let analysed = reached.filter { $0.reachedAt! + window <= closes }
+            let converted = analysed.filter { $0.convertedAt != nil }.count
+            return ArmResults(
+                arm: arm, reached: reached.count, exposed: reached.filter { $0.exposedAt != nil }.count,
+                analysed: analysed.count, converted: converted,
+                rate: analysed.isEmpty ? nil : Double(converted) / Double(analysed.count))
+        }
+        let holdout = arms[0]
+        let treatment = arms[1]
+        enoughData = holdout.analysed >= minimumPerArm && treatment.analysed >= minimumPerArm
+        sampleSize = holdout.rate.flatMap {
+            SampleSize(baseline: $0, effect: minimumDetectableEffect, holdoutPercent: experiment.holdout)
+        }
+        if enoughData,
+            let difference = ProportionDifference(
+                successes: treatment.converted, of: treatment.analysed, minus: holdout.converted, of: holdout.analysed)
+        {
+            self.difference = difference
+            significant = difference.isSignificant
+            let range =
+                "\(Self.points(difference.estimate)) points (95% interval \(Self.points(difference.lower)) to \(Self.points(difference.upper)))"
+            verdict =
+                difference.lower > 0
+                ? "The tip raises conversion: \(range)."
+                : difference.upper < 0
+                    ? "The tip lowers conversion: \(range)."
+                    : "No difference detected: \(range); the interval includes 0."
+        } else {
+            difference = nil
+            significant = nil
+            verdict =
+                "Not enough data: each arm needs \(minimumPerArm) accounts whose \(Self.days(experiment.windowSeconds)) window has passed (holdout \(holdout.analysed), treatment \(treatment.analysed))."
+        }
+    }
+
+    /// A proportion as signed percentage points with one decimal: `+2.1`, `-0.4`.
+    static func points(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 10
+        return (rounded > 0 ? "+" : "") + String(format: "%.1f", rounded == 0 ? 0 : rounded)
+    }
+
+    /// Seconds as days or hours: "7-day", "36-hour".
+    static func days(_ seconds: Double) -> String {
+        seconds.truncatingRemainder(dividingBy: 86400) == 0
+            ? "\(Int(seconds / 86400))-day" : "\(Int((seconds / 3600).rounded()))-hour"
+    }
+}
