@@ -15,8 +15,8 @@ struct TipSyncServerCommand: AsyncParsableCommand {
         abstract: "TipSync's sync server: exchanges tip change logs between a person's devices.",
         version: TipSyncVersion.description,
         subcommands: [
-            Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, CatalogCommand.self, Compact.self,
-            RotateCursors.self, Settings.self,
+            Serve.self, Migrate.self, Accounts.self, Tokens.self, AdminKeys.self, CatalogCommand.self,
+            ExperimentCommand.self, Compact.self, RotateCursors.self, Settings.self,
         ],
         defaultSubcommand: Serve.self)
 
@@ -479,7 +479,11 @@ struct CatalogCommand: AsyncParsableCommand {
                 return
             }
             let version = try await databaseOptions.withStore { store in
-                try await store.putCatalogJSON(String(decoding: data, as: UTF8.self), uploadedBy: "cli")
+                do {
+                    return try await store.putCatalogJSON(String(decoding: data, as: UTF8.self), uploadedBy: "cli")
+                } catch let error as CatalogCompositionError {
+                    throw ValidationError("\(file): \(error.description)")
+                }
             }
             print("stored a catalog of \(catalog.tips.count) tips as version \(version)")
         }
@@ -540,8 +544,13 @@ struct CatalogCommand: AsyncParsableCommand {
                 guard let old = try await store.catalogVersions().first(where: { $0.version == version }) else {
                     throw StoreError("no catalog version \(version); 'tipsync-server catalog versions' lists them")
                 }
-                return try await store.putCatalogJSON(
-                    old.text, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000), restoredFrom: version)
+                do {
+                    return try await store.putCatalogJSON(
+                        old.text, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000),
+                        restoredFrom: version)
+                } catch let error as CatalogCompositionError {
+                    throw CommandFailure("version \(version): \(error.description)")
+                }
             }
             print("restored version \(version) as version \(new)")
         }

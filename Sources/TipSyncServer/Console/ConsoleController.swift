@@ -46,6 +46,7 @@ struct ConsoleController: Sendable {
         group.on(
             "catalog/versions/:version/restore", method: .post, recordingIn: table, prefix: prefix,
             use: signedIn(restoreCatalog))
+        addExperimentRoutes(to: group, table: table, prefix: prefix)
     }
 
     // MARK: Sessions

@@ -12,6 +12,7 @@ enum ConsoleTemplates {
     static let all: [(String, String)] = [
         ("head", head), ("foot", foot), ("login", login), ("overview", overview), ("accounts", accounts),
         ("account", account), ("erase", erase), ("tips", tips), ("tip", tip), ("catalog", catalog),
+        ("experiments", experiments), ("experiment", experiment),
     ]
 
     static let head = """
@@ -61,6 +62,8 @@ enum ConsoleTemplates {
         .login { max-width:420px; margin:12vh auto; background:#fff; border:1px solid var(--line); border-radius:12px; padding:28px; }
         .bars { display:flex; align-items:flex-end; gap:3px; height:40px; }
         .bars span { display:block; width:14px; background:var(--accent); opacity:.75; border-radius:2px 2px 0 0; }
+        .interval { display:block; width:100%; max-width:420px; height:44px; }
+        select { font:inherit; padding:6px 8px; border:1px solid var(--line); border-radius:8px; max-width:100%; }
         .meter { display:inline-block; height:10px; background:var(--accent); opacity:.75; border-radius:2px; vertical-align:middle; }
         @media (max-width: 640px) {
           main { padding:12px; }
@@ -76,7 +79,7 @@ enum ConsoleTemplates {
         </style></head><body>
         {{#session}}
         <header><div class="top"><span class="brand">TipSync console</span>
-        <nav><a href="/console">Overview</a><a href="/console/accounts">Accounts</a><a href="/console/tips">Tips</a><a href="/console/catalog">Catalog</a></nav>
+        <nav><a href="/console">Overview</a><a href="/console/accounts">Accounts</a><a href="/console/tips">Tips</a><a href="/console/catalog">Catalog</a><a href="/console/experiments">Experiments</a></nav>
         <form method="post" action="/console/logout"><input type="hidden" name="csrf" value="{{csrf}}">
         <span class="muted">{{adminKeyName}}</span> <button type="submit">Log out</button></form></div></header>
         {{/session}}
@@ -258,6 +261,48 @@ enum ConsoleTemplates {
         </table>
         {{#olderVersions}}<p class="muted" id="older-versions">{{olderVersions}} older versions are not shown here: <code>tipsync-server catalog versions</code> or <code>GET /admin/v1/catalog/versions</code> lists them all, and each can be restored.</p>{{/olderVersions}}
         </div>
+        {{> foot}}
+        """
+
+    static let experiments = """
+        {{> head}}
+        <h1>Experiments</h1>
+        <p class="muted">Randomized holdouts (protocol.md §13.12): held-out accounts never see the tip on any device, yet record when it would have been shown, so both arms are compared from the same moment. Results update in the background within a few seconds of a push.</p>
+        {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="notice" role="alert" id="experiment-error">{{error}}</p>{{/error}}
+        <div class="panel"><table id="experiments"><tr><th>Experiment</th><th>Tip</th><th>Held out</th><th>State</th><th>Reached (holdout / treatment)</th><th>Verdict</th></tr>
+        {{#experiments}}<tr><td data-label="Experiment" class="wrap"><a href="/console/experiments/{{path}}"><code>{{id}}</code></a></td><td data-label="Tip" class="wrap"><code>{{tip}}</code></td>
+        <td data-label="Held out">{{holdout}}%</td><td data-label="State"><span class="pill{{#running}} live{{/running}}">{{state}}</span></td><td data-label="Reached">{{reached}}</td><td data-label="Verdict" class="wrap">{{verdict}}</td></tr>{{/experiments}}
+        {{^experiments}}<tr><td colspan="6" class="muted">No experiment yet.</td></tr>{{/experiments}}
+        </table></div>
+        <h2>Start an experiment</h2>
+        <div class="panel" style="padding:4px 14px"><form method="post" action="/console/experiments"><input type="hidden" name="csrf" value="{{csrf}}">
+        <p><label for="experiment-tip">Tip</label><br><select name="tip" id="experiment-tip">{{#tips}}<option>{{tip}}</option>{{/tips}}</select>{{^tips}} <span class="muted">Every tip of the catalog already runs an experiment, or there is no catalog.</span>{{/tips}}</p>
+        <p><label for="experiment-id">Experiment id (letters, digits, - _ .)</label><br><input type="text" name="id" id="experiment-id" autocomplete="off"></p>
+        <p><label for="experiment-holdout">Percent held out</label><br><input type="text" name="holdout" id="experiment-holdout" value="10" inputmode="decimal"></p>
+        <p><label for="experiment-goal">Goal</label><br><select name="goal" id="experiment-goal"><option value="actionPerformed">the tip's actionPerformed</option>{{#events}}<option value="{{event}}">a donation to {{event}}</option>{{/events}}</select></p>
+        <p><label for="experiment-window">Window, days after first reach</label><br><input type="text" name="windowDays" id="experiment-window" value="7" inputmode="decimal"></p>
+        <p><button type="submit" id="start-experiment">Start (a new catalog version)</button></p></form></div>
+        {{> foot}}
+        """
+
+    static let experiment = """
+        {{> head}}
+        <h1>Experiment <code>{{id}}</code></h1>
+        <p>On tip <a href="/console/tips/{{tipPath}}"><code>{{tip}}</code></a>, {{holdout}}% of accounts held out; goal: {{goal}} within a {{window}} window after an account's first reach. <span class="pill{{#running}} live{{/running}}" id="experiment-state">{{state}}</span>{{#stoppedAt}} <span class="muted">since {{stoppedAt}}</span>{{/stoppedAt}}</p>
+        <p class="notice" role="status" id="verdict">{{verdict}}</p>
+        {{#difference}}<div class="panel" style="padding:10px 14px"><p style="margin:0 0 4px">Treatment − holdout: <strong id="difference">{{estimate}} points</strong>, 95% interval {{lower}} to {{upper}} (Newcombe's hybrid score interval).</p>{{{chart}}}</div>{{/difference}}
+        <h2>Arms</h2>
+        <div class="panel"><table id="arms"><tr><th>Arm</th><th>Reached</th><th>Exposed</th><th>Analysed</th><th>Converted</th><th>Rate</th></tr>
+        {{#arms}}<tr><td data-label="Arm">{{arm}}</td><td data-label="Reached">{{reached}}</td><td data-label="Exposed">{{exposed}}</td><td data-label="Analysed">{{analysed}}</td><td data-label="Converted">{{converted}}</td><td data-label="Rate">{{rate}}</td></tr>{{/arms}}
+        </table></div>
+        <p class="muted">Reached: accounts for which the tip would have been shown (holdout) or was available (treatment), on any device; exposed: shown. Analysed: reached accounts whose whole window has passed before now and before the experiment stopped — every analysed account had the same time to convert. Results need {{minimum}} analysed accounts per arm.</p>
+        <h2>Sample size</h2>
+        <form method="get" action="/console/experiments/{{path}}"><p><label for="effect">Smallest difference worth detecting, in points</label><br><input type="text" name="effect" id="effect" value="{{effect}}" inputmode="decimal" style="max-width:8rem"> <button type="submit">Size</button></p></form>
+        {{#sampleSize}}<p id="sample-size">To detect it from the holdout's rate at 5% significance and 80% power: {{holdout}} held-out and {{treatment}} treated accounts analysed ({{total}} in all).</p>{{/sampleSize}}
+        {{^sampleSize}}<p class="muted">Sized once the holdout has a conversion rate.</p>{{/sampleSize}}
+        <div class="actions"><a href="/console/experiments/{{path}}/export?format=csv">Export per-account records (CSV)</a> <a href="/console/experiments/{{path}}/export?format=json">(JSON)</a>
+        {{#running}}<form method="post" action="/console/experiments/{{path}}/stop"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger" id="stop-experiment">Stop the experiment</button></form>{{/running}}</div>
         {{> foot}}
         """
 }

@@ -99,21 +99,17 @@ struct ExperimentController: Sendable {
     @Sendable func participants(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let id = try Self.id(context)
         guard try await store.experiment(id) != nil else { throw Self.noExperiment(id) }
-        let rows = try await store.experimentParticipants(experiment: id).compactMap { row in
-            row.usage.experiment.map { ExperimentParticipantRecord(account: row.account, $0) }
-        }
         let format = request.uri.queryParameters["format"].map(String.init)
-        let wantsCSV = format == "csv" || (format == nil && request.headers[.accept]?.contains("text/csv") == true)
         if let format, format != "csv", format != "json" {
             throw SyncError.invalidParameter("format: csv or json")
         }
-        guard wantsCSV else { return try SyncController.json(ExperimentParticipantList(participants: rows)) }
+        let csv = format == "csv" || (format == nil && request.headers[.accept]?.contains("text/csv") == true)
         var headers = HTTPFields()
-        headers[.contentType] = "text/csv; charset=utf-8"
-        headers[.contentDisposition] = #"attachment; filename="\#(id)-participants.csv""#
+        headers[.contentType] = csv ? "text/csv; charset=utf-8" : "application/json"
+        if csv { headers[.contentDisposition] = #"attachment; filename="\#(id)-participants.csv""# }
         return Response(
             status: .ok, headers: headers,
-            body: .init(byteBuffer: ByteBuffer(string: ExperimentParticipantRecord.csv(rows))))
+            body: .init(byteBuffer: ByteBuffer(string: try await store.experimentParticipantsText(id, csv: csv))))
     }
 
     /// `?baseline=0.1&effect=0.02&holdout=10`: reached accounts needed per arm.
@@ -164,10 +160,6 @@ struct ExperimentList: Codable, Sendable {
     var experiments: [ExperimentResults]
 }
 
-struct ExperimentParticipantList: Codable, Sendable {
-    var participants: [ExperimentParticipantRecord]
-}
-
 struct SampleSizeAnswer: Codable, Sendable {
     var baseline: Double
     var effect: Double
@@ -175,35 +167,4 @@ struct SampleSizeAnswer: Codable, Sendable {
     var holdoutAccounts: Int
     var treatmentAccounts: Int
     var totalAccounts: Int
-}
-
-/// One reached account in an export.
-struct ExperimentParticipantRecord: Codable, Sendable, Hashable {
-    var account: String
-    var arm: TipExperiment.Arm
-    var reachedAt: Int64?
-    var exposedAt: Int64?
-    var convertedAt: Int64?
-
-    init(account: String, _ participation: ExperimentParticipation) {
-        self.account = account
-        arm = participation.arm
-        reachedAt = participation.reachedAt
-        exposedAt = participation.exposedAt
-        convertedAt = participation.convertedAt
-    }
-
-    /// RFC 4180 CSV with a header line; a field with a comma, quote or line break is quoted.
-    static func csv(_ rows: [ExperimentParticipantRecord]) -> String {
-        func field(_ text: String) -> String {
-            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-        }
-        var text = "account,arm,reachedAt,exposedAt,convertedAt\r\n"
-        for row in rows {
-            let times = [row.reachedAt, row.exposedAt, row.convertedAt].map { $0.map(String.init) ?? "" }
-            text += ([field(row.account), row.arm.rawValue] + times).joined(separator: ",") + "\r\n"
-        }
-        return text
-    }
 }

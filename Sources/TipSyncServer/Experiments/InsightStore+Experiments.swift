@@ -69,4 +69,16 @@ extension InsightStore {
         catalog.tips[index].experiment?.stoppedAt = now
         return try await putCatalogJSON(try catalog.canonicalText, uploadedBy: uploader, at: now, restoredFrom: nil)
     }
+
+    /// Every reached account's record of `id`, by account name: CSV (`account,arm,reachedAt,
+    /// exposedAt,convertedAt`, milliseconds) or JSON (`{"participants": [...]}`).
+    public func experimentParticipantsText(_ id: String, csv: Bool) async throws -> String {
+        let rows = try await experimentParticipants(experiment: id).compactMap { row in
+            row.usage.experiment.map { ExperimentParticipantRecord(account: row.account, $0) }
+        }
+        return csv
+            ? ExperimentParticipantRecord.csv(rows)
+            : String(
+                decoding: try JSONCoding.encoder.encode(ExperimentParticipantList(participants: rows)), as: UTF8.self)
+    }
 }
