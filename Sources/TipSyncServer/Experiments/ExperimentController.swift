@@ -56,6 +56,8 @@ struct ExperimentController: Sendable {
             let path = error.fieldPath
             throw SyncError.invalidParameter(
                 path.isEmpty ? "experiment: \(error.reason)" : "experiment.\(path): \(error.reason)")
+        } catch {
+            throw SyncError.invalidParameter("experiment: \(error)")
         }
         let version: Int64
         do {

@@ -30,8 +30,10 @@ public struct SampleSize: Sendable, Hashable, Codable {
         let a = ProportionDifference.z95 * (pooled * (1 - pooled) * (1 + 1 / r)).squareRoot()
         let b = Self.z80 * (baseline * (1 - baseline) + treated * (1 - treated) / r).squareRoot()
         let holdout = ((a + b) * (a + b) / (effect * effect)).rounded(.up)
-        guard holdout < Double(Int32.max) else { return nil }
+        let treatment = (holdout * r).rounded(.up)
+        // Beyond a billion accounts the answer is "more than any product has": no size.
+        guard holdout.isFinite, treatment.isFinite, holdout < 1e9, treatment < 1e9 else { return nil }
         self.holdout = Int(holdout)
-        self.treatment = Int((holdout * r).rounded(.up))
+        self.treatment = Int(treatment)
     }
 }
