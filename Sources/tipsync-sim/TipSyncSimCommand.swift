@@ -8,7 +8,8 @@ import TipSyncSimulation
 struct TipSyncSimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tipsync-sim", abstract: "Deterministic simulation of many TipSync devices; replayable histories.",
-        subcommands: [Run.self, Live.self, Replay.self, Generate.self, Import.self, ExperimentCommand.self], defaultSubcommand: Run.self)
+        subcommands: [Run.self, Live.self, Replay.self, Generate.self, Import.self, ExperimentCommand.self],
+        defaultSubcommand: Run.self)
 
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
