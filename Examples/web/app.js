@@ -2,6 +2,7 @@
 // browser, a phone with the Swift library, a tipsync-agent). Query parameters configure it:
 //   ?server=http://127.0.0.1:8080&device=browser&token=ts_…   (a device token for `device`)
 //   &firstSyncTimeout=5   (seconds a new device holds back its tips for its first sync; default 5)
+//   &followCatalog=1      (evaluate tips with the catalog operators upload to the server, protocol.md §16)
 // Without `server` it runs on this browser's storage alone. See README, "From a web app".
 // The catalog is the one the Swift walkthrough and the agent walkthrough use (Examples/catalog.json),
 // so the page, a phone and an agent of one account see each other's changes. Its images are SF
@@ -16,6 +17,7 @@ const tipsync = await configure({
   server: query.get('server') ?? undefined,
   token: query.get('token') ?? undefined,
   firstSyncTimeout: query.has('firstSyncTimeout') ? Number(query.get('firstSyncTimeout')) : undefined,
+  followsServerCatalog: query.has('followCatalog'),
   symbols: { star: 'icons/star.svg', sparkles: 'icons/sparkles.svg', magnifyingglass: 'icons/search.svg' },
 });
 

@@ -22,6 +22,7 @@ struct ExperimentCommand: AsyncParsableCommand {
 
         func run() async throws {
             let all = try await databaseOptions.withStore { store in
+                try await store.summarizeAccountsWithNewChanges()
                 var results: [ExperimentResults] = []
                 for (_, experiment) in try await store.experiments() {
                     if let each = try await store.experimentResults(experiment.id, now: ExperimentCommand.now) {
@@ -98,7 +99,7 @@ struct ExperimentCommand: AsyncParsableCommand {
     struct Results: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "An experiment's results per arm, the difference with its 95% interval, and the sample size (as of the server's last summary of each account)."
+                "An experiment's results per arm, the difference with its 95% interval, and the sample size, as of now (accounts whose log grew are summarized first)."
         )
         @Argument(help: "The experiment's id.") var id: String
         @Option(help: "The minimum detectable effect to size for, as a difference of rates.") var effect: Double =
@@ -109,7 +110,8 @@ struct ExperimentCommand: AsyncParsableCommand {
         func run() async throws {
             guard
                 let results = try await databaseOptions.withStore({ store in
-                    try await store.experimentResults(id, now: ExperimentCommand.now, effect: effect)
+                    try await store.summarizeAccountsWithNewChanges()
+                    return try await store.experimentResults(id, now: ExperimentCommand.now, effect: effect)
                 })
             else {
                 throw CommandFailure("no experiment '\(id)' in the stored catalog; 'tipsync-server experiment list'")
@@ -151,6 +153,7 @@ struct ExperimentCommand: AsyncParsableCommand {
                     throw CommandFailure(
                         "no experiment '\(id)' in the stored catalog; 'tipsync-server experiment list'")
                 }
+                try await store.summarizeAccountsWithNewChanges()
                 return try await store.experimentParticipantsText(id, csv: format == "csv")
             }
             FileHandle.standardOutput.write(Data(text.utf8))

@@ -24,6 +24,17 @@ extension SyncStore {
     }
 }
 
+extension SyncStore {
+    /// Derives the tip usage of every account whose log grew since its last summary, now: what a
+    /// command reading results from the database does first, so it answers as of this moment
+    /// whether or not a server runs. Returns how many accounts it summarized.
+    @discardableResult
+    public func summarizeAccountsWithNewChanges() async throws -> Int {
+        try await TipUsageSummarizer(store: self, interval: .seconds(3600), logger: Logger(label: "tipsync-summary"))
+            .summarizePending()
+    }
+}
+
 /// Keeps every account's tip usage (the console's tips page) up to date: every `interval` it
 /// derives it again for the accounts whose log grew since, so the page lags pushes by about one
 /// interval and never reads a log when it is viewed. An account whose summary takes long (a large
