@@ -7,7 +7,7 @@ public struct ExperimentParticipation: Sendable, Hashable {
     public var arm: TipExperiment.Arm
     /// The earliest reach on any device (milliseconds since 1970), or `nil`: not reached yet.
     public var reachedAt: Int64?
-    /// The earliest exposure on any device (treatment only), or `nil`.
+    /// The earliest exposure on any device (outside the holdout only), or `nil`.
     public var exposedAt: Int64?
     /// The first goal within the window after `reachedAt`, or `nil`.
     public var convertedAt: Int64?

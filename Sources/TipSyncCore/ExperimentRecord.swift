@@ -4,8 +4,8 @@
 /// they arrive in, and a device offline for a week reports later without changing anyone else's.
 ///
 /// - reach: `tipsync.reach:<experiment>`, donated when the tip would be shown now — in the holdout
-///   as in the treatment — with info `{"arm", "tip"}`;
-/// - exposure: `tipsync.exposure:<experiment>`, donated when a device of the treatment shows it.
+///   as in the treatment or a variant — with info `{"arm", "tip"}`;
+/// - exposure: `tipsync.exposure:<experiment>`, donated when a device outside the holdout shows it.
 public enum ExperimentRecord: String, Sendable, Hashable, CaseIterable {
     case reach, exposure
 
@@ -40,10 +40,10 @@ extension StatusEvaluator {
     /// the tip has a running experiment, the device knows its account, and the tip is available
     /// (treatment) or held back only by the holdout. `nil` otherwise — nothing to record.
     public func reachingArm(of tip: TipDefinition) -> TipExperiment.Arm? {
-        guard tip.runningExperiment != nil else { return nil }
+        guard let experiment = tip.runningExperiment else { return nil }
         switch reason(of: tip) {
-        case .available: return .treatment
-        case .experiment(_, .holdout): return .holdout
+        case .available: return deviceContext.account.map { experiment.arm(account: $0) }
+        case .experiment(_, .holdout?): return .holdout
         default: return nil
         }
     }

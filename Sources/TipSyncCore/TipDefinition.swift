@@ -59,6 +59,23 @@ public struct TipDefinition: Sendable, Hashable, Codable {
         experiment = try container.decodeIfPresent(TipExperiment.self, forKey: .experiment)
     }
 
+    /// The tip as `account` is shown it: with its variant's content when its running experiment puts
+    /// the account in a variant (protocol.md §13.12), else as it is. Localize the result
+    /// (``localized(for:)``) for a locale.
+    public func content(for account: String?) -> TipDefinition {
+        guard let experiment = runningExperiment, let account,
+            let variant = experiment.variant(experiment.arm(account: account))
+        else { return self }
+        var shown = self
+        shown.title = variant.title ?? title
+        shown.message = variant.message ?? message
+        shown.image = variant.image ?? image
+        if variant.localizations != nil || variant.title != nil || variant.message != nil || variant.image != nil {
+            shown.localizations = variant.localizations
+        }
+        return shown
+    }
+
     /// The experiment while it runs (not stopped), else `nil`.
     public var runningExperiment: TipExperiment? { experiment?.isRunning == true ? experiment : nil }
 }

@@ -29,17 +29,64 @@ public struct TipExperiment: Sendable, Hashable, Codable {
         case actionPerformed
     }
 
-    /// The two arms; their names are the protocol's (`"holdout"`, `"treatment"`).
-    public enum Arm: String, Sendable, Hashable, CaseIterable, Codable {
-        case holdout, treatment
+    /// Content variants the accounts outside the holdout are split among evenly; absent or empty:
+    /// one arm, `treatment`, shown the tip as written.
+    public var variants: [Variant]?
+
+    /// An arm, by its protocol name: `holdout`, `treatment`, or a variant's id.
+    public struct Arm: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init?(rawValue: String) {
+            guard !rawValue.isEmpty else { return nil }
+            self.rawValue = rawValue
+        }
+        init(_ name: String) { rawValue = name }
+        public static let holdout = Arm("holdout")
+        /// The one arm outside the holdout when the experiment has no variants.
+        public static let treatment = Arm("treatment")
+        public var description: String { rawValue }
     }
+
+    /// One variant of the tip's content: what it gives replaces the tip's; its `localizations`
+    /// (protocol.md §13.10) replace the tip's, and a variant that gives text but no localizations
+    /// shows that text in every locale.
+    public struct Variant: Sendable, Hashable, Codable {
+        public var id: String
+        public var title: String?
+        public var message: String?
+        public var image: String?
+        public var localizations: [String: TipLocalization]?
+
+        public init(
+            id: String, title: String? = nil, message: String? = nil, image: String? = nil,
+            localizations: [String: TipLocalization]? = nil
+        ) {
+            self.id = id
+            self.title = title
+            self.message = message
+            self.image = image
+            self.localizations = localizations
+        }
+    }
+
+    /// Every arm, the holdout first, then each variant in order (or `treatment`).
+    public var arms: [Arm] {
+        [.holdout] + ((variants ?? []).isEmpty ? [.treatment] : variants!.map { Arm($0.id) })
+    }
+
+    /// At most this many variants.
+    public static let maximumVariants = 8
 
     /// The window when none is given: 7 days.
     public static let defaultWindow: Double = 604_800
     /// The bounds of `window`, in seconds: an hour to 90 days.
     public static let windowBounds: ClosedRange<Double> = 3600...7_776_000
 
-    public init(id: String, holdout: Double, goal: Goal, window: Double? = nil, stoppedAt: Int64? = nil) {
+    public init(
+        id: String, holdout: Double, goal: Goal, window: Double? = nil, stoppedAt: Int64? = nil,
+        variants: [Variant]? = nil
+    ) {
+        self.variants = variants
         self.id = id
         self.holdout = holdout
         self.goal = goal
@@ -60,9 +107,19 @@ public struct TipExperiment: Sendable, Hashable, Codable {
     /// a rollout keyed on the tip's id.
     public var bucketKey: String { "experiment:\(id)" }
 
-    /// The account's arm: the same on every device and in every client.
+    /// The account's arm: the same on every device and in every client. Below the holdout's
+    /// threshold `h`, the holdout; else, with `n` variants, variant `floor((bucket − h) × n / (10000 − h))`.
     public func arm(account: String) -> Arm {
-        RolloutBucket.bucket(account: account, key: bucketKey) < holdoutBuckets ? .holdout : .treatment
+        let bucket = RolloutBucket.bucket(account: account, key: bucketKey)
+        let threshold = holdoutBuckets
+        if bucket < threshold { return .holdout }
+        guard let variants, !variants.isEmpty else { return .treatment }
+        return Arm(variants[(bucket - threshold) * variants.count / (RolloutBucket.count - threshold)].id)
+    }
+
+    /// The variant shown to `arm`, if it is one.
+    public func variant(_ arm: Arm) -> Variant? {
+        variants?.first { $0.id == arm.rawValue }
     }
 
     /// The event a device donates to when the tip first reaches it: `tipsync.reach:<id>`.
@@ -98,13 +155,39 @@ public struct TipExperiment: Sendable, Hashable, Codable {
             throw Catalog.ValidationError(
                 description: "\(path).stoppedAt: milliseconds since 1970 from 0 to \(JSONNumberLimits.maxInteger)")
         }
+        if let variants {
+            guard variants.count <= Self.maximumVariants else {
+                throw Catalog.ValidationError(
+                    description: "\(path).variants: at most \(Self.maximumVariants) variants; got \(variants.count)")
+            }
+            var seen: Set<String> = []
+            for (index, variant) in variants.enumerated() {
+                let field = "\(path).variants[\(index)].id"
+                if let problem = Self.idProblem(variant.id) {
+                    throw Catalog.ValidationError(description: "\(field): \(problem)")
+                }
+                guard variant.id != Arm.holdout.rawValue, variant.id != Arm.treatment.rawValue else {
+                    throw Catalog.ValidationError(
+                        description: "\(field): 'holdout' and 'treatment' name arms of their own; pick another id")
+                }
+                guard seen.insert(variant.id).inserted else {
+                    throw Catalog.ValidationError(description: "\(field): '\(variant.id)' is listed twice")
+                }
+                for (tag, _) in variant.localizations ?? [:] where DeviceContext.canonicalLocale(tag) != tag {
+                    throw Catalog.ValidationError(
+                        description:
+                            "\(path).variants[\(index)].localizations.\(tag): a localization is keyed by a BCP 47 language tag in canonical case (write '\(DeviceContext.canonicalLocale(tag))')"
+                    )
+                }
+            }
+        }
         if case .event(let event) = goal, !eventIDs.contains(event) {
             throw Catalog.ValidationError(
                 description: "\(path).goal.event: names event '\(event)', which the catalog's events do not declare")
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case id, holdout, goal, window, stoppedAt }
+    private enum CodingKeys: String, CodingKey { case id, holdout, goal, window, stoppedAt, variants }
     private enum GoalKeys: String, CodingKey { case event, actionPerformed }
 
     public init(from decoder: any Decoder) throws {
@@ -113,6 +196,7 @@ public struct TipExperiment: Sendable, Hashable, Codable {
         holdout = try container.decode(Double.self, forKey: .holdout)
         window = try container.decodeIfPresent(Double.self, forKey: .window)
         stoppedAt = try container.decodeIfPresent(Int64.self, forKey: .stoppedAt)
+        variants = try container.decodeIfPresent([Variant].self, forKey: .variants)
         let goalContainer = try container.nestedContainer(keyedBy: GoalKeys.self, forKey: .goal)
         let event = try goalContainer.decodeIfPresent(String.self, forKey: .event)
         let action = try goalContainer.decodeIfPresent(Bool.self, forKey: .actionPerformed)
@@ -137,6 +221,7 @@ public struct TipExperiment: Sendable, Hashable, Codable {
         }
         try container.encodeIfPresent(window, forKey: .window)
         try container.encodeIfPresent(stoppedAt, forKey: .stoppedAt)
+        try container.encodeIfPresent(variants, forKey: .variants)
     }
 }
 

@@ -101,4 +101,43 @@ import TipSyncCore
             participants: Self.participants(.holdout, 200, converted: 20) + open, now: 10 * 86_400_000)
         #expect(later.state == "stopped" && later.arms[1].analysed == 0)
     }
+
+    @Test func theNormalQuantileIsTheTabulatedOne() {
+        #expect(ProportionDifference.z(confidence: 0.95) == ProportionDifference.z95)
+        #expect(close(ProportionDifference.z(confidence: 0.975), 2.241403, within: 1e-6))
+        #expect(close(ProportionDifference.z(confidence: 0.99), 2.575829, within: 1e-6))
+        #expect(close(ProportionDifference.z(confidence: 0.90), 1.644854, within: 1e-6))
+        #expect(close(ProportionDifference.z(confidence: 0.9875), 2.497705, within: 1e-6))
+    }
+
+    /// Variants: each arm against the holdout, at 97.5% with two (Bonferroni), in the arms' order.
+    @Test func eachVariantIsComparedWithTheHoldoutAtAShareOfTheConfidence() throws {
+        var experiment = Self.experiment
+        experiment.variants = [.init(id: "short"), .init(id: "long")]
+        func arm(_ name: String, _ count: Int, converted: Int) -> [ExperimentParticipation] {
+            (0..<count).map { index in
+                ExperimentParticipation(
+                    experiment: "search-holdout", arm: TipExperiment.Arm(rawValue: name)!, reachedAt: 0,
+                    exposedAt: name == "holdout" ? nil : 1, convertedAt: index < converted ? 1000 : nil)
+            }
+        }
+        let results = ExperimentResults(
+            tip: "search", experiment: experiment,
+            participants: arm("holdout", 200, converted: 20) + arm("short", 200, converted: 22)
+                + arm("long", 200, converted: 50),
+            now: 86_400_000)
+        #expect(results.arms.map(\.arm.rawValue) == ["holdout", "short", "long"])
+        #expect(results.confidence == 0.975)
+        #expect(results.difference == nil)
+        let short = try #require(results.arms[1].difference)
+        let expected = try #require(
+            ProportionDifference(
+                successes: 22, of: 200, minus: 20, of: 200, z: ProportionDifference.z(confidence: 0.975)))
+        #expect(short == expected)
+        #expect(results.arms[1].significant == false && results.arms[2].significant == true)
+        #expect(results.significant == true)
+        #expect(results.verdict.contains("Variant long raises conversion: +15.0 points (97.5% interval"))
+        #expect(results.verdict.contains("Variant short: no difference detected"))
+        #expect(results.arms[0].difference == nil)
+    }
 }

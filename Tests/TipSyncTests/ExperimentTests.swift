@@ -142,4 +142,46 @@ import TipSyncTestSupport
         #expect(try donations(phone, "tipsync.reach:search-holdout").count == 1)
         #expect(phone.status(ofTip: "search") == .pending)
     }
+
+    /// Variants (protocol.md §13.12): alice (bucket 7191 at 25% held out) is in `long`, dave (3808) in
+    /// `short`; each sees its variant's content, and its records name its arm.
+    @Test func aVariantAccountSeesItsContentAndRecordsItsArm() throws {
+        let catalog = try Catalog(
+            validating: Array(
+                #"""
+                {"events": [{"id": "searched"}],
+                 "tips": [{"id": "search", "title": "Search", "message": "Find yards", "localizations": {"fr": {"title": "Recherche"}},
+                           "experiment": {"id": "search-holdout", "holdout": 25, "goal": {"event": "searched"},
+                                          "variants": [{"id": "short", "title": "Search!"},
+                                                       {"id": "long", "message": "Find any yard by its name",
+                                                        "localizations": {"fr": {"message": "Trouvez un jardin"}}}]}}]}
+                """#.utf8))
+        let tip = catalog.tips[0]
+        #expect(tip.experiment?.arm(account: "alice") == TipExperiment.Arm(rawValue: "long"))
+        #expect(tip.experiment?.arm(account: "dave") == TipExperiment.Arm(rawValue: "short"))
+        #expect(tip.experiment?.arm(account: "carol") == .holdout)
+        #expect(tip.experiment?.arms.map(\.rawValue) == ["holdout", "short", "long"])
+        // A variant that gives text without localizations shows it in every locale.
+        #expect(tip.content(for: "dave").localized(for: "fr").title == "Search!")
+        #expect(tip.content(for: "dave").localized(for: "fr").message == "Find yards")
+        // One with localizations replaces the tip's: the tip's French title is gone with them.
+        let long = tip.content(for: "alice")
+        #expect(long.localized(for: "fr").message == "Trouvez un jardin")
+        #expect(long.localized(for: "fr").title == "Search")
+        #expect(long.localized(for: "en").message == "Find any yard by its name")
+        #expect(tip.content(for: "carol") == tip && tip.content(for: nil) == tip)
+
+        let phone = try makeReplica("phone", directory: temporaryDirectory("experiment-variant-\(UUID())"))
+        try phone.load(catalog: catalog)
+        try phone.setAccount("alice")
+        #expect(phone.displayStatus(ofTip: "search") == .available)
+        try phone.recordDisplay(tip: "search")
+        for event in ["tipsync.reach:search-holdout", "tipsync.exposure:search-holdout"] {
+            let records = try donations(phone, event)
+            #expect(records.count == 1)
+            if case .donation(_, _, _, let info)? = records.first?.operation {
+                #expect(info == .object(["arm": .string("long"), "tip": .string("search")]), "\(event)")
+            }
+        }
+    }
 }

@@ -64,20 +64,21 @@ extension TipsReplica {
         }
     }
 
-    /// The records a display of `tip` adds in the treatment of its running experiment: reach if the
+    /// The records a display of `tip` adds outside the holdout of its running experiment: reach if the
     /// account has none yet (a tip shown without being asked about), and exposure if it has none.
     func experimentOperationsForDisplay(
         of tip: String, _ core: borrowing Core, firstSeq: Int64, date: Int64
     ) -> [Change.Operation] {
-        guard let definition = core.catalog[tip], definition.runningExperiment != nil,
-            let account = core.deviceContext.account,
-            definition.runningExperiment?.arm(account: account) == .treatment
+        guard let definition = core.catalog[tip], let experiment = definition.runningExperiment,
+            let account = core.deviceContext.account
         else { return [] }
+        let arm = experiment.arm(account: account)
+        guard arm != .holdout else { return [] }
         var operations: [Change.Operation] = []
         for record in ExperimentRecord.allCases {
             let id = "\(deviceID):\(firstSeq + Int64(operations.count))"
             if let operation = record.operation(
-                tip: definition, arm: .treatment, state: core.state, id: id, date: date)
+                tip: definition, arm: arm, state: core.state, id: id, date: date)
             {
                 operations.append(operation)
             }

@@ -42,6 +42,8 @@ extension Tip {
     /// ``TipsReplica/deviceContext``): a catalog tip's `localizations` give its strings in the first
     /// locale of the fallback chain that has them (`fr-CA` → `fr` → as written; protocol.md §13.10).
     public func content(in replica: TipsReplica, locale: String? = nil) -> TipContent {
-        TipContent(replica.effectiveDefinition(of: definition).localized(for: locale ?? replica.deviceContext.locale))
+        TipContent(
+            replica.effectiveDefinition(of: definition).content(for: replica.deviceContext.account)
+                .localized(for: locale ?? replica.deviceContext.locale))
     }
 }

@@ -132,11 +132,15 @@ extension ConsoleController {
         view["arms"] = results.arms.map { arm in
             [
                 "arm": arm.arm.rawValue, "reached": arm.reached,
-                "exposed": arm.arm == .treatment ? "\(arm.exposed)" : "—",
+                "exposed": arm.arm != .holdout ? "\(arm.exposed)" : "—",
                 "analysed": arm.analysed, "converted": arm.converted,
                 "rate": arm.rate.map { String(format: "%.1f%%", $0 * 100) } ?? "—",
+                "versus": arm.difference.map {
+                    "\(ExperimentResults.points($0.estimate)) (\(ExperimentResults.points($0.lower)) to \(ExperimentResults.points($0.upper)))"
+                } ?? "—",
             ] as [String: Any]
         }
+        view["confidence"] = String(format: "%g", (results.confidence * 1000).rounded() / 10)
         if let difference = results.difference {
             view["difference"] = [
                 "estimate": ExperimentResults.points(difference.estimate),

@@ -293,10 +293,10 @@ enum ConsoleTemplates {
         <p class="notice" role="status" id="verdict">{{verdict}}</p>
         {{#difference}}<div class="panel" style="padding:10px 14px"><p style="margin:0 0 4px">Treatment − holdout: <strong id="difference">{{estimate}} points</strong>, 95% interval {{lower}} to {{upper}} (Newcombe's hybrid score interval).</p>{{{chart}}}</div>{{/difference}}
         <h2>Arms</h2>
-        <div class="panel"><table id="arms"><tr><th>Arm</th><th>Reached</th><th>Exposed</th><th>Analysed</th><th>Converted</th><th>Rate</th></tr>
-        {{#arms}}<tr><td data-label="Arm">{{arm}}</td><td data-label="Reached">{{reached}}</td><td data-label="Exposed">{{exposed}}</td><td data-label="Analysed">{{analysed}}</td><td data-label="Converted">{{converted}}</td><td data-label="Rate">{{rate}}</td></tr>{{/arms}}
+        <div class="panel"><table id="arms"><tr><th>Arm</th><th>Reached</th><th>Exposed</th><th>Analysed</th><th>Converted</th><th>Rate</th><th>− holdout, points ({{confidence}}% interval)</th></tr>
+        {{#arms}}<tr><td data-label="Arm">{{arm}}</td><td data-label="Reached">{{reached}}</td><td data-label="Exposed">{{exposed}}</td><td data-label="Analysed">{{analysed}}</td><td data-label="Converted">{{converted}}</td><td data-label="Rate">{{rate}}</td><td data-label="− holdout, points">{{versus}}</td></tr>{{/arms}}
         </table></div>
-        <p class="muted">Reached: accounts for which the tip would have been shown (holdout) or was available (treatment), on any device; exposed: shown. Analysed: reached accounts whose whole window has passed before now and before the experiment stopped — every analysed account had the same time to convert. Results need {{minimum}} analysed accounts per arm.</p>
+        <p class="muted">Reached: accounts for which the tip would have been shown (holdout) or was available (treatment), on any device; exposed: shown. Analysed: reached accounts whose whole window has passed before now and before the experiment stopped — every analysed account had the same time to convert. Results need {{minimum}} analysed accounts per arm. With variants, each is compared with the holdout at {{confidence}}% so that the chance of any false difference stays at 5%.</p>
         <h2>Sample size</h2>
         <form method="get" action="/console/experiments/{{path}}"><p><label for="effect">Smallest difference worth detecting, in points</label><br><input type="text" name="effect" id="effect" value="{{effect}}" inputmode="decimal" style="max-width:8rem"> <button type="submit">Size</button></p></form>
         {{#sampleSize}}<p id="sample-size">To detect it from the holdout's rate at 5% significance and 80% power: {{holdout}} held-out and {{treatment}} treated accounts analysed ({{total}} in all).</p>{{/sampleSize}}

@@ -12,13 +12,14 @@ public struct ExperimentResults: Sendable, Hashable, Codable {
     public var experiment: TipExperiment
     /// `running` or `stopped`.
     public var state: String
-    /// `holdout`, then `treatment`.
+    /// `holdout`, then `treatment` or each variant.
     public var arms: [ArmResults]
     public var enoughData: Bool
     public var minimumPerArm: Int
-    /// The difference `treatment − holdout` with its interval, once there is enough data.
+    /// The difference `treatment − holdout` with its interval, once there is enough data (with one
+    /// arm outside the holdout; with variants each arm has its own).
     public var difference: ProportionDifference?
-    /// Whether the interval excludes 0.
+    /// Whether an interval excludes 0.
     public var significant: Bool?
     /// The analysis in one sentence.
     public var verdict: String
@@ -44,7 +45,16 @@ public struct ExperimentResults: Sendable, Hashable, Codable {
         public var converted: Int
         /// `converted / analysed`; `nil` with none analysed.
         public var rate: Double?
+        /// This arm − the holdout, with its interval at ``ExperimentResults/confidence`` (arms outside
+        /// the holdout, once there is enough data).
+        public var difference: ProportionDifference?
+        public var significant: Bool?
     }
+
+    /// The confidence of each interval: 95%, divided among the comparisons when variants make more
+    /// than one (Bonferroni: two variants, 97.5% each), so the chance of any false "significant" stays
+    /// at 5%.
+    public var confidence: Double
 
     /// The results of `tip`'s experiment from its participants' rows at `now` (milliseconds).
     public init(
@@ -59,7 +69,7 @@ public struct ExperimentResults: Sendable, Hashable, Codable {
         computedAt = now
         let closes = min(now, experiment.stoppedAt ?? now)
         let window = Int64(experiment.windowSeconds * 1000)
-        arms = TipExperiment.Arm.allCases.map { arm in
+        arms = experiment.arms.map { arm in
             let reached = participants.filter { $0.experiment == experiment.id && $0.arm == arm && $0.reachedAt != nil }
             let analysed = reached.filter { $0.reachedAt! + window <= closes }
             let converted = analysed.filter { $0.convertedAt != nil }.count
@@ -69,30 +79,56 @@ public struct ExperimentResults: Sendable, Hashable, Codable {
                 rate: analysed.isEmpty ? nil : Double(converted) / Double(analysed.count))
         }
         let holdout = arms[0]
-        let treatment = arms[1]
-        enoughData = holdout.analysed >= minimumPerArm && treatment.analysed >= minimumPerArm
+        let comparisons = arms.count - 1
+        confidence = 1 - 0.05 / Double(comparisons)
+        let z = ProportionDifference.z(confidence: confidence)
+        let minimum = Self.minimumPerArm
+        enoughData = arms.allSatisfy { $0.analysed >= minimum }
         sampleSize = holdout.rate.flatMap {
-            SampleSize(baseline: $0, effect: minimumDetectableEffect, holdoutPercent: experiment.holdout)
+            // Each treated arm against the holdout: its share of accounts is (100 − holdout) / arms.
+            SampleSize(
+                baseline: $0, effect: minimumDetectableEffect,
+                holdoutPercent: 100 * experiment.holdout
+                    / (experiment.holdout + (100 - experiment.holdout) / Double(comparisons)))
         }
-        if enoughData,
-            let difference = ProportionDifference(
-                successes: treatment.converted, of: treatment.analysed, minus: holdout.converted, of: holdout.analysed)
-        {
-            self.difference = difference
-            significant = difference.isSignificant
-            let range =
-                "\(Self.points(difference.estimate)) points (95% interval \(Self.points(difference.lower)) to \(Self.points(difference.upper)))"
-            verdict =
-                difference.lower > 0
-                ? "The tip raises conversion: \(range)."
-                : difference.upper < 0
-                    ? "The tip lowers conversion: \(range)."
-                    : "No difference detected: \(range); the interval includes 0."
+        var sentences: [String] = []
+        if enoughData {
+            for index in arms.indices.dropFirst() {
+                let arm = arms[index]
+                guard
+                    let difference = ProportionDifference(
+                        successes: arm.converted, of: arm.analysed, minus: holdout.converted, of: holdout.analysed, z: z
+                    )
+                else { continue }
+                arms[index].difference = difference
+                arms[index].significant = difference.isSignificant
+                let percent = String(format: "%g", (confidence * 1000).rounded() / 10)
+                let range =
+                    "\(Self.points(difference.estimate)) points (\(percent)% interval \(Self.points(difference.lower)) to \(Self.points(difference.upper)))"
+                let who = comparisons == 1 ? "The tip" : "Variant \(arm.arm.rawValue)"
+                sentences.append(
+                    difference.lower > 0
+                        ? "\(who) raises conversion: \(range)."
+                        : difference.upper < 0
+                            ? "\(who) lowers conversion: \(range)."
+                            : comparisons == 1
+                                ? "No difference detected: \(range); the interval includes 0."
+                                : "\(who): no difference detected, \(range).")
+            }
+        }
+        if comparisons == 1 {
+            difference = arms[1].difference
+            significant = arms[1].significant
         } else {
             difference = nil
-            significant = nil
+            significant = arms.dropFirst().contains { $0.significant == true } ? true : enoughData ? false : nil
+        }
+        if sentences.isEmpty {
             verdict =
-                "Not enough data: each arm needs \(minimumPerArm) accounts whose \(Self.days(experiment.windowSeconds)) window has passed (holdout \(holdout.analysed), treatment \(treatment.analysed))."
+                "Not enough data: each arm needs \(minimumPerArm) accounts whose \(Self.days(experiment.windowSeconds)) window has passed ("
+                + arms.map { "\($0.arm.rawValue) \($0.analysed)" }.joined(separator: ", ") + ")."
+        } else {
+            verdict = sentences.joined(separator: " ")
         }
     }
 

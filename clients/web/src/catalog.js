@@ -152,6 +152,29 @@ export function parseCatalog(input) {
       if (limit) event.donationLimit = limit;
       return event;
     })) ?? [];
+  /** A tip's or a variant's `localizations` (13.10). */
+  const localizationsAt = (value, localizationsPath) => {
+    const byTag = object(value, localizationsPath);
+    /** @type {{[tag: string]: import('./localization.js').TipLocalization}} */
+    const result = Object.create(null);
+    for (const tag of Object.keys(byTag).sort()) {
+      const tagPath = `${localizationsPath}.${tag}`;
+      const entry = object(byTag[tag], tagPath);
+      /** @type {import('./localization.js').TipLocalization} */
+      const localization = {};
+      for (const field of ['title', 'message', 'image']) {
+        const text = read(entry, tagPath, field, string);
+        if (text !== undefined) localization[field] = text;
+      }
+      const actions = read(entry, tagPath, 'actions', (actionsValue, actionsPath) => {
+        const titles = object(actionsValue, actionsPath);
+        return Object.fromEntries(Object.keys(titles).map((id) => [id, string(titles[id], `${actionsPath}.${id}`)]));
+      });
+      if (actions !== undefined) localization.actions = actions;
+      result[tag] = localization;
+    }
+    return result;
+  };
   catalog.tips =
     read(root, '', 'tips', array((value, path) => {
       const member = object(value, path);
@@ -166,28 +189,7 @@ export function parseCatalog(input) {
         rules: read(member, path, 'rules', array(ruleAt)) ?? [],
         options: { ignoresDisplayFrequency: false },
       };
-      const localizations = read(member, path, 'localizations', (value, localizationsPath) => {
-        const byTag = object(value, localizationsPath);
-        /** @type {{[tag: string]: import('./localization.js').TipLocalization}} */
-        const result = Object.create(null);
-        for (const tag of Object.keys(byTag).sort()) {
-          const tagPath = `${localizationsPath}.${tag}`;
-          const entry = object(byTag[tag], tagPath);
-          /** @type {import('./localization.js').TipLocalization} */
-          const localization = {};
-          for (const field of ['title', 'message', 'image']) {
-            const text = read(entry, tagPath, field, string);
-            if (text !== undefined) localization[field] = text;
-          }
-          const actions = read(entry, tagPath, 'actions', (actionsValue, actionsPath) => {
-            const titles = object(actionsValue, actionsPath);
-            return Object.fromEntries(Object.keys(titles).map((id) => [id, string(titles[id], `${actionsPath}.${id}`)]));
-          });
-          if (actions !== undefined) localization.actions = actions;
-          result[tag] = localization;
-        }
-        return result;
-      });
+      const localizations = read(member, path, 'localizations', localizationsAt);
       if (localizations !== undefined) tip.localizations = localizations;
       const platforms = read(member, path, 'platforms', array(string));
       if (platforms !== undefined) tip.platforms = platforms;
@@ -212,6 +214,19 @@ export function parseCatalog(input) {
         if (window !== undefined) parsed.window = window;
         const stoppedAt = read(members, experimentPath, 'stoppedAt', count);
         if (stoppedAt !== undefined) parsed.stoppedAt = stoppedAt;
+        const variants = read(members, experimentPath, 'variants', array((variantValue, variantPath) => {
+          const variantMembers = object(variantValue, variantPath);
+          /** @type {import('./experiment.js').Variant} */
+          const variant = { id: read(variantMembers, variantPath, 'id', string, false) };
+          for (const field of ['title', 'message', 'image']) {
+            const text = read(variantMembers, variantPath, field, string);
+            if (text !== undefined) variant[field] = text;
+          }
+          const variantLocalizations = read(variantMembers, variantPath, 'localizations', localizationsAt);
+          if (variantLocalizations !== undefined) variant.localizations = variantLocalizations;
+          return variant;
+        }));
+        if (variants !== undefined) parsed.variants = variants;
         return parsed;
       });
       if (experiment !== undefined) tip.experiment = experiment;

@@ -6,6 +6,7 @@
 //   <tipsync-tip tip="favorite"></tipsync-tip>
 //   <tipsync-tip tip="search" anchor="#search-button" placement="bottom"></tipsync-tip>
 
+import { contentFor } from './experiment.js';
 import { defaultTipSync } from './tipsync.js';
 import { imageSource } from './image.js';
 import { localized } from './localization.js';
@@ -297,7 +298,7 @@ export class TipSyncTipElement extends HTMLElement {
   #show() {
     const found = this.tipsync?.tip(this.getAttribute('tip'));
     if (!found) return this.#hide();
-    const definition = localized(found, this.locale);
+    const definition = localized(contentFor(found, this.tipsync?.replica?.deviceContext?.account), this.locale);
     if (this.visibleSince === null) {
       this.#render(definition);
       this.#applyScheme();

@@ -1,14 +1,18 @@
 // A randomized holdout on one tip (protocol.md §13.12): assignment by the rollout bucket of the key
-// `experiment:<id>` (below `holdout × 100` is the holdout), and reach and exposure recorded as
+// `experiment:<id>` (below `holdout × 100` is the holdout, the rest split among the variants), and reach and exposure recorded as
 // donations to the reserved events `tipsync.reach:<id>` and `tipsync.exposure:<id>`, merged like
 // every donation so a person's first reach is the earliest on any of their devices.
 
 import { bucket } from './bucket.js';
 
 /**
- * @typedef {{id: string, holdout: number, goal: {event: string} | {actionPerformed: true}, window?: number, stoppedAt?: number}} TipExperiment
- * @typedef {'holdout' | 'treatment'} Arm
+ * @typedef {{id: string, title?: string, message?: string, image?: string, localizations?: {[tag: string]: import('./localization.js').TipLocalization}}} Variant
+ * @typedef {{id: string, holdout: number, goal: {event: string} | {actionPerformed: true}, window?: number, stoppedAt?: number, variants?: Variant[]}} TipExperiment
+ * @typedef {string} Arm  `holdout`, `treatment`, or a variant's id
  */
+
+/** At most this many variants. */
+export const MAXIMUM_VARIANTS = 8;
 
 /** The window when none is given: 7 days, in seconds. */
 export const DEFAULT_WINDOW = 604800;
@@ -25,9 +29,45 @@ export function holdoutBuckets(experiment) {
   return Math.round(experiment.holdout * 100);
 }
 
-/** The account's arm: the same on every device and in every client. @returns {Arm} */
+/**
+ * The account's arm: the same on every device and in every client. Below the holdout's threshold h,
+ * `holdout`; else, with n variants, the id of variant floor((bucket − h) × n / (10000 − h)).
+ * @returns {Arm}
+ */
 export function armOf(experiment, account) {
-  return bucket(account, `experiment:${experiment.id}`) < holdoutBuckets(experiment) ? 'holdout' : 'treatment';
+  const value = bucket(account, `experiment:${experiment.id}`);
+  const threshold = holdoutBuckets(experiment);
+  if (value < threshold) return 'holdout';
+  const variants = experiment.variants ?? [];
+  if (variants.length === 0) return 'treatment';
+  return variants[Math.floor(((value - threshold) * variants.length) / (10000 - threshold))].id;
+}
+
+/** Every arm: the holdout, then each variant (or `treatment`). @returns {Arm[]} */
+export function armsOf(experiment) {
+  return ['holdout', ...((experiment.variants ?? []).length === 0 ? ['treatment'] : experiment.variants.map((variant) => variant.id))];
+}
+
+/**
+ * The tip as `account` is shown it: with its variant's content when its running experiment puts the
+ * account in a variant (protocol.md §13.12) — each of title, message, image the variant gives, and its
+ * localizations, replace the tip's — else as it is. Localize the result for a locale.
+ * @param {import('./catalog.js').TipDefinition} tip
+ * @param {string | null | undefined} account
+ */
+export function contentFor(tip, account) {
+  const experiment = runningExperiment(tip);
+  if (!experiment || typeof account !== 'string') return tip;
+  const arm = armOf(experiment, account);
+  const variant = experiment.variants?.find((candidate) => candidate.id === arm);
+  if (!variant) return tip;
+  const shown = { ...tip };
+  for (const field of ['title', 'message', 'image']) if (variant[field] !== undefined) shown[field] = variant[field];
+  if (variant.localizations !== undefined || ['title', 'message', 'image'].some((field) => variant[field] !== undefined)) {
+    if (variant.localizations === undefined) delete shown.localizations;
+    else shown.localizations = variant.localizations;
+  }
+  return shown;
 }
 
 /** The event a record donates to: `tipsync.reach:<id>` or `tipsync.exposure:<id>`. */
@@ -60,6 +100,18 @@ export function experimentProblem(experiment, path, events) {
   if (window !== undefined && !(Number.isFinite(window) && window >= WINDOW_BOUNDS[0] && window <= WINDOW_BOUNDS[1])) {
     return `${path}.window: seconds from 3600 (an hour) to 7776000 (90 days); got ${window}`;
   }
+  if (experiment.variants !== undefined) {
+    if (experiment.variants.length > MAXIMUM_VARIANTS) return `${path}.variants: at most ${MAXIMUM_VARIANTS} variants; got ${experiment.variants.length}`;
+    const seen = new Set();
+    for (const [index, variant] of experiment.variants.entries()) {
+      const field = `${path}.variants[${index}].id`;
+      const problem = experimentIDProblem(variant.id);
+      if (problem) return `${field}: ${problem}`;
+      if (variant.id === 'holdout' || variant.id === 'treatment') return `${field}: 'holdout' and 'treatment' name arms of their own; pick another id`;
+      if (seen.has(variant.id)) return `${field}: '${variant.id}' is listed twice`;
+      seen.add(variant.id);
+    }
+  }
   if ('event' in experiment.goal && !events.has(experiment.goal.event)) {
     return `${path}.goal.event: names event '${experiment.goal.event}', which the catalog's events do not declare`;
   }
@@ -72,9 +124,10 @@ export function experimentProblem(experiment, path, events) {
  * @param {import('./status.js').StatusReason} reason
  * @returns {Arm | null}
  */
-export function reachingArm(tip, reason) {
-  if (!runningExperiment(tip)) return null;
-  if (reason.code === 'available') return 'treatment';
+export function reachingArm(tip, reason, account) {
+  const experiment = runningExperiment(tip);
+  if (!experiment) return null;
+  if (reason.code === 'available') return typeof account === 'string' ? armOf(experiment, account) : null;
   if (reason.code === 'experiment' && reason.arm === 'holdout') return 'holdout';
   return null;
 }

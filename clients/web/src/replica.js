@@ -306,19 +306,21 @@ export class Replica {
   }
 
   /**
-   * The donations a display adds in the treatment of the tip's running experiment (protocol.md
+   * The donations a display adds outside the holdout of the tip's running experiment (protocol.md
    * §13.12): reach if the account has none yet, and exposure if it has none.
    */
   #experimentRecordsForDisplay(id, firstSeq, now) {
     const tip = this.tip(id);
     const experiment = tip && runningExperiment(tip);
     const account = this.deviceContext?.account;
-    if (!experiment || typeof account !== 'string' || armOf(experiment, account) !== 'treatment') return [];
+    if (!experiment || typeof account !== 'string') return [];
+    const arm = armOf(experiment, account);
+    if (arm === 'holdout') return [];
     return ['reach', 'exposure']
       .filter((record) => firstRecord(record, experiment, this.state) === undefined)
       .map((record, offset) => ({
         kind: 'donation', event: recordEvent(record, experiment), id: `${this.deviceID}:${firstSeq + offset}`, date: now,
-        hasInfo: true, info: { arm: 'treatment', tip: id },
+        hasInfo: true, info: { arm, tip: id },
       }));
   }
 
@@ -332,7 +334,7 @@ export class Replica {
     const tip = this.tip(id);
     const experiment = tip && runningExperiment(tip);
     if (!experiment || firstRecord('reach', experiment, this.state) !== undefined) return null;
-    return reachingArm(tip, this.evaluator().reason(tip));
+    return reachingArm(tip, this.evaluator().reason(tip), this.deviceContext?.account);
   }
 
   /** Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes. */

@@ -3,6 +3,7 @@
 // device syncs (Web Locks); the other tabs send their writes to it and follow its state
 // (BroadcastChannel), so a device never has two writers of its log.
 
+import { contentFor } from './experiment.js';
 import { Replica } from './replica.js';
 import { SyncClient } from './sync.js';
 import { IndexedDBStore, MemoryStore } from './store.js';
@@ -319,7 +320,7 @@ export class TipSync extends EventTarget {
    */
   content(id, locale = this.replica.deviceContext?.locale) {
     const tip = this.replica.tip(id);
-    return tip ? localized(tip, locale) : undefined;
+    return tip ? localized(contentFor(tip, this.replica.deviceContext?.account), locale) : undefined;
   }
 
   /** A group's current tip, or null. */

@@ -4,7 +4,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryStore, Replica, TipSync, parseCatalog } from '../src/index.js';
+import { MemoryStore, Replica, TipSync, localized, parseCatalog } from '../src/index.js';
+import { armsOf, contentFor } from '../src/experiment.js';
 
 // carol's bucket for experiment:search-holdout is 2330 (held out at 25%), alice's 7191
 // (conformance/catalog/experiments.json).
@@ -86,4 +87,29 @@ test('a page watching the tip records reach when the holdout takes over from a r
   assert.equal(records(tipsync.replica, 'reach').length, 1);
   stop();
   tipsync.stop();
+});
+
+test('a variant account sees its content and records its arm', async () => {
+  const variants = parseCatalog({
+    events: [{ id: 'searched' }],
+    tips: [{
+      id: 'search', title: 'Search', message: 'Find yards', localizations: { fr: { title: 'Recherche' } },
+      experiment: {
+        id: 'search-holdout', holdout: 25, goal: { event: 'searched' },
+        variants: [{ id: 'short', title: 'Search!' }, { id: 'long', message: 'Find any yard by its name', localizations: { fr: { message: 'Trouvez un jardin' } } }],
+      },
+    }],
+  });
+  const tip = variants.tips[0];
+  assert.deepEqual(armsOf(tip.experiment), ['holdout', 'short', 'long']);
+  assert.equal(localized(contentFor(tip, 'dave'), 'fr').title, 'Search!');
+  assert.equal(localized(contentFor(tip, 'dave'), 'fr').message, 'Find yards');
+  assert.equal(localized(contentFor(tip, 'alice'), 'fr').message, 'Trouvez un jardin');
+  assert.equal(localized(contentFor(tip, 'alice'), 'fr').title, 'Search');
+  assert.equal(contentFor(tip, 'carol'), tip);
+  const replica = await Replica.open({ device: 'phone', store: new MemoryStore(), catalog: variants });
+  await replica.setAccount('alice');
+  await replica.recordDisplay('search');
+  assert.deepEqual(records(replica, 'reach')[0].info, { arm: 'long', tip: 'search' });
+  assert.deepEqual(records(replica, 'exposure')[0].info, { arm: 'long', tip: 'search' });
 });

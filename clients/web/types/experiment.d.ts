@@ -2,8 +2,22 @@
 export function runningExperiment(tip: any): any;
 /** Buckets below this are held out: `holdout × 100`, rounded. */
 export function holdoutBuckets(experiment: any): number;
-/** The account's arm: the same on every device and in every client. @returns {Arm} */
-export function armOf(experiment: any, account: any): "holdout" | "treatment";
+/**
+ * The account's arm: the same on every device and in every client. Below the holdout's threshold h,
+ * `holdout`; else, with n variants, the id of variant floor((bucket − h) × n / (10000 − h)).
+ * @returns {Arm}
+ */
+export function armOf(experiment: any, account: any): Arm;
+/** Every arm: the holdout, then each variant (or `treatment`). @returns {Arm[]} */
+export function armsOf(experiment: any): any[];
+/**
+ * The tip as `account` is shown it: with its variant's content when its running experiment puts the
+ * account in a variant (protocol.md §13.12) — each of title, message, image the variant gives, and its
+ * localizations, replace the tip's — else as it is. Localize the result for a locale.
+ * @param {import('./catalog.js').TipDefinition} tip
+ * @param {string | null | undefined} account
+ */
+export function contentFor(tip: import('./catalog.js').TipDefinition, account: string | null | undefined): import("./catalog.js").TipDefinition;
 /** The event a record donates to: `tipsync.reach:<id>` or `tipsync.exposure:<id>`. */
 export function recordEvent(record: any, experiment: any): string;
 /** The earliest record of this kind any device of the account made (milliseconds), or undefined. */
@@ -21,15 +35,27 @@ export function experimentProblem(experiment: any, path: any, events: any): stri
  * @param {import('./status.js').StatusReason} reason
  * @returns {Arm | null}
  */
-export function reachingArm(tip: any, reason: import('./status.js').StatusReason): Arm | null;
+export function reachingArm(tip: any, reason: import('./status.js').StatusReason, account: any): Arm | null;
 /**
- * @typedef {{id: string, holdout: number, goal: {event: string} | {actionPerformed: true}, window?: number, stoppedAt?: number}} TipExperiment
- * @typedef {'holdout' | 'treatment'} Arm
+ * @typedef {{id: string, title?: string, message?: string, image?: string, localizations?: {[tag: string]: import('./localization.js').TipLocalization}}} Variant
+ * @typedef {{id: string, holdout: number, goal: {event: string} | {actionPerformed: true}, window?: number, stoppedAt?: number, variants?: Variant[]}} TipExperiment
+ * @typedef {string} Arm  `holdout`, `treatment`, or a variant's id
  */
+/** At most this many variants. */
+export const MAXIMUM_VARIANTS: 8;
 /** The window when none is given: 7 days, in seconds. */
 export const DEFAULT_WINDOW: 604800;
 /** The bounds of `window`, in seconds: an hour to 90 days. */
 export const WINDOW_BOUNDS: number[];
+export type Variant = {
+    id: string;
+    title?: string;
+    message?: string;
+    image?: string;
+    localizations?: {
+        [tag: string]: import("./localization.js").TipLocalization;
+    };
+};
 export type TipExperiment = {
     id: string;
     holdout: number;
@@ -40,5 +66,9 @@ export type TipExperiment = {
     };
     window?: number;
     stoppedAt?: number;
+    variants?: Variant[];
 };
-export type Arm = 'holdout' | 'treatment';
+/**
+ * `holdout`, `treatment`, or a variant's id
+ */
+export type Arm = string;
