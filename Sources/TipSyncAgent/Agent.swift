@@ -258,7 +258,8 @@ public final class Agent: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 for tip in tips {
                     group.addTask {
-                        for await status in replica.catalogStatusUpdates(ofTip: tip.id, lastKnown: tip) {
+                        // What an app that shows tips follows: records reach as `status` does.
+                        for await status in replica.catalogDisplayStatusUpdates(ofTip: tip.id, lastKnown: tip) {
                             continuation.yield(
                                 TipReport(
                                     id: tip.id, status: status,

@@ -27,15 +27,33 @@ extension TipsReplica {
     /// recording reach (``displayStatus(of:)``) whenever the tip comes to be one the app would show
     /// now — also when only the reason changes, as from a rule to the holdout, both `.pending`.
     public func displayStatusUpdates(of tip: @escaping @Sendable () -> TipDefinition) -> AsyncStream<TipStatus> {
+        displayStatusUpdates(resolving: { $0.effective(tip()) }, record: { $0.displayStatus(of: tip()) })
+    }
+
+    /// ``displayStatusUpdates(of:)`` for a catalog tip, evaluated with the catalog's current
+    /// definition (its last known one once the catalog no longer has it), as
+    /// ``catalogStatusUpdates(ofTip:lastKnown:)`` does: what the agent's `watch` follows.
+    public func catalogDisplayStatusUpdates(ofTip id: String, lastKnown: TipDefinition) -> AsyncStream<TipStatus> {
+        displayStatusUpdates(
+            resolving: { $0.catalog[id] ?? lastKnown },
+            record: { replica in
+                if replica.displayStatus(ofTip: id) == nil { _ = replica.displayStatus(of: lastKnown) }
+            })
+    }
+
+    func displayStatusUpdates(
+        resolving definition: @escaping @Sendable (Definitions) -> TipDefinition,
+        record: @escaping @Sendable (TipsReplica) -> Void
+    ) -> AsyncStream<TipStatus> {
         let updates = observe { evaluator, definitions in
-            let definition = definitions.effective(tip())
-            return .displayStatus(evaluator.status(of: definition), evaluator.reachingArm(of: definition))
+            let tip = definition(definitions)
+            return .displayStatus(evaluator.status(of: tip), evaluator.reachingArm(of: tip))
         }
         return AsyncStream { continuation in
             let task = Task { [weak self] in
                 var last: TipStatus?
                 for await case .displayStatus(let status, let arm) in updates {
-                    if arm != nil { _ = self?.displayStatus(of: tip()) }
+                    if arm != nil, let self { record(self) }
                     if status != last { continuation.yield(status) }
                     last = status
                 }
