@@ -47,4 +47,21 @@ extension StatusEvaluator {
         default: return nil
         }
     }
+
+    /// The tip of a group whose reach showing the group now would record: the group's current tip
+    /// (``currentTip(of:priority:)``) as it would be if no experiment held any tip out, when that tip
+    /// has a running experiment and ``reachingArm(of:)`` gives its arm. A held-out tip is reached where
+    /// the group would have shown it.
+    public func tipReachedInGroup(of tips: [TipDefinition], priority: TipGroupPriority) -> TipDefinition? {
+        for tip in tips {
+            let reason = reason(of: tip)
+            if case .experiment(_, .holdout?) = reason { return reachingArm(of: tip) != nil ? tip : nil }
+            switch reason.status {
+            case .available: return reachingArm(of: tip) != nil ? tip : nil
+            case .invalidated: continue
+            case .pending: if priority == .ordered { return nil }
+            }
+        }
+        return nil
+    }
 }

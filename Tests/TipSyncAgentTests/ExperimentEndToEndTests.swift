@@ -59,7 +59,16 @@ struct ExperimentEndToEndTests {
         #expect(try await browser.evaluate("tipsync.explain('search').reason") as? String == "experiment")
         #expect(try await browser.evaluate("tipsync.explain('search').arm") as? String == "holdout")
         #expect(try await browser.evaluate(WebBrowserTests.shown("search")) as? Bool == false)
-        #expect(try await browser.evaluate(WebBrowserTests.shown("welcome")) as? Bool == true)
+        // The treated tip shows once the first sync's hold is over: at once, or at its `tipsync-show`.
+        let welcomeShown = """
+            new Promise((resolve) => {
+              if (\(WebBrowserTests.shown("welcome"))) return resolve(true);
+              document.addEventListener('tipsync-show', (event) => { if (event.detail.tip === 'welcome') resolve(true); });
+            })
+            """
+        #expect(try await browser.evaluate(welcomeShown, awaitPromise: true) as? Bool == true)
+        // The hold is over and the held-out tip is still not shown.
+        #expect(try await browser.evaluate(WebBrowserTests.shown("search")) as? Bool == false)
         // The element's display of the treated tip records exposure; the held-out one reach. Both are pushed.
         let recorded = WebBrowserTests.until(
             """

@@ -184,4 +184,30 @@ import TipSyncTestSupport
             }
         }
     }
+
+    /// A group that would show a held-out tip shows nothing (`.ordered`) and records the tip's reach;
+    /// in the treatment it shows the tip and records it too.
+    @Test func showingAGroupReachesTheTipItWouldShow() async throws {
+        let phone = try replica("phone", account: "carol")
+        let tip = try #require(phone.catalogTip("search"))
+        let evaluator = phone.core.withLock { phone.evaluator($0) }
+        #expect(evaluator.currentTip(of: [tip], priority: .ordered) == nil)
+        #expect(evaluator.tipReachedInGroup(of: [tip], priority: .ordered) == tip)
+        let changes = phone.localChangeNotifications()
+        var updates = phone.currentTipUpdates(of: { [tip] }, priority: .ordered).makeAsyncIterator()
+        #expect(await updates.next() == .some(nil))
+        var notifications = changes.makeAsyncIterator()
+        while try donations(phone, "tipsync.reach:search-holdout").isEmpty { await notifications.next() }
+        #expect(try donations(phone, "tipsync.reach:search-holdout").count == 1)
+
+        let treated = try replica("laptop", account: "alice")
+        let shown = try #require(treated.catalogTip("search"))
+        let treatedEvaluator = treated.core.withLock { treated.evaluator($0) }
+        #expect(treatedEvaluator.currentTip(of: [shown], priority: .ordered) == shown)
+        #expect(treatedEvaluator.tipReachedInGroup(of: [shown], priority: .firstAvailable) == shown)
+        // A tip whose rules do not hold is reached by no group.
+        try phone.setParameter("ready", to: .bool(false))
+        let ruled = phone.core.withLock { phone.evaluator($0) }
+        #expect(ruled.tipReachedInGroup(of: [tip], priority: .ordered) == nil)
+    }
 }

@@ -6,9 +6,10 @@ extension TipsReplica {
     /// What an observer watches: a tip's status or a group's current tip.
     enum Observed: Equatable, Sendable {
         case status(TipStatus)
-        case currentTip(String?)
         /// A status and the arm whose reach asking it now would record (``displayStatusUpdates(of:)``).
         case displayStatus(TipStatus, TipExperiment.Arm?)
+        /// A group's current tip, and the tip whose reach showing the group now would record.
+        case groupTips(current: String?, reached: TipDefinition?)
     }
 
     /// The catalog's tips at one moment, and whether they are the server's (then they override
@@ -97,11 +98,26 @@ extension TipsReplica {
     public func currentTipUpdates(
         of tips: @escaping @Sendable () -> [TipDefinition], priority: TipGroupPriority
     ) -> AsyncStream<String?> {
-        observe { evaluator, definitions in
-            .currentTip(evaluator.currentTip(of: tips().map(definitions.effective), priority: priority)?.id)
+        let updates = observe { evaluator, definitions in
+            let group = tips().map(definitions.effective)
+            return .groupTips(
+                current: evaluator.currentTip(of: group, priority: priority)?.id,
+                reached: evaluator.tipReachedInGroup(of: group, priority: priority))
         }
-        .compactMap { if case .currentTip(let id) = $0 { id } else { nil } }
-        .eraseToStream()
+        // What the app shows the group by: records the reach of a tip the group shows, or would show
+        // but for an experiment's holdout (protocol.md §13.12).
+        return AsyncStream { continuation in
+            let task = Task { [weak self] in
+                var last: String??
+                for await case .groupTips(let current, let reached) in updates {
+                    if let reached, let self { _ = self.displayStatus(of: reached) }
+                    if last != .some(current) { continuation.yield(current) }
+                    last = .some(current)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     /// Re-evaluates every observer now (time passing can change status: throttles end, windows slide).

@@ -19,8 +19,17 @@ public struct TipGroup: Sendable {
 
     public func currentTip(in replica: TipsReplica) -> (any Tip)? {
         let definitions = tips.map { $0.register(in: replica) }
-        let evaluator = replica.core.withLock { core in replica.evaluator(core) }
-        guard let id = evaluator.currentTip(of: definitions, priority: priority)?.id else { return nil }
+        let (evaluator, effective) = replica.core.withLock { core in
+            (
+                replica.evaluator(core),
+                definitions.map { TipsReplica.effective($0, core.catalogIsServers, core.catalog) }
+            )
+        }
+        // Showing the group reaches the tip it shows — or would show, but for a holdout (protocol.md §13.12).
+        if let reached = evaluator.tipReachedInGroup(of: effective, priority: priority) {
+            _ = replica.displayStatus(of: reached)
+        }
+        guard let id = evaluator.currentTip(of: effective, priority: priority)?.id else { return nil }
         return tips.first { $0.id == id }
     }
 

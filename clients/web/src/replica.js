@@ -630,6 +630,15 @@ export class Replica {
     return this.evaluator().currentTip(tips, group.priority);
   }
 
+  /** The id of the tip of a group whose reach showing the group now would record (`null`: none due). */
+  groupReachDue(groupID) {
+    const group = this.catalog.groups.find((candidate) => candidate.id === groupID);
+    if (!group) return null;
+    const tips = group.tips.map((id) => this.tip(id)).filter(Boolean);
+    const reached = this.evaluator().tipReachedInGroup(tips, group.priority);
+    return reached && this.reachDue(reached.id) !== null ? reached.id : null;
+  }
+
   /**
    * A tip's status as it changes: calls `listener` with the current status, then with every new one
    * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's

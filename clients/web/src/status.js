@@ -6,7 +6,7 @@ import { RuleEvaluator, RuleEvaluationError, readsOf, ruleJSON } from './rules.j
 import { donationLimits } from './catalog.js';
 import { bucket } from './bucket.js';
 import { contextValue } from './context.js';
-import { armOf, runningExperiment } from './experiment.js';
+import { armOf, reachingArm, runningExperiment } from './experiment.js';
 
 /**
  * @typedef {import('./state.js').ReplicaState} ReplicaState
@@ -218,6 +218,22 @@ export class StatusEvaluator {
     if (tip.options.ignoresDisplayFrequency || interval <= 0 || this.state.hasDisplayed(tip.id) || last === null) return null;
     const until = last + interval * 1000;
     return this.now * 1000 < until ? until : null;
+  }
+
+  /**
+   * The tip of a group whose reach showing the group now records (protocol.md §13.12): the current
+   * tip as it would be if no experiment held a tip out, when it has a running experiment and a
+   * reaching arm. A held-out tip is reached where the group would have shown it.
+   */
+  tipReachedInGroup(tips, priority) {
+    for (const tip of tips) {
+      const reason = this.reason(tip);
+      const account = this.deviceContext.account;
+      if (reason.code === 'experiment' && reason.arm === 'holdout') return tip;
+      if (reason.status === 'available') return reachingArm(tip, reason, account) !== null ? tip : null;
+      if (reason.status === 'pending' && priority === 'ordered') return null;
+    }
+    return null;
   }
 
   /** A group's current tip: the first available; `ordered` stops at the first pending. */

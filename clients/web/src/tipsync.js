@@ -323,8 +323,11 @@ export class TipSync extends EventTarget {
     return tip ? localized(contentFor(tip, this.replica.deviceContext?.account), locale) : undefined;
   }
 
-  /** A group's current tip, or null. */
+  /** A group's current tip, or null: what the page shows the group by (it records reach, as `status()`). */
   currentTip(group) {
+    // Showing the group reaches the tip it shows, or would show but for a holdout (protocol.md §13.12).
+    const reached = this.replica.groupReachDue(group);
+    if (reached !== null) this.#noteReach(reached);
     return this.replica.currentTip(group);
   }
 

@@ -113,3 +113,27 @@ test('a variant account sees its content and records its arm', async () => {
   assert.deepEqual(records(replica, 'reach')[0].info, { arm: 'long', tip: 'search' });
   assert.deepEqual(records(replica, 'exposure')[0].info, { arm: 'long', tip: 'search' });
 });
+
+test('showing a group records the reach of the held-out tip it would have shown', async () => {
+  const grouped = parseCatalog({
+    events: [{ id: 'searched' }],
+    tips: [{ id: 'search', title: 'Search', experiment: { id: 'search-holdout', holdout: 25, goal: { event: 'searched' } } }, { id: 'other', title: 'Other' }],
+    groups: [{ id: 'first-run', priority: 'ordered', tips: ['search', 'other'] }],
+  });
+  const tipsync = await TipSync.configure({ device: 'phone', catalog: grouped, storage: 'memory' });
+  await tipsync.replica.setAccount('carol');
+  assert.equal(tipsync.replica.groupReachDue('first-run'), 'search');
+  const reached = new Promise((resolve) => {
+    const unsubscribe = tipsync.replica.subscribe(() => {
+      if (records(tipsync.replica, 'reach').length > 0) {
+        unsubscribe();
+        resolve();
+      }
+    });
+  });
+  assert.equal(tipsync.currentTip('first-run'), null);
+  await reached;
+  assert.equal(records(tipsync.replica, 'reach').length, 1);
+  assert.equal(tipsync.replica.groupReachDue('first-run'), null);
+  tipsync.stop();
+});

@@ -192,6 +192,8 @@ export class Replica {
     status(id: any): import("./status.js").TipStatus;
     /** A group's current tip (its first available one; `ordered` stops at the first pending). */
     currentTip(groupID: any): any;
+    /** The id of the tip of a group whose reach showing the group now would record (`null`: none due). */
+    groupReachDue(groupID: any): any;
     /**
      * A tip's status as it changes: calls `listener` with the current status, then with every new one
      * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's

@@ -81,6 +81,12 @@ export class StatusEvaluator {
     isThrottled(tip: any): boolean;
     /** When the display frequency stops holding a never-shown tip back (milliseconds), or null. */
     throttledUntil(tip: any): any;
+    /**
+     * The tip of a group whose reach showing the group now records (protocol.md §13.12): the current
+     * tip as it would be if no experiment held a tip out, when it has a running experiment and a
+     * reaching arm. A held-out tip is reached where the group would have shown it.
+     */
+    tipReachedInGroup(tips: any, priority: any): any;
     /** A group's current tip: the first available; `ordered` stops at the first pending. */
     currentTip(tips: any, priority: any): any;
 }

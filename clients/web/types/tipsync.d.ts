@@ -79,7 +79,7 @@ export class TipSync extends EventTarget {
      * device's; protocol.md §13.10, fallback `fr-CA` → `fr` → the tip's own). `undefined` for an unknown tip.
      */
     content(id: any, locale?: any): import("./catalog.js").TipDefinition;
-    /** A group's current tip, or null. */
+    /** A group's current tip, or null: what the page shows the group by (it records reach, as `status()`). */
     currentTip(group: any): any;
     /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
     watch(tip: any, listener: any): () => void;
