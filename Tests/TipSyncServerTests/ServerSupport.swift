@@ -24,7 +24,7 @@ struct ServerFixture {
     }
 
     func app(
-        configuration: ServerConfiguration = ServerConfiguration(),
+        configuration: ServerConfiguration = .test,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     )
         -> some ApplicationProtocol
@@ -65,8 +65,16 @@ func makeDevice(_ name: String, clock: TipsClock = .system) throws -> TipsReplic
 }
 
 extension ServerConfiguration {
-    /// The defaults, listening on any free port (tests read it in `onServerRunning`).
-    static var test: ServerConfiguration { ServerConfiguration().onAnyPort }
+    /// The defaults, listening on any free port (tests read it in `onServerRunning`), with a keep-alive
+    /// idle time of 10 minutes instead of 10 s: in-process tests share CI's two cores with the whole
+    /// suite, and a test starved for more than 10 s between two requests found its connection closed
+    /// by the server ("I/O on closed channel": HummingbirdTesting's client does not reconnect). Tests
+    /// of the idle time set their own.
+    static var test: ServerConfiguration {
+        var configuration = ServerConfiguration().onAnyPort
+        configuration.requestHeadTimeout = .seconds(600)
+        return configuration
+    }
 
     /// This configuration, listening on any free port.
     var onAnyPort: ServerConfiguration {
