@@ -159,6 +159,32 @@ import TipSyncSimulation
         await fleet.stopAll()
     }
 
+    /// A new point where a device writes (protocol.md §13.12): the app asks whether to show a tip with
+    /// a running experiment while the loop is live, which records the tip's reach. That record is
+    /// pushed and reaches the other device with no further local change, as any change does.
+    @Test func aReachRecordedByAskingTheStatusIsPushed() async throws {
+        let fleet = try await LiveFleet(devices: ["phone", "laptop"])
+        let catalog = try Catalog(
+            validating: Array(
+                #"{"tips": [{"id": "search", "title": "Search", "experiment": {"id": "search-7", "holdout": 50, "goal": {"actionPerformed": true}}}]}"#
+                    .utf8))
+        for device in fleet.devices { try device.replica.load(catalog: catalog) }
+        fleet.startAll()
+        await fleet.network.waitUntil { await fleet.network.devicesInLongPoll == ["phone", "laptop"] }
+        let mark = await fleet.network.exchanges.count
+        let phone = fleet["phone"].replica
+        #expect(phone.deviceContext.account != nil, "the loop asked the server for the account")
+        // Held out or treated, a tip without rules would show now: asking records its reach.
+        _ = phone.displayStatus(ofTip: "search")
+        let seq = try phone.lastLocalSeq
+        let last = try phone.localChanges().last.map { "\($0.operation)" } ?? ""
+        #expect(seq > 0 && last.contains("tipsync.reach:search-7"), "\(last)")
+        await Self.expectDelivered(fleet, "phone", seq: seq, after: mark)
+        let experiment = try #require(catalog.tips[0].experiment)
+        #expect(ExperimentRecord.reach.first(of: experiment, in: fleet["laptop"].replica.state) != nil)
+        await fleet.stopAll()
+    }
+
     /// Changes made while a live push is in flight, before and after the server stores it.
     @Test(arguments: [LiveNetwork.Phase.sent, .handled])
     func aChangeDuringALivePushIsPushed(phase: LiveNetwork.Phase) async throws {
