@@ -77,19 +77,11 @@ struct EditorTip: Tip {
                 let swift = tip.status(in: app)
                 let report = try agent.status(tip: "editor").tips[0]
                 let agentStatus = report.reason.map { "\(report.status):\($0)" } ?? report.status
-                #expect("\(Self.name(swift))" == agentStatus, "seed \(seed)")
+                #expect(swift.protocolName == agentStatus, "seed \(seed)")
                 seen.insert(agentStatus)
             }
         }
         #expect(seen.count >= 3, "\(seen)")  // the states reached more than one status
-    }
-
-    static func name(_ status: TipStatus) -> String {
-        switch status {
-        case .available: "available"
-        case .pending: "pending"
-        case .invalidated(let reason): "invalidated:\(reason.rawValue)"
-        }
     }
 }
 

@@ -311,7 +311,7 @@ import TipSyncTestSupport
                     found.append("status of '\(tip)': not in the catalog")
                     continue
                 }
-                compare("status of '\(tip)'", .string(Self.name(of: evaluator.status(of: definition))), wanted)
+                compare("status of '\(tip)'", .string(evaluator.status(of: definition).protocolName), wanted)
             }
         }
         if case .object(let reasons)? = expected["why"] {
@@ -384,14 +384,5 @@ import TipSyncTestSupport
             }
         }
         return found
-    }
-
-    /// `available`, `pending`, or `invalidated:<reason>`.
-    static func name(of status: TipStatus) -> String {
-        switch status {
-        case .available: "available"
-        case .pending: "pending"
-        case .invalidated(let reason): "invalidated:\(reason.rawValue)"
-        }
     }
 }

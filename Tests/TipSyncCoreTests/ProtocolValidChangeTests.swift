@@ -130,7 +130,7 @@ import TipSyncTestSupport
         for instant in [0, 600_000, 3_600_000, 90_000_000] as [Int64] {
             let evaluator = StatusEvaluator(state: state, catalog: catalog, now: Double(base + instant) / 1000)
             members["status@\(instant)"] = .array(
-                catalog.tips.map { .string(ConformanceTests.name(of: evaluator.status(of: $0))) })
+                catalog.tips.map { .string(evaluator.status(of: $0).protocolName) })
             members["donations@\(instant)"] = .array(
                 catalog.events.map { event in .array(evaluator.donations(event.id).map { .string($0.id) }) })
             if instant == 0 {

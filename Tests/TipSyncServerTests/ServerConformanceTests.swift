@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 import TipSyncServer
+import TipSyncTestSupport
 
 /// Runs the server vectors of `conformance/server/` (format: `conformance/README.md`) against an
 /// in-process server: each vector's requests in order, on a fresh account whose devices `phone`
@@ -162,7 +163,7 @@ import TipSyncServer
             let json = try? JSONParser.parse(Array(event.data.utf8))
             if let wantedJSON = want["json"] {
                 if let json {
-                    if let difference = subsetDifference(json, wantedJSON, at: "events[\(index)]") {
+                    if let difference = json.containmentDifference(wantedJSON, at: "events[\(index)]") {
                         found.append(difference)
                     }
                 } else {
@@ -202,7 +203,7 @@ import TipSyncServer
         for (member, inOrder) in [("json", false), ("includes", true)] {
             guard let wanted = expect[member] else { continue }
             if let json {
-                if let difference = Self.subsetDifference(json, wanted, at: "", inOrder: inOrder) {
+                if let difference = json.containmentDifference(wanted, at: "", inOrder: inOrder) {
                     found.append("\(member): \(difference)")
                 }
             } else {
@@ -210,48 +211,6 @@ import TipSyncServer
             }
         }
         return found
-    }
-
-    /// Where `actual` fails to contain `wanted`: objects need every wanted member (more are allowed),
-    /// arrays the same length with each element contained (`inOrder`, for `expect.includes`: each
-    /// wanted element contained in a later element than the one before, others allowed between),
-    /// scalars equality.
-    static func subsetDifference(_ actual: JSONValue, _ wanted: JSONValue, at path: String, inOrder: Bool = false)
-        -> String?
-    {
-        switch (actual, wanted) {
-        case (.object(let have), .object(let want)):
-            for (key, value) in want {
-                guard let member = have[key] else { return "\(path).\(key): missing" }
-                if let difference = subsetDifference(member, value, at: "\(path).\(key)", inOrder: inOrder) {
-                    return difference
-                }
-            }
-            return nil
-        case (.array(let have), .array(let want)) where inOrder:
-            var next = have.startIndex
-            for (index, element) in want.enumerated() {
-                guard
-                    let found = have[next...].firstIndex(where: {
-                        subsetDifference($0, element, at: "", inOrder: true) == nil
-                    })
-                else {
-                    return
-                        "\(path)[\(index)]: \(element.canonicalText) is not among the elements after the last one found"
-                }
-                next = found + 1
-            }
-            return nil
-        case (.array(let have), .array(let want)):
-            guard have.count == want.count else { return "\(path): \(have.count) elements, expected \(want.count)" }
-            for (index, pair) in zip(have, want).enumerated() {
-                if let difference = subsetDifference(pair.0, pair.1, at: "\(path)[\(index)]") { return difference }
-            }
-            return nil
-        default:
-            return actual == wanted && actual.canonicalText == wanted.canonicalText
-                ? nil : "\(path): got \(actual.canonicalText), expected \(wanted.canonicalText)"
-        }
     }
 }
 

@@ -1,0 +1,189 @@
+import Foundation
+import Synchronization
+import Testing
+import TipSync
+import TipSyncCore
+import TipSyncTestSupport
+
+/// Runs the client vectors of `conformance/client/` (format: `conformance/README.md`, protocol.md
+/// §14) with the Swift ``SyncClient`` and ``TipsReplica``: the vector's local operations on a fresh
+/// replica, its sync operations against the vector's scripted server answers, and after each
+/// `expect` step the requests the client sent and what the replica then reads. The JavaScript
+/// client runs the same files (`clients/web/test/client-conformance.test.js`).
+@Suite struct ClientConformanceTests {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("conformance/client")
+
+    static var vectorNames: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    @Test func theCorpusIsThere() {
+        #expect(Self.vectorNames.count >= 2)
+    }
+
+    @Test(arguments: vectorNames)
+    func clientBehavesAsTheVectorSays(_ name: String) async throws {
+        let vector = try JSONParser.parse(try Data(contentsOf: Self.directory.appendingPathComponent(name)))
+        guard case .string(let device)? = vector["device"], let now = vector["now"]?.number,
+            case .array(let steps)? = vector["steps"], case .object(let script)? = vector["server"]
+        else { throw VectorError("\(name): needs \"device\", \"now\", \"server\" and \"steps\"") }
+        let clock = ManualClock(Date(timeIntervalSince1970: now / 1000))
+        let replica = try makeReplica(device, clock: clock, directory: temporaryDirectory("client-\(name)"))
+        let catalog = try Catalog(validating: Array((vector["catalog"] ?? .object([:])).canonicalText.utf8))
+        try replica.load(catalog: catalog)
+        let server = ScriptedServer(script: script, now: Int64(now))
+        var configuration = SyncConfiguration(server: URL(string: "http://conformance.invalid")!, token: "token")
+        configuration.compressPushes = false  // bodies compared as JSON
+        let client = SyncClient(replica: replica, configuration: configuration, transport: server, sleep: { _ in })
+
+        for (index, step) in steps.enumerated() {
+            let label = "\(name) steps[\(index)]"
+            if case .object(let expect)? = step["expect"] {
+                for mismatch in try Self.mismatches(replica: replica, sent: server.takeRequests(), expect: expect) {
+                    Issue.record("\(label): \(mismatch)")
+                }
+                continue
+            }
+            switch step["do"] {
+            case .string("donate"):
+                guard case .string(let event)? = step["event"] else {
+                    throw VectorError("\(label): donate needs event")
+                }
+                try replica.donate(event: event, info: step["info"])
+            case .string("setParameter"):
+                guard case .string(let id)? = step["id"], let value = step["value"] else {
+                    throw VectorError("\(label): setParameter needs id and value")
+                }
+                try replica.setParameter(id, to: value)
+            case .string("resetDatastore"):
+                try replica.resetDatastore()
+            case .string("pull"):
+                try await client.pull()
+            case .string("push"):
+                try await client.push()
+            default:
+                throw VectorError("\(label): unknown step \(step.canonicalText)")
+            }
+        }
+        try replica.close()
+    }
+
+    /// What differs from a check: the requests sent since the last check (`requests`, in order with
+    /// others allowed between), and what the replica reads.
+    static func mismatches(replica: TipsReplica, sent: [SyncHTTPRequest], expect: [String: JSONValue]) throws
+        -> [String]
+    {
+        var found: [String] = []
+        if case .array(let wanted)? = expect["requests"] {
+            var next = sent.startIndex
+            for (index, request) in wanted.enumerated() {
+                guard let found = sent[next...].firstIndex(where: { Self.request($0, matches: request) }) else {
+                    found.append(
+                        "requests[\(index)]: \(request.canonicalText) is not among the requests after the last one found; "
+                            + "sent \(sent.map { "\($0.method) \($0.path)" })")
+                    break
+                }
+                next = found + 1
+            }
+        }
+        if let wanted = expect["localSeq"], JSONValue.int(try replica.lastLocalSeq) != wanted {
+            found.append("localSeq: got \(try replica.lastLocalSeq), expected \(wanted.canonicalText)")
+        }
+        if let wanted = expect["acknowledged"], JSONValue.int(try replica.syncProgress.pushedSeq) != wanted {
+            found.append("acknowledged: got \(try replica.syncProgress.pushedSeq), expected \(wanted.canonicalText)")
+        }
+        if case .object(let parameters)? = expect["parameters"] {
+            for (id, wanted) in parameters where replica.parameterValue(id) != wanted {
+                found.append(
+                    "parameter '\(id)': got \(replica.parameterValue(id).canonicalText), expected \(wanted.canonicalText)"
+                )
+            }
+        }
+        if case .object(let events)? = expect["donations"] {
+            for (event, wanted) in events {
+                let actual = JSONValue.array(replica.state.donations(of: event).map { .string($0.id) })
+                if actual != wanted {
+                    found.append(
+                        "donations of '\(event)': got \(actual.canonicalText), expected \(wanted.canonicalText)")
+                }
+            }
+        }
+        if case .object(let statuses)? = expect["status"] {
+            for (tip, wanted) in statuses {
+                let actual = replica.status(ofTip: tip).map { JSONValue.string($0.protocolName) } ?? .null
+                if actual != wanted {
+                    found.append("status of '\(tip)': got \(actual.canonicalText), expected \(wanted.canonicalText)")
+                }
+            }
+        }
+        return found
+    }
+
+    /// Whether a sent request is the one a vector describes: its `method`, its `path` without the
+    /// query, each `query` parameter given (decoded; `null`: absent), and a `body` its JSON contains
+    /// (conformance/README).
+    static func request(_ request: SyncHTTPRequest, matches wanted: JSONValue) -> Bool {
+        let components = URLComponents(string: request.path)
+        guard wanted["method"] == .string(request.method), wanted["path"] == .string(components?.path ?? "")
+        else { return false }
+        if case .object(let query)? = wanted["query"] {
+            for (name, value) in query {
+                let actual = components?.queryItems?.first { $0.name == name }.map { JSONValue.string($0.value ?? "") }
+                if (actual ?? .null) != value { return false }
+            }
+        }
+        if let body = wanted["body"] {
+            guard let sent = request.body, let json = try? JSONParser.parse(sent),
+                json.containmentDifference(body, at: "body") == nil
+            else { return false }
+        }
+        return true
+    }
+
+    struct VectorError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// The vector's server: answers each request from the script by `"METHOD /path"` (the path without
+/// its query), the listed answers in turn and the last one again once they run out; anything not
+/// in the script is `404 not_found`. Records every request.
+final class ScriptedServer: SyncTransport {
+    private let script: [String: [JSONValue]]
+    private let now: Int64
+    private let state = Mutex<(sent: [SyncHTTPRequest], answered: [String: Int])>(([], [:]))
+
+    init(script: [String: JSONValue], now: Int64) {
+        self.script = script.compactMapValues { if case .array(let answers) = $0 { answers } else { nil } }
+        self.now = now
+    }
+
+    func takeRequests() -> [SyncHTTPRequest] {
+        state.withLock { state in
+            defer { state.sent = [] }
+            return state.sent
+        }
+    }
+
+    func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+        let path = URLComponents(string: request.path)?.path ?? request.path
+        let route = "\(request.method) \(path)"
+        let answer: JSONValue? = state.withLock { state in
+            state.sent.append(request)
+            guard let answers = script[route], !answers.isEmpty else { return nil }
+            let index = min(state.answered[route, default: 0], answers.count - 1)
+            state.answered[route, default: 0] += 1
+            return answers[index]
+        }
+        guard let answer, case .int(let status)? = answer["status"] else {
+            let body = #"{"error":{"code":"not_found","message":"no such route","serverTime":\#(now)}}"#
+            return SyncHTTPResponse(status: 404, body: Data(body.utf8), headers: ["content-type": "application/json"])
+        }
+        let body = answer["json"].map { Data($0.canonicalText.utf8) } ?? Data()
+        return SyncHTTPResponse(status: Int(status), body: body, headers: ["content-type": "application/json"])
+    }
+}
