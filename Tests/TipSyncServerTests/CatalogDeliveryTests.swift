@@ -36,7 +36,7 @@ import TipSyncCore
                 #expect(response.headers[.cacheControl] == "no-cache")
                 return try #require(response.headers[.eTag])
             }
-            #expect(tag == CatalogController.entityTag(of: Self.catalog) && tag.hasPrefix("\"") && tag.count == 34)
+            #expect(tag == CatalogVersion.entityTag(of: Self.catalog) && tag.hasPrefix("\"") && tag.count == 34)
             for header in [tag, "W/\(tag)", "\"other\", \(tag)", "*"] {
                 var headers = fixture.headers("phone")
                 headers[.ifNoneMatch] = header
@@ -57,7 +57,7 @@ import TipSyncCore
             old[.ifNoneMatch] = tag
             try await client.execute(uri: "/v1/catalog", method: .get, headers: old) { response in
                 #expect(response.status == .ok && String(buffer: response.body) == changed)
-                #expect(response.headers[.eTag] == CatalogController.entityTag(of: changed))
+                #expect(response.headers[.eTag] == CatalogVersion.entityTag(of: changed))
             }
         }
     }
@@ -100,9 +100,9 @@ import TipSyncCore
             }
             #expect(try await catalogTag() == nil)
             try await Self.upload(client, key: key, CatalogDeliveryTests.catalog)
-            #expect(try await catalogTag() == CatalogController.entityTag(of: CatalogDeliveryTests.catalog))
+            #expect(try await catalogTag() == CatalogVersion.entityTag(of: CatalogDeliveryTests.catalog))
             try await Self.upload(client, key: key, #"{"tips": []}"#)
-            #expect(try await catalogTag() == CatalogController.entityTag(of: #"{"tips": []}"#))
+            #expect(try await catalogTag() == CatalogVersion.entityTag(of: #"{"tips": []}"#))
         }
     }
 
@@ -122,7 +122,7 @@ import TipSyncCore
             try await Self.upload(client, key: key, CatalogDeliveryTests.catalog)
             let page = try await poll.value
             #expect(page.changes.isEmpty)
-            #expect(page.catalog == CatalogController.entityTag(of: CatalogDeliveryTests.catalog))
+            #expect(page.catalog == CatalogVersion.entityTag(of: CatalogDeliveryTests.catalog))
         }
     }
 

@@ -17,7 +17,7 @@ struct CatalogController {
         guard let text = try await store.catalogJSON() else {
             throw SyncError.notFound("no catalog has been uploaded (PUT /admin/v1/catalog)")
         }
-        let tag = Self.entityTag(of: text)
+        let tag = CatalogVersion.entityTag(of: text)
         if let header = request.headers[.ifNoneMatch], Self.matches(header, tag) {
             var headers = HTTPFields()
             headers[.eTag] = tag
@@ -29,12 +29,6 @@ struct CatalogController {
         // Stored by caches, but revalidated on every use: a new catalog reaches devices at once.
         response.headers[.cacheControl] = "no-cache"
         return response
-    }
-
-    /// The catalog version's strong entity tag: `"` + the first 32 hex digits of the SHA-256 of the
-    /// catalog's text as uploaded + `"`. Every instance computes the same tag for the same catalog.
-    static func entityTag(of text: String) -> String {
-        "\"" + TokenHasher.hash(text).prefix(32) + "\""
     }
 
     /// Whether `If-None-Match` names `tag`: `*`, or a comma-separated list of entity tags, weak ones

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The uploaded catalog's current entity tag (``CatalogController/entityTag(of:)``) on this instance,
+/// The uploaded catalog's current entity tag (``entityTag(of:)``) on this instance,
 /// read from the store and kept until a catalog event (``StoreEvent/catalog``, from this instance's
 /// upload or another's `NOTIFY`) says it changed, and for at most ``maximumAge`` (so a catalog written
 /// to the database by `tipsync-server catalog put` beside a running server reaches pull answers
@@ -21,6 +21,12 @@ public final class CatalogVersion: Sendable {
 
     public init() {}
 
+    /// The catalog version's strong entity tag: `"` + the first 32 hex digits of the SHA-256 of the
+    /// catalog's text as uploaded + `"`. Every instance computes the same tag for the same catalog.
+    static func entityTag(of text: String) -> String {
+        "\"" + TokenHasher.hash(text).prefix(32) + "\""
+    }
+
     /// The current tag, or `nil` when no catalog was uploaded.
     public func current(_ store: any InsightStore) async throws -> String? {
         let now = ContinuousClock.now
@@ -29,7 +35,7 @@ public final class CatalogVersion: Sendable {
             return (state.tag, state.generation)
         }
         if let known { return known }
-        let tag = try await store.catalogJSON().map(CatalogController.entityTag(of:))
+        let tag = try await store.catalogJSON().map(Self.entityTag(of:))
         state.withLock { state in
             guard state.generation == generation else { return }
             state.tag = .some(tag)

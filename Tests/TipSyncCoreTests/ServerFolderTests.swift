@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+
+/// ARCHITECTURE.md's table of server folders is what `Sources/TipSyncServer/` does: every folder
+/// has a row, and a file uses a type declared in another folder only when its folder's row names
+/// that folder. Types are found by their declarations at the top level of a file (`struct`,
+/// `class`, `enum`, `actor`, `protocol`, `typealias`), uses by the type's name outside comments and
+/// string literals.
+@Suite struct ServerFolderTests {
+    static let server = ArchitectureTests.root.appendingPathComponent("Sources/TipSyncServer")
+
+    /// Each folder's row: the folders it may use (`nil`: every folder).
+    static func allowedFolders() throws -> [String: Set<String>?] {
+        let text = try String(
+            contentsOf: ArchitectureTests.root.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
+        var rows: [String: Set<String>?] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard cells.count >= 4, let folder = cells[1].firstMatch(of: /^`([A-Za-z]+)\/`$/)?.1 else { continue }
+            switch cells[3] {
+            case "—": rows[String(folder)] = .some([])
+            case "every folder": rows[String(folder)] = .some(nil)
+            default:
+                rows[String(folder)] = .some(
+                    Set(cells[3].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }))
+            }
+        }
+        return rows
+    }
+
+    struct SourceFile {
+        var folder: String
+        var name: String
+        /// The text without comments and string literals.
+        var code: String
+    }
+
+    static func sourceFiles() throws -> [SourceFile] {
+        var files: [SourceFile] = []
+        let enumerator = FileManager.default.enumerator(at: server, includingPropertiesForKeys: nil)
+        while let file = enumerator?.nextObject() as? URL {
+            guard file.pathExtension == "swift" else { continue }
+            let relative = file.path.dropFirst(server.path.count + 1)
+            let folder = relative.split(separator: "/").count > 1 ? String(relative.split(separator: "/")[0]) : ""
+            files.append(
+                SourceFile(
+                    folder: folder, name: file.lastPathComponent,
+                    code: strippingCommentsAndStrings(try String(contentsOf: file, encoding: .utf8))))
+        }
+        return files
+    }
+
+    /// Swift source without `//` and `/* */` comments and without the contents of string literals
+    /// (single-line, multi-line and raw), so that names in prose do not count as uses.
+    static func strippingCommentsAndStrings(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        func at(_ offset: Int, _ character: Character) -> Bool {
+            index + offset < bytes.count && bytes[index + offset] == character.asciiValue!
+        }
+        while index < bytes.count {
+            if at(0, "/") && at(1, "/") {
+                while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
+            } else if at(0, "/") && at(1, "*") {
+                index += 2
+                while index < bytes.count && !(at(0, "*") && at(1, "/")) { index += 1 }
+                index += 2
+            } else if at(0, "#") || at(0, "\"") {
+                // A raw string's hashes, then the quotes: skip to the same quotes and hashes.
+                var hashes = 0
+                while at(hashes, "#") { hashes += 1 }
+                guard index + hashes < bytes.count, bytes[index + hashes] == UInt8(ascii: "\"") else {
+                    output.append(bytes[index])
+                    index += 1
+                    continue
+                }
+                index += hashes
+                let quotes = at(0, "\"") && at(1, "\"") && at(2, "\"") ? 3 : 1
+                index += quotes
+                output.append(UInt8(ascii: "\""))
+                while index < bytes.count {
+                    if hashes == 0 && bytes[index] == UInt8(ascii: "\\") {
+                        index += 2
+                        continue
+                    }
+                    if (0..<quotes).allSatisfy({ at($0, "\"") }) && (0..<hashes).allSatisfy({ at(quotes + $0, "#") }) {
+                        index += quotes + hashes
+                        break
+                    }
+                    index += 1
+                }
+                output.append(UInt8(ascii: "\""))
+            } else {
+                output.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The capitalized identifiers in code.
+    static func typeNames(in code: String) -> Set<String> {
+        var names = Set<String>()
+        var current: [UInt8] = []
+        func isIdentifier(_ byte: UInt8) -> Bool {
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
+        }
+        for byte in code.utf8 + [0] {
+            if isIdentifier(byte) {
+                current.append(byte)
+                continue
+            }
+            if let first = current.first, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z") {
+                names.insert(String(decoding: current, as: UTF8.self))
+            }
+            current = []
+        }
+        return names
+    }
+
+    /// The types a file declares at its top level.
+    static func declaredTypes(in code: String) -> [String] {
+        code.split(separator: "\n").compactMap { line in
+            line.firstMatch(
+                of:
+                    /^(?:(?:public|internal|package|fileprivate|private|final|nonisolated|indirect|@\w+)\s+)*(?:struct|class|enum|actor|protocol|typealias)\s+([A-Z]\w*)/
+            ).map { String($0.1) }
+        }
+    }
+
+    @Test func everyServerFolderUsesOnlyWhatArchitectureMdAllows() throws {
+        let allowed = try Self.allowedFolders()
+        let files = try Self.sourceFiles()
+        var home: [String: String] = [:]
+        for file in files {
+            for type in Self.declaredTypes(in: file.code) { home[type] = file.folder }
+        }
+        #expect(home.count > 100, "found \(home.count) server types")
+        for file in files where file.folder.isEmpty {
+            Issue.record("\(file.name) sits at the top of Sources/TipSyncServer: put it in the folder that holds it")
+        }
+        let folders = Set(files.map(\.folder)).subtracting([""])
+        for folder in folders.sorted() where allowed[folder] == nil {
+            Issue.record("ARCHITECTURE.md has no row for the server folder \(folder)/")
+        }
+        #expect(Set(allowed.keys) == folders, "rows for server folders that do not exist")
+        for file in files {
+            guard case .some(.some(let may)) = allowed[file.folder] else { continue }
+            for name in Self.typeNames(in: file.code).sorted() {
+                guard let owner = home[name], owner != file.folder, !may.contains(owner) else { continue }
+                Issue.record(
+                    "\(file.folder)/\(file.name) uses \(name) from \(owner)/, which ARCHITECTURE.md does not allow \(file.folder)/"
+                )
+            }
+        }
+    }
+
+    /// The checker sees what it must: a use in code counts, a name in a comment or a string does not.
+    @Test func usesAreReadFromCodeNotFromCommentsOrStrings() {
+        let code = Self.strippingCommentsAndStrings(
+            """
+            /// Uses ``Prose`` only in a comment.
+            let a = Real() // Trailing
+            let b = "Quoted \\(Interpolated)"
+            let c = #"Raw "Quoted" text"#
+            /* Block */ let d = Second.self
+            """)
+        #expect(Self.typeNames(in: code) == ["Real", "Second"])
+        #expect(Self.declaredTypes(in: "public final class Top: Sendable {\n    struct Nested {}\n}") == ["Top"])
+    }
+}
