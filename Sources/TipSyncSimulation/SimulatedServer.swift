@@ -80,7 +80,7 @@ public actor SimulatedServer {
 
     /// Compacts the account's log, as `tipsync-server compact` does.
     func compact() async throws {
-        _ = try await store.compact(account: 1)
+        _ = try await LogCompactor(store: store).compact(account: 1)
     }
 
     /// Handles one HTTP request exactly as the listening server would.

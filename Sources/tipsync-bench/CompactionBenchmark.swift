@@ -66,7 +66,7 @@ struct CompactionBench: AsyncParsableCommand {
         let finished = Completion()
         let compaction = Task {
             defer { finished.set() }
-            return try await store.compact(account: account)
+            return try await LogCompactor(store: store).compact(account: account)
         }
         var during = Measurement()
         var index = 0

@@ -401,7 +401,7 @@ struct Compact: AsyncParsableCommand {
             guard let id = try await store.accountID(named: account) else {
                 throw StoreError("no account named '\(account)'; create it with 'tipsync-server accounts create'")
             }
-            return try await store.compact(account: id)
+            return try await LogCompactor(store: store).compact(account: id)
         }
         print("dropped \(dropped) superseded changes")
     }

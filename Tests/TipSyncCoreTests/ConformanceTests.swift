@@ -8,14 +8,8 @@ import TipSyncTestSupport
 /// duplicates, batches and compaction between batches. Every delivery must give the expected state
 /// and statuses — the same files any other implementation runs to prove it converges with this one.
 @Suite struct ConformanceTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("conformance/merge")
-
-    static var vectorNames: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
-    }
+    static let directory = ConformanceCorpus.directory("merge")
+    static var vectorNames: [String] { ConformanceCorpus.vectorNames("merge") }
 
     struct Vector {
         var catalog: Catalog

@@ -49,7 +49,7 @@ import TipSyncServer
                     DeviceDetails(
                         name: "phone", highestSeq: 4, lastSeen: 5000, tokens: 2, revokedAt: nil, pulledThrough: 2),
                 ])
-            _ = try await store.compact(account: account)
+            _ = try await LogCompactor(store: store).compact(account: account)
             let compacted = try #require(try await store.accountDetails(name: "alice"))
             #expect(compacted.lastCompactionAt != nil && compacted.entriesSinceCompaction == 0)
             let missing = try await store.accountDetails(name: "nobody")

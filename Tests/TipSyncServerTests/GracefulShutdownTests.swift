@@ -118,8 +118,8 @@ struct GatedStore: SyncStore {
     func migrate() async throws { try await base.migrate() }
     func schemaVersion() async throws -> String { try await base.schemaVersion() }
     func createAccount(name: String) async throws -> Int64 { try await base.createAccount(name: name) }
-    func createToken(accountName: String, device: String) async throws -> String {
-        try await base.createToken(accountName: accountName, device: device)
+    func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
+        try await base.insertToken(hash: hash, accountName: accountName, device: device, at: now)
     }
     func accountID(named name: String) async throws -> Int64? { try await base.accountID(named: name) }
     func accountName(id: Int64) async throws -> String? { try await base.accountName(id: id) }
@@ -135,7 +135,12 @@ struct GatedStore: SyncStore {
     {
         try await base.pull(account: account, after: cursor, limit: limit, device: device, confirming: token)
     }
-    func compact(account: Int64) async throws -> Int { try await base.compact(account: account) }
+    func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
+        try await base.logEntries(account: account)
+    }
+    func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int) async throws
+        -> Bool
+    { try await base.dropCompacted(positions, account: account, through: through, expecting: expected) }
     func rotateCursorGeneration() async throws -> String { try await base.rotateCursorGeneration() }
     func cursorGeneration() async throws -> String { try await base.cursorGeneration() }
     func logCount(account: Int64) async throws -> Int { try await base.logCount(account: account) }
@@ -164,8 +169,8 @@ struct GatedStore: SyncStore {
     func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws -> SignInResult {
         try await base.signIn(accountName: accountName, device: device, issuedAt: issuedAt, at: now)
     }
-    func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String) {
-        try await base.createAdminKey(name: name, at: now)
+    func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
+        try await base.insertAdminKey(hash: hash, name: name, at: now)
     }
     func adminKeys() async throws -> [AdminKeyRecord] { try await base.adminKeys() }
     func revokeAdminKey(name: String) async throws -> Bool { try await base.revokeAdminKey(name: name) }

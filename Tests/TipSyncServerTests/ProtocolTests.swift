@@ -258,7 +258,7 @@ import TipSyncServer
             ) {
                 try decode(PullResponse.self, $0.body)
             }
-            let dropped = try await fixture.store.compact(account: fixture.accountID)
+            let dropped = try await LogCompactor(store: fixture.store).compact(account: fixture.accountID)
             #expect(dropped == 17)
             let remaining = try await fixture.store.logCount(account: fixture.accountID)
             #expect(remaining == 4)

@@ -12,14 +12,8 @@ import TipSyncTestSupport
 /// and `laptop` hold tokens. Another server implementation runs the same files to prove it answers
 /// as this one does.
 @Suite struct ServerConformanceTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("conformance/server")
-
-    static var vectorNames: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
-    }
+    static let directory = ConformanceCorpus.directory("server")
+    static var vectorNames: [String] { ConformanceCorpus.vectorNames("server") }
 
     @Test func theCorpusIsThere() {
         #expect(Self.vectorNames.count >= 3)

@@ -228,7 +228,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
                     operation: .parameter(id: seq <= 3 ? "kept-\(seq)" : "rewritten", value: .int(Int64(seq))))
             }
             _ = try await store.push(changes, from: phone)
-            #expect(try await store.compact(account: account) == 16)
+            #expect(try await LogCompactor(store: store).compact(account: account) == 16)
             let fresh = try await store.pull(account: account, after: 0, limit: 100)
             #expect(!fresh.snapshot && fresh.bodies.count == 4)
             var cursor: Int64 = 0
@@ -251,7 +251,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             let (account, phone) = try await Self.alicesPhone(in: store)
             _ = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
             let early = try await store.pull(account: account, after: 0, limit: 3)
-            let dropped = try await store.compact(account: account)
+            let dropped = try await LogCompactor(store: store).compact(account: account)
             #expect(dropped == 23)  // 30 writes to 7 parameters: 7 survive
             let count = try await store.logCount(account: account)
             #expect(count == 7)
@@ -260,7 +260,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             // Compaction never lowers the end of the log below a cursor it handed out.
             let whole = try await store.pull(account: account, after: 0, limit: 100)
             #expect(whole.logEnd >= 30 && whole.logEnd >= whole.cursor)
-            let again = try await store.compact(account: account)
+            let again = try await LogCompactor(store: store).compact(account: account)
             #expect(again == 0)
         }
     }
@@ -272,7 +272,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         try await backend.withStore { store in
             let (account, phone) = try await Self.alicesPhone(in: store)
             _ = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
-            #expect(try await store.compact(account: account) == 23)
+            #expect(try await LogCompactor(store: store).compact(account: account) == 23)
             let retried = try await store.push(parameterChanges(device: "phone", seqs: 1...30), from: phone)
             #expect(retried.accepted == 0 && retried.duplicates == 30 && retried.highestSeq == 30)
             #expect(try await store.logCount(account: account) == 7)
@@ -303,12 +303,49 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
                 _ = try await store.push(parameterChanges(device: "phone", seqs: first...(first + 499)), from: phone)
             }
             let early = try await store.pull(account: account, after: 0, limit: 3)
-            #expect(try await store.compact(account: account) == 2_493)  // 2,500 writes to 7 parameters
+            // 2,500 writes to 7 parameters
+            #expect(try await LogCompactor(store: store).compact(account: account) == 2_493)
             #expect(try await store.logCount(account: account) == 7)
             let resumed = try await store.pull(account: account, after: early.cursor, limit: 100)
             let survivors = try resumed.bodies.map { try JSONCoding.decode(Change.self, from: $0.utf8).seq }
             #expect(resumed.snapshot && Set(survivors) == Set(2_494...2_500))
-            #expect(try await store.compact(account: account) == 0)
+            #expect(try await LogCompactor(store: store).compact(account: account) == 0)
+        }
+    }
+
+    /// What each backend does for the policy written once above it (``LogCompactor``,
+    /// `IdentityStore+Issuance`): a drop decided on a log that has lost entries since it was read
+    /// (another compaction, an erasure) changes nothing; a token for an unknown account and an
+    /// admin key under a taken name are not stored.
+    @Test(arguments: Backend.allCases)
+    func theBackendsPrimitivesRefuseWhatThePolicyMustNotDo(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let (account, phone) = try await Self.alicesPhone(in: store)
+            _ = try await store.push(parameterChanges(device: "phone", seqs: 1...14), from: phone)
+            let entries = try await store.logEntries(account: account)
+            #expect(entries.map(\.change.seq) == Array(1...14))
+            let through = try #require(entries.last?.position)
+            let superseded = LogCompaction.superseded(entries).sorted()
+            #expect(superseded.count == 7)
+            // Read 14, but the log now holds 13 at or below `through`: refused, nothing dropped.
+            #expect(
+                try await store.dropCompacted([superseded[0]], account: account, through: through, expecting: 14))
+            #expect(
+                try await !store.dropCompacted(
+                    Array(superseded.dropFirst()), account: account, through: through, expecting: 14))
+            #expect(try await store.logCount(account: account) == 13)
+
+            #expect(try await !store.insertToken(hash: "h1", accountName: "nobody", device: "phone", at: 1))
+            #expect(try await store.identity(forTokenHash: "h1") == nil)
+            #expect(try await store.insertToken(hash: "h2", accountName: "alice", device: "tablet", at: 1))
+            #expect(
+                try await store.identity(forTokenHash: "h2") == DeviceIdentity(accountID: account, device: "tablet"))
+            #expect(try await store.insertAdminKey(hash: "k1", name: "ops", at: 1))
+            #expect(try await !store.insertAdminKey(hash: "k2", name: "ops", at: 2))
+            #expect(try await store.adminKeyName(forHash: "k1") == "ops")
+            #expect(try await store.adminKeyName(forHash: "k2") == nil)
+            await #expect(throws: StoreError.self) { try await store.createAdminKey(name: "ops", at: 3) }
+            await #expect(throws: StoreError.self) { try await store.createToken(accountName: "nobody", device: "x") }
         }
     }
 

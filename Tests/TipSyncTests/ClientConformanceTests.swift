@@ -11,14 +11,8 @@ import TipSyncTestSupport
 /// `expect` step the requests the client sent and what the replica then reads. The JavaScript
 /// client runs the same files (`clients/web/test/client-conformance.test.js`).
 @Suite struct ClientConformanceTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("conformance/client")
-
-    static var vectorNames: [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
-    }
+    static let directory = ConformanceCorpus.directory("client")
+    static var vectorNames: [String] { ConformanceCorpus.vectorNames("client") }
 
     @Test func theCorpusIsThere() {
         #expect(Self.vectorNames.count >= 2)

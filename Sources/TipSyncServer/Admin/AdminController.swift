@@ -126,7 +126,7 @@ struct AdminController: Sendable {
     @Sendable func compact(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let name = try NameRules.pathSegment(context, "account")
         guard let id = try await store.accountID(named: name) else { throw Self.noAccount(name) }
-        let dropped = try await store.compact(account: id)
+        let dropped = try await LogCompactor(store: store).compact(account: id)
         return try SyncController.json(Compacted(dropped: dropped, logEntries: try await store.logCount(account: id)))
     }
 

@@ -6,7 +6,7 @@ import TipSyncCore
 /// devices to evaluate tips with, revalidated cheaply: a strong `ETag` names the version, and a
 /// request whose `If-None-Match` names it is answered `304 Not Modified` without a body.
 struct CatalogController {
-    let store: any SyncStore
+    let store: any InsightStore
 
     func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
         group.on("catalog", method: .get, recordingIn: table, prefix: "/v1", use: catalog)

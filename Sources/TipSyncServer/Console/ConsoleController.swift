@@ -248,7 +248,7 @@ struct ConsoleController: Sendable {
     {
         let name = try NameRules.pathSegment(context, "account")
         guard let id = try await store.accountID(named: name) else { throw AdminController.noAccount(name) }
-        let dropped = try await store.compact(account: id)
+        let dropped = try await LogCompactor(store: store).compact(account: id)
         return Self.redirect(
             "/console/accounts/\(Self.pathSegment(name))?notice="
                 + Self.queryValue("Compacted: \(dropped) superseded entries dropped."))

@@ -8,7 +8,7 @@ import TipSyncCore
 /// and tell devices at once, as any catalog upload does.
 struct ExperimentController: Sendable {
     let admin: AdminController
-    var store: any SyncStore { admin.store }
+    var store: any InsightStore { admin.store }
 
     func addRoutes(to group: RouterGroup<SyncRequestContext>, table: RouteTable) {
         let prefix = "/admin/v1"

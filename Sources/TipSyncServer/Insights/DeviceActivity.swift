@@ -39,7 +39,7 @@ public final class DeviceActivity: Sendable {
     /// Records leave memory only once written (and only if no newer one came meanwhile), so a reader
     /// always finds each device's latest value in memory or in the store, never in neither.
     @discardableResult
-    func flush(to store: any SyncStore) async throws -> Int {
+    func flush(to store: any IdentityStore) async throws -> Int {
         let batch = pending.withLock { $0 }
         let pulls = pendingPulls.withLock { $0 }
         guard !batch.isEmpty || !pulls.isEmpty else { return 0 }

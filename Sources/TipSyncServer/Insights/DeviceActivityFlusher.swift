@@ -5,7 +5,7 @@ import Synchronization
 /// Writes ``DeviceActivity`` to the store every few seconds, and once more on shutdown.
 struct DeviceActivityFlusher: Service {
     let activity: DeviceActivity
-    let store: any SyncStore
+    let store: any IdentityStore
     let interval: Duration
     let logger: Logger
     /// Told of every flush that wrote: the writes warm caches the server releases once quiet.

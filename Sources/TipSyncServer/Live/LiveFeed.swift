@@ -8,7 +8,7 @@ struct LiveFeed: Sendable {
     let account: Int64
     let device: DeviceIdentity
     let limit: Int
-    let store: any SyncStore
+    let store: any ChangeLogStore & InsightStore
     let notifier: ChangeNotifier
     let activity: DeviceActivity
     let metrics: ServerMetrics

@@ -9,7 +9,7 @@ import TipSyncCore
 /// Wakes this instance's live connections when *another* instance on the same database accepts a
 /// push (PostgreSQL `LISTEN`/`NOTIFY`); idle for single-instance backends.
 struct StoreChangeListener: Service {
-    let store: any SyncStore
+    let store: any ChangeLogStore
     let notifier: ChangeNotifier
     let logger: Logger
 

@@ -3,7 +3,7 @@ import Hummingbird
 /// Requires `Authorization: Bearer tsa_…` naming an admin key (``SyncStore/createAdminKey(name:at:)``)
 /// on every `/admin/v1` route. Device tokens and JWTs are refused here, as admin keys are on `/v1`.
 struct AdminAuthMiddleware: RouterMiddleware {
-    let store: any SyncStore
+    let store: any IdentityStore
     /// Refused admin keys per address: too many, and the address waits.
     let signIns: SignInThrottle
     let now: @Sendable () -> Int64

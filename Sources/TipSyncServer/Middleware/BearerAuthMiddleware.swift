@@ -14,7 +14,7 @@ import Hummingbird
 /// request log writes `<device>` for it), no route below logs, and swift-log's `StreamLogHandler`
 /// renders its metadata again on every set — about 2% of a single-change push's CPU.
 struct BearerAuthMiddleware: RouterMiddleware {
-    let store: any SyncStore
+    let store: any IdentityStore
     let tokens: TokenIdentityCache
     let jwt: JWTSignIn?
     let activity: DeviceActivity

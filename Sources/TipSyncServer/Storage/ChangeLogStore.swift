@@ -27,8 +27,16 @@ public protocol ChangeLogStore: Sendable {
     func rotateCursorGeneration() async throws -> String
     /// The current cursor generation.
     func cursorGeneration() async throws -> String
-    /// Drops superseded log entries (``LogCompaction``) and records when. Returns how many.
-    func compact(account: Int64) async throws -> Int
+    /// The account's whole log in log order, decoded with its positions, read without holding the
+    /// account (pushes and pulls go on meanwhile): what compaction decides on (``LogCompactor``).
+    func logEntries(account: Int64) async throws -> [LogCompaction.Entry]
+    /// In one transaction, unless the account no longer holds exactly `expected` entries at or
+    /// below `through` (another compaction or an erasure deleted some since they were read — then
+    /// nothing changes and it returns `false`): deletes the entries at `positions` and records the
+    /// compaction (``PullPage/isSnapshot(cursor:compactedThrough:)`` reads it). The decision is
+    /// ``LogCompactor``'s, written once above the backends.
+    func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int) async throws
+        -> Bool
     /// Number of log entries of the account (for tests and operators).
     func logCount(account: Int64) async throws -> Int
     /// Calls `onChange` with every push, revocation and erasure committed by any server instance on
@@ -83,10 +91,4 @@ extension ChangeLogStore {
     }
 
     public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
-}
-
-extension ChangeLogStore {
-    /// Superseded entries deleted per write transaction while compacting: a push to the account
-    /// waits for one chunk's delete, never for the whole compaction.
-    static var compactionChunk: Int { 1000 }
 }

@@ -6,8 +6,10 @@ import TipSyncCore
 public protocol IdentityStore: Sendable {
     /// Creates an account; throws if the name is taken. Returns its id.
     func createAccount(name: String) async throws -> Int64
-    /// Creates a device (if new) in the named account and a new token for it. Returns the token.
-    func createToken(accountName: String, device: String) async throws -> String
+    /// Creates the device (if new) in the named account and stores a token hash for it, in one
+    /// transaction; `false` (nothing stored) when there is no such account. Issuing the token is
+    /// ``createToken(accountName:device:)``'s, written once above the backends.
+    func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool
     /// The id of the account with this name (names compare by code points), or `nil`.
     func accountID(named name: String) async throws -> Int64?
     /// The name of the account with this id, or `nil` (`GET /v1/account`).
@@ -37,9 +39,9 @@ public protocol IdentityStore: Sendable {
     /// use, unless the account was erased, or the device's tokens revoked, at or after `issuedAt`.
     func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws -> SignInResult
 
-    /// Creates an admin key (`tsa_…`), returned once; only its hash is stored. The name defaults to
-    /// the key's first 12 characters.
-    func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String)
+    /// Stores an admin key's hash under `name`; `false` (nothing stored) when the name is taken.
+    /// Issuing the key is ``createAdminKey(name:at:)``'s, written once above the backends.
+    func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool
     func adminKeys() async throws -> [AdminKeyRecord]
     /// Deletes the named admin key; `false` if there is none.
     func revokeAdminKey(name: String) async throws -> Bool

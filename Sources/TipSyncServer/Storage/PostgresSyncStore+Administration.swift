@@ -212,20 +212,15 @@ extension PostgresSyncStore {
         }
     }
 
-    public func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String) {
-        let key = TokenHasher.makeToken(prefix: "tsa_")
-        let name = name ?? String(key.prefix(12))
-        let hash = TokenHasher.hash(key)
-        let inserted = try await transaction { connection in
+    public func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
+        try await transaction { connection in
             try await rows(
                 """
                 INSERT INTO admin_key (hash, name, created_at) VALUES (\(hash), \(name), \(now))
                 ON CONFLICT (name) DO NOTHING RETURNING 1
                 """, as: Int32.self, on: connection
-            ).count
+            ).count == 1
         }
-        guard inserted == 1 else { throw StoreError("an admin key named '\(name)' already exists") }
-        return (name, key)
     }
 
     public func adminKeys() async throws -> [AdminKeyRecord] {

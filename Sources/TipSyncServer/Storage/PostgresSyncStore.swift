@@ -233,27 +233,21 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func createToken(accountName: String, device: String) async throws -> String {
-        let token = TokenHasher.makeToken()
-        let hash = TokenHasher.hash(token)
+    public func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
         try await transaction { connection in
-            var account: Int64?
-            for try await id in try await connection.query(
-                "SELECT id FROM account WHERE name = \(accountName)", logger: logger
-            ).decode(Int64.self) {
-                account = id
-            }
-            guard let account else {
-                throw StoreError("no account named '\(accountName)'; create it with 'tipsync-server accounts create'")
-            }
+            guard
+                let account = try await rows(
+                    "SELECT id FROM account WHERE name = \(accountName)", as: Int64.self, on: connection
+                ).first
+            else { return false }
             try await connection.query(
                 "INSERT INTO device (account, name) VALUES (\(account), \(device)) ON CONFLICT DO NOTHING",
                 logger: logger)
             try await connection.query(
-                "INSERT INTO token (hash, account, device, created_at) VALUES (\(hash), \(account), \(device), \(WallClock.milliseconds()))",
+                "INSERT INTO token (hash, account, device, created_at) VALUES (\(hash), \(account), \(device), \(now))",
                 logger: logger)
+            return true
         }
-        return token
     }
 
     public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
@@ -407,64 +401,42 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    /// Reads and decides without locking the account (pushes and pulls go on meanwhile), then
-    /// deletes in one short transaction holding the account's row lock — unless another compaction
-    /// or an erasure deleted entries in between, in which case it decides again.
-    public func compact(account: Int64) async throws -> Int {
-        var droppedInAll = 0
-        while true {
-            var entries: [LogCompaction.Entry] = []
-            for try await (position, body) in try await client.query(
-                "SELECT position, body FROM change WHERE account = \(account) ORDER BY position", logger: logger
-            ).decode((Int64, String).self) {
-                entries.append(
-                    LogCompaction.Entry(
-                        position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
+    public func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
+        var entries: [LogCompaction.Entry] = []
+        for try await (position, body) in try await client.query(
+            "SELECT position, body FROM change WHERE account = \(account) ORDER BY position", logger: logger
+        ).decode((Int64, String).self) {
+            entries.append(
+                LogCompaction.Entry(position: position, change: try JSONCoding.decode(Change.self, from: body.utf8)))
+        }
+        return entries
+    }
+
+    public func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
+        async throws -> Bool
+    {
+        try await transaction { connection -> Bool in
+            // The account row lock: pushes to this account wait for this delete only.
+            try await connection.query("SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
+            let count =
+                try await rows(
+                    "SELECT COUNT(*) FROM change WHERE account = \(account) AND position <= \(through)",
+                    as: Int64.self, on: connection
+                ).first ?? 0
+            guard count == Int64(expected) else { return false }
+            if !positions.isEmpty {
+                try await connection.query(
+                    "DELETE FROM change WHERE account = \(account) AND position = ANY(\(positions)::BIGINT[])",
+                    logger: logger)
             }
-            let through = entries.last?.position ?? 0
-            // Tip usage first, from the same entries: it remembers first displays a drop would lose.
-            try await saveTipUsage(derivedFrom: entries.map(\.change), account: account, through: through)
-            let dropped = LogCompaction.superseded(entries).sorted()
-            var remaining = Int64(entries.count)
-            var interrupted = false
-            // At least one transaction, so an empty decision still records the compaction.
-            for start in stride(from: 0, through: max(dropped.count - 1, 0), by: Self.compactionChunk) {
-                let chunk = Array(dropped[min(start, dropped.count)..<min(start + Self.compactionChunk, dropped.count)])
-                let expected = remaining
-                let done = try await transaction { connection -> Bool in
-                    // The account row lock: pushes to this account wait for this chunk only.
-                    try await connection.query(
-                        "SELECT id FROM account WHERE id = \(account) FOR UPDATE", logger: logger)
-                    let count =
-                        try await rows(
-                            "SELECT COUNT(*) FROM change WHERE account = \(account) AND position <= \(through)",
-                            as: Int64.self, on: connection
-                        ).first ?? 0
-                    // Only compaction and erasure delete entries: the count this compaction expects
-                    // means nobody else deleted any since it read them.
-                    guard count == expected else { return false }
-                    if !chunk.isEmpty {
-                        try await connection.query(
-                            "DELETE FROM change WHERE account = \(account) AND position = ANY(\(chunk)::BIGINT[])",
-                            logger: logger)
-                    }
-                    try await connection.query(
-                        """
-                        UPDATE account SET compacted_through = GREATEST(compacted_through, \(chunk.last ?? 0)),
-                            compacted_at = \(WallClock.milliseconds()),
-                            compacted_at_position = GREATEST(compacted_at_position, \(through))
-                        WHERE id = \(account)
-                        """, logger: logger)
-                    return true
-                }
-                guard done else {
-                    interrupted = true
-                    break
-                }
-                remaining -= Int64(chunk.count)
-                droppedInAll += chunk.count
-            }
-            if !interrupted { return droppedInAll }
+            try await connection.query(
+                """
+                UPDATE account SET compacted_through = GREATEST(compacted_through, \(positions.max() ?? 0)),
+                    compacted_at = \(WallClock.milliseconds()),
+                    compacted_at_position = GREATEST(compacted_at_position, \(through))
+                WHERE id = \(account)
+                """, logger: logger)
+            return true
         }
     }
 

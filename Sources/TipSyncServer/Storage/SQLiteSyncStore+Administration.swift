@@ -179,18 +179,15 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String) {
-        let key = TokenHasher.makeToken(prefix: "tsa_")
-        let name = name ?? String(key.prefix(12))
+    public func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
         try await pool.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM admin_key WHERE name = ?", arguments: [name]) != nil {
-                throw StoreError("an admin key named '\(name)' already exists")
+                return false
             }
             try db.execute(
-                sql: "INSERT INTO admin_key (hash, name, createdAt) VALUES (?, ?, ?)",
-                arguments: [TokenHasher.hash(key), name, now])
+                sql: "INSERT INTO admin_key (hash, name, createdAt) VALUES (?, ?, ?)", arguments: [hash, name, now])
+            return true
         }
-        return (name, key)
     }
 
     public func adminKeys() async throws -> [AdminKeyRecord] {

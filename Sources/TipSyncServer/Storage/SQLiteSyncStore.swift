@@ -239,22 +239,19 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func createToken(accountName: String, device: String) async throws -> String {
-        let token = TokenHasher.makeToken()
+    public func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
         try await pool.write { db in
             guard
                 let account = try Int64.fetchOne(
                     db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName])
-            else {
-                throw StoreError("no account named '\(accountName)'; create it with 'tipsync-server accounts create'")
-            }
+            else { return false }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO device (account, name) VALUES (?, ?)", arguments: [account, device])
             try db.execute(
                 sql: "INSERT INTO token (hash, account, device, createdAt) VALUES (?, ?, ?, ?)",
-                arguments: [TokenHasher.hash(token), account, device, WallClock.milliseconds()])
+                arguments: [hash, account, device, now])
+            return true
         }
-        return token
     }
 
     public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
@@ -433,63 +430,40 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    /// Reads and decides outside the write lock (pushes and pulls go on meanwhile), then deletes in
-    /// short write transactions of ``compactionChunk`` entries each — so a push waits at most for one
-    /// chunk — unless another compaction or an erasure deleted entries in between, in which case it
-    /// decides again on what is there now.
-    public func compact(account: Int64) async throws -> Int {
-        var droppedInAll = 0
-        while true {
-            let (entries, through) = try await pool.read { db in
-                let entries = try Row.fetchAll(
-                    db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position",
-                    arguments: [account]
-                ).map { row in
-                    LogCompaction.Entry(
-                        position: row["position"],
-                        change: try JSONCoding.decode(Change.self, from: (row["body"] as String).utf8))
-                }
-                return (entries, entries.last?.position ?? 0)
+    public func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position", arguments: [account]
+            ).map { row in
+                LogCompaction.Entry(
+                    position: row["position"],
+                    change: try JSONCoding.decode(Change.self, from: (row["body"] as String).utf8))
             }
-            // Tip usage first, from the same entries: it remembers first displays a drop would lose.
-            try await saveTipUsage(derivedFrom: entries.map(\.change), account: account, through: through)
-            let dropped = LogCompaction.superseded(entries).sorted()
-            var remaining = entries.count
-            var interrupted = false
-            // At least one transaction, so an empty decision still records the compaction.
-            for start in stride(from: 0, through: max(dropped.count - 1, 0), by: Self.compactionChunk) {
-                let chunk = Array(dropped[min(start, dropped.count)..<min(start + Self.compactionChunk, dropped.count)])
-                let expected = remaining
-                let done: Bool = try await pool.write { db in
-                    // Only compaction and erasure delete entries: the count this compaction expects
-                    // means nobody else deleted any since it read them.
-                    let count =
-                        try Int.fetchOne(
-                            db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",
-                            arguments: [account, through]) ?? 0
-                    guard count == expected else { return false }
-                    if !chunk.isEmpty {
-                        let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                        try db.execute(
-                            sql: "DELETE FROM change WHERE account = ? AND position IN (\(placeholders))",
-                            arguments: StatementArguments([account] + chunk))
-                    }
-                    try db.execute(
-                        sql: """
-                            UPDATE account SET compactedThrough = MAX(compactedThrough, ?), compactedAt = ?,
-                                compactedAtPosition = MAX(compactedAtPosition, ?)
-                            WHERE id = ?
-                            """, arguments: [chunk.last ?? 0, WallClock.milliseconds(), through, account])
-                    return true
-                }
-                guard done else {
-                    interrupted = true
-                    break
-                }
-                remaining -= chunk.count
-                droppedInAll += chunk.count
+        }
+    }
+
+    public func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
+        async throws -> Bool
+    {
+        try await pool.write { db in
+            let count =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",
+                    arguments: [account, through]) ?? 0
+            guard count == expected else { return false }
+            if !positions.isEmpty {
+                let placeholders = Array(repeating: "?", count: positions.count).joined(separator: ",")
+                try db.execute(
+                    sql: "DELETE FROM change WHERE account = ? AND position IN (\(placeholders))",
+                    arguments: StatementArguments([account] + positions))
             }
-            if !interrupted { return droppedInAll }
+            try db.execute(
+                sql: """
+                    UPDATE account SET compactedThrough = MAX(compactedThrough, ?), compactedAt = ?,
+                        compactedAtPosition = MAX(compactedAtPosition, ?)
+                    WHERE id = ?
+                    """, arguments: [positions.max() ?? 0, WallClock.milliseconds(), through, account])
+            return true
         }
     }
 

@@ -46,7 +46,7 @@ final class AutoCompactor: Service, Sendable {
     func compact(_ account: Int64) async {
         defer { _ = pending.withLock { $0.remove(account) } }
         do {
-            let dropped = try await store.compact(account: account)
+            let dropped = try await LogCompactor(store: store).compact(account: account)
             memory?.noteActivity()
             metrics.autoCompactions.increment()
             metrics.compactedEntries.increment(by: dropped)

@@ -1,0 +1,45 @@
+import TipSyncCore
+
+/// Compacting one account's log (protocol.md §8), the same on every backend: read the log without
+/// holding the account, derive the account's tip usage from those entries first (it remembers first
+/// displays a drop would lose), decide with the core's ``TipSyncCore/LogCompaction/superseded(_:)``,
+/// and drop in short transactions of ``chunk`` entries each — so a push to the account waits at most
+/// for one chunk — unless another compaction or an erasure deleted entries in between, in which case
+/// it decides again on what is there now. Backends only read and drop
+/// (``ChangeLogStore/logEntries(account:)``, ``ChangeLogStore/dropCompacted(_:account:through:expecting:)``).
+public struct LogCompactor: Sendable {
+    /// Superseded entries deleted per write transaction: a push to the account waits for one
+    /// chunk's delete, never for the whole compaction.
+    public static let chunk = 1000
+
+    let store: any SyncStore
+
+    public init(store: any SyncStore) {
+        self.store = store
+    }
+
+    /// Drops the account's superseded log entries and records when. Returns how many.
+    public func compact(account: Int64) async throws -> Int {
+        var droppedInAll = 0
+        while true {
+            let entries = try await store.logEntries(account: account)
+            let through = entries.last?.position ?? 0
+            try await store.saveTipUsage(derivedFrom: entries.map(\.change), account: account, through: through)
+            let dropped = LogCompaction.superseded(entries).sorted()
+            var remaining = entries.count
+            var interrupted = false
+            // At least one transaction, so an empty decision still records the compaction.
+            for start in stride(from: 0, through: max(dropped.count - 1, 0), by: Self.chunk) {
+                let part = Array(dropped[min(start, dropped.count)..<min(start + Self.chunk, dropped.count)])
+                guard try await store.dropCompacted(part, account: account, through: through, expecting: remaining)
+                else {
+                    interrupted = true
+                    break
+                }
+                remaining -= part.count
+                droppedInAll += part.count
+            }
+            if !interrupted { return droppedInAll }
+        }
+    }
+}
