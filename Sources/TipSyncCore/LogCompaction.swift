@@ -9,7 +9,9 @@
 /// - displays: per (tip, device, epoch), all but the entries holding the largest `count`, `duration`
 ///   and `lastDisplayed` (merge keeps each field's maximum; a writer's totals are cumulative, so
 ///   usually one entry holds all three, but a client the protocol allows may send them otherwise);
-/// - donations stamped at or before their event's latest `donationsDeleted`, and all but that deletion.
+/// - donations stamped at or before their event's latest `donationsDeleted`, and all but that deletion;
+/// - donations no rule can ever see again: outranked by (date, id) by at least 1000 donations of their
+///   event stamped no earlier (``DonationDominance``; a rule sees an event's newest 1000).
 public enum LogCompaction {
     public struct Entry: Sendable, Hashable {
         public var position: Int64
@@ -119,8 +121,20 @@ public enum LogCompaction {
             for entry in list where !keep.contains(entry.position) { dropped.insert(entry.position) }
         }
         for (event, list) in donations {
-            guard let deletion = latestDeletion[event]?.change.stamp else { continue }
-            for entry in list where entry.change.stamp <= deletion { dropped.insert(entry.position) }
+            var survivors = list
+            if let deletion = latestDeletion[event]?.change.stamp {
+                for entry in list where entry.change.stamp <= deletion { dropped.insert(entry.position) }
+                survivors.removeAll { $0.change.stamp <= deletion }
+            }
+            // Hidden for ever by the ceiling every rule has (protocol.md §4.5, §8 rule 9).
+            guard survivors.count > StatusEvaluator.defaultQueryLimit else { continue }
+            let ranked = survivors.compactMap { entry -> (donation: Donation, position: Int64)? in
+                guard case .donation(_, let id, let date, _) = entry.change.operation else { return nil }
+                return (Donation(id: id, date: date, info: nil, stamp: entry.change.stamp), entry.position)
+            }.sorted { Donation.precedes($0.donation, $1.donation) }
+            let hidden = DonationDominance.dominated(
+                stampsInRankOrder: ranked.map(\.donation.stamp), keeping: StatusEvaluator.defaultQueryLimit)
+            for index in hidden { dropped.insert(ranked[index].position) }
         }
         return dropped
     }

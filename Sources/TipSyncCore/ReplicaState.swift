@@ -138,28 +138,12 @@ public struct ReplicaState: Sendable, Equatable {
             for donation in removed { ids.remove(donation.id) }
         }
 
-        /// Drops every donation that no future change can make visible under a `maximumCount` limit:
-        /// one outranked, by (date, id), by at least `maximum` donations stamped no earlier than it.
-        /// A deletion or reset that removes any of those (stamp ≤ its stamp) removes it too, so it stays
-        /// outranked by `maximum` visible donations forever. Which donations this drops depends only on
-        /// the set present, never on the order they came in (protocol.md, section 4), unlike keeping
-        /// "the newest `maximum`", which loses donations a later deletion would have revealed.
+        /// Drops every donation that no future change can make visible under a `maximumCount` limit
+        /// (``DonationDominance``): unlike keeping "the newest `maximum`", which loses donations a
+        /// later deletion would have revealed, it depends only on the set present.
         mutating func pruneDominated(keeping maximum: Int) {
             guard maximum >= 0, donations.count > maximum else { return }
-            // Walk from the highest-ranked down, keeping the `maximum` largest stamps seen so far.
-            var largest: [Stamp] = []  // ascending; at most `maximum`
-            var dominated: Set<Int> = []
-            for index in donations.indices.reversed() {
-                let stamp = donations[index].stamp
-                if largest.count == maximum, let smallest = largest.first, smallest >= stamp {
-                    dominated.insert(index)
-                }
-                if maximum > 0, largest.count < maximum || largest[0] < stamp {
-                    if largest.count == maximum { largest.removeFirst() }
-                    let position = largest.firstIndex { $0 > stamp } ?? largest.count
-                    largest.insert(stamp, at: position)
-                }
-            }
+            let dominated = DonationDominance.dominated(stampsInRankOrder: donations.map(\.stamp), keeping: maximum)
             guard !dominated.isEmpty else { return }
             for index in dominated { ids.remove(donations[index].id) }
             donations = donations.indices.filter { !dominated.contains($0) }.map { donations[$0] }

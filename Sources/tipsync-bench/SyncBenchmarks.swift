@@ -145,6 +145,11 @@ struct ColdPull: AsyncParsableCommand {
             "The server runs as its own `tipsync-server` process (SQLite), as devices meet it, instead of in this process, where its request handling shares the client's threads."
     )
     var serverProcess = false
+    @Flag(
+        help:
+            "The server compacts the account first, as it does by itself once a log has grown by --auto-compact-after entries: the new device receives the account's state (protocol.md §8), not its history."
+    )
+    var compacted = false
 
     func run() async throws {
         let server = try await BenchServer.start(port: port, backend: backend)
@@ -155,7 +160,20 @@ struct ColdPull: AsyncParsableCommand {
         for start in stride(from: 0, to: all.count, by: 1000) {
             _ = try await server.store.push(Array(all[start..<min(start + 1000, all.count)]), from: writer)
         }
-        let named = (backend == "sqlite" ? "" : " backend=postgres") + (serverProcess ? " --server-process" : "")
+        // What the new device must end with: every donation, or those compaction keeps (rules see the same).
+        var donations = changes - changes / 10
+        if compacted {
+            _ = try await LogCompactor(store: server.store).compact(account: writer.accountID)
+            donations = try await server.store.logEntries(account: writer.accountID).filter {
+                if case .donation = $0.change.operation { true } else { false }
+            }.count
+            print(
+                "cold-pull --compacted: the account's log holds \(try await server.store.logCount(account: writer.accountID)) entries, \(donations) of them donations"
+            )
+        }
+        let named =
+            (backend == "sqlite" ? "" : " backend=postgres") + (serverProcess ? " --server-process" : "")
+            + (compacted ? " --compacted" : "")
         var url = server.url
         var process: ServerProcess?
         defer { process?.stop() }
@@ -178,13 +196,14 @@ struct ColdPull: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         if agent {
             try await Self.agentSync(
-                server: url, token: tokens["reader"]!, directory: directory, changes: changes, named: named)
+                server: url, token: tokens["reader"]!, directory: directory, changes: changes, donations: donations,
+                named: named)
             return
         }
         if memory || fetchOnly {
             try await Self.intoMemory(
-                server: url, token: tokens["reader"]!, changes: changes, pullLimit: pullLimit, fetchOnly: fetchOnly,
-                named: named)
+                server: url, token: tokens["reader"]!, changes: changes, donations: donations, pullLimit: pullLimit,
+                fetchOnly: fetchOnly, named: named)
             return
         }
         let replica = try TipsReplica(directory: directory, deviceID: "reader")
@@ -195,8 +214,8 @@ struct ColdPull: AsyncParsableCommand {
         let start = clock.now
         try await client.syncOnce()
         let elapsed = clock.now - start
-        let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
-        guard donations == changes - changes / 10 else { throw BenchError("replica holds \(donations) donations") }
+        let held = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
+        guard held == donations else { throw BenchError("replica holds \(held) donations, not \(donations)") }
         print(
             "cold-pull\(named) changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into a new replica"
         )
@@ -208,7 +227,7 @@ extension ColdPull {
     /// client pulls: while page n merges, page n+1 decodes and page n+2 is requested (from n+1's
     /// cursor, read before its decode).
     static func intoMemory(
-        server: URL, token: String, changes: Int, pullLimit: Int, fetchOnly: Bool = false,
+        server: URL, token: String, changes: Int, donations expected: Int, pullLimit: Int, fetchOnly: Bool = false,
         named: String = ""
     ) async throws {
         let transport = URLSessionTransport(baseURL: server)
@@ -260,7 +279,7 @@ extension ColdPull {
         }
         let elapsed = clock.now - start
         let donations = state.events.values.reduce(0) { $0 + $1.donations.count }
-        guard donations == changes - changes / 10 else { throw BenchError("memory holds \(donations) donations") }
+        guard donations == expected else { throw BenchError("memory holds \(donations) donations, not \(expected)") }
         print(
             "cold-pull --memory\(named) changes=\(changes) pullLimit=\(pullLimit): \(format(elapsed.milliseconds / 1000, 3)) s into memory"
                 + " (process CPU \(format((processCPUSeconds() - cpu) * 1000, 1)) ms, "
@@ -290,7 +309,9 @@ extension ColdPull {
 
     /// `tipsync-agent init` (not timed), then `tipsync-agent sync` on the empty store, timed from
     /// launch to exit: process start, every page pulled and persisted, the store closed.
-    static func agentSync(server: URL, token: String, directory: URL, changes: Int, named: String = "") async throws {
+    static func agentSync(
+        server: URL, token: String, directory: URL, changes: Int, donations expected: Int, named: String = ""
+    ) async throws {
         func agentProcess(_ arguments: [String]) throws -> Process {
             let process = Process()
             process.executableURL = agentExecutable
@@ -316,7 +337,7 @@ extension ColdPull {
         guard sync.terminationStatus == 0 else { throw BenchError("tipsync-agent sync failed") }
         let replica = try Agent(store: AgentStore(directory: directory), environment: [:]).replica
         let donations = replica.state.events.values.reduce(0) { $0 + $1.donations.count }
-        guard donations == changes - changes / 10 else { throw BenchError("the agent holds \(donations) donations") }
+        guard donations == expected else { throw BenchError("the agent holds \(donations) donations, not \(expected)") }
         print(
             "cold-pull --agent\(named) changes=\(changes): `tipsync-agent sync` took \(format(elapsed.milliseconds / 1000, 3)) s as a whole process"
         )

@@ -5,7 +5,7 @@ import Synchronization
 /// Compacts accounts in the background once their logs have grown by
 /// ``ServerConfiguration/autoCompactAfter`` entries since their last compaction. Pushes report the
 /// growth (``PushOutcome/entriesSinceCompaction``); one account is compacted at a time, each at most
-/// once while queued, and compaction itself holds the write lock only to delete (``SyncStore/compact(account:)``).
+/// once while queued, and compaction itself holds the write lock only to delete (``LogCompactor/compact(account:)``).
 final class AutoCompactor: Service, Sendable {
     let store: any SyncStore
     let threshold: Int

@@ -3,6 +3,7 @@
 
 import { compareStamps, epochPrecedes, stampKey } from './hlc.js';
 import { stampOf } from './change.js';
+import { QUERY_LIMIT, dominatedDonations, donationPrecedes } from './state.js';
 
 /** @typedef {import('./change.js').Change} Change */
 /** @typedef {{position: number, change: Change}} LogEntry */
@@ -100,8 +101,16 @@ export function superseded(entries) {
   }
   for (const [event, list] of donations) {
     const deletion = latestDeletion.get(event);
-    if (!deletion) continue;
-    for (const entry of list) if (compareStamps(stampOf(entry.change), stampOf(deletion.change)) <= 0) dropped.add(entry.position);
+    const survivors = [];
+    for (const entry of list) {
+      if (deletion && compareStamps(stampOf(entry.change), stampOf(deletion.change)) <= 0) dropped.add(entry.position);
+      else survivors.push(entry);
+    }
+    // Hidden for ever by the ceiling every rule has (§8 rule 9).
+    survivors.sort((a, b) => (donationPrecedes(a.change, b.change) ? -1 : donationPrecedes(b.change, a.change) ? 1 : 0));
+    for (const index of dominatedDonations(survivors.map((entry) => stampOf(entry.change)), QUERY_LIMIT)) {
+      dropped.add(survivors[index].position);
+    }
   }
   return dropped;
 }

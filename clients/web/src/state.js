@@ -24,6 +24,36 @@ export function donationPrecedes(a, b) {
   return compareCodePoints(a.id, b.id) < 0;
 }
 
+/** A rule sees at most an event's newest 1000 donations (protocol.md §4.5). */
+export const QUERY_LIMIT = 1000;
+
+/**
+ * Which donations of one event no future change can make visible (protocol.md §4.5): the indices of
+ * those outranked, by (date, id), by at least `maximum` donations stamped no earlier. A deletion or
+ * reset that removes any of those removes it too. A replica applies it with its catalog's
+ * `maximumCount`; compaction with the 1000 every rule sees at most (§8).
+ * @param {Stamp[]} stamps in rank order, lowest first
+ * @param {number} maximum
+ * @returns {Set<number>}
+ */
+export function dominatedDonations(stamps, maximum) {
+  const dominated = new Set();
+  if (maximum < 0 || stamps.length <= maximum) return dominated;
+  /** @type {Stamp[]} ascending, at most `maximum` */
+  const largest = [];
+  for (let index = stamps.length - 1; index >= 0; index--) {
+    const stamp = stamps[index];
+    if (largest.length === maximum && maximum > 0 && compareStamps(largest[0], stamp) >= 0) dominated.add(index);
+    if (maximum > 0 && (largest.length < maximum || compareStamps(largest[0], stamp) < 0)) {
+      if (largest.length === maximum) largest.shift();
+      let position = largest.findIndex((other) => compareStamps(other, stamp) > 0);
+      if (position < 0) position = largest.length;
+      largest.splice(position, 0, stamp);
+    }
+  }
+  return dominated;
+}
+
 /** How long past `maximumAge` a donation is still stored (a day), so clocks that differ agree. */
 export const DONATION_AGE_GRACE_MILLISECONDS = 86_400_000;
 
@@ -72,19 +102,7 @@ export class EventRecord {
    */
   pruneDominated(maximum) {
     if (maximum < 0 || this.donations.length <= maximum) return;
-    /** @type {Stamp[]} ascending, at most `maximum` */
-    const largest = [];
-    const dominated = new Set();
-    for (let index = this.donations.length - 1; index >= 0; index--) {
-      const stamp = this.donations[index].stamp;
-      if (largest.length === maximum && maximum > 0 && compareStamps(largest[0], stamp) >= 0) dominated.add(index);
-      if (maximum > 0 && (largest.length < maximum || compareStamps(largest[0], stamp) < 0)) {
-        if (largest.length === maximum) largest.shift();
-        let position = largest.findIndex((other) => compareStamps(other, stamp) > 0);
-        if (position < 0) position = largest.length;
-        largest.splice(position, 0, stamp);
-      }
-    }
+    const dominated = dominatedDonations(this.donations.map((donation) => donation.stamp), maximum);
     if (dominated.size === 0) return;
     for (const index of dominated) this.ids.delete(this.donations[index].id);
     this.donations = this.donations.filter((_, index) => !dominated.has(index));

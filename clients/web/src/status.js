@@ -7,6 +7,7 @@ import { donationLimits } from './catalog.js';
 import { bucket } from './bucket.js';
 import { contextValue } from './context.js';
 import { armOf, reachingArm, runningExperiment } from './experiment.js';
+import { QUERY_LIMIT } from './state.js';
 
 /**
  * @typedef {import('./state.js').ReplicaState} ReplicaState
@@ -21,8 +22,7 @@ import { armOf, reachingArm, runningExperiment } from './experiment.js';
  *   `firstSync`, `experiment` or `available`.
  */
 
-/** Rules see at most this many donations of an event (TipKit's rule). */
-export const QUERY_LIMIT = 1000;
+export { QUERY_LIMIT };
 
 /** Evaluates tip statuses over one state, at one instant. */
 export class StatusEvaluator {

@@ -9,6 +9,18 @@
  */
 /** Donations are ordered by date, then id by code points. */
 export function donationPrecedes(a: any, b: any): boolean;
+/**
+ * Which donations of one event no future change can make visible (protocol.md §4.5): the indices of
+ * those outranked, by (date, id), by at least `maximum` donations stamped no earlier. A deletion or
+ * reset that removes any of those removes it too. A replica applies it with its catalog's
+ * `maximumCount`; compaction with the 1000 every rule sees at most (§8).
+ * @param {Stamp[]} stamps in rank order, lowest first
+ * @param {number} maximum
+ * @returns {Set<number>}
+ */
+export function dominatedDonations(stamps: Stamp[], maximum: number): Set<number>;
+/** A rule sees at most an event's newest 1000 donations (protocol.md §4.5). */
+export const QUERY_LIMIT: 1000;
 /** How long past `maximumAge` a donation is still stored (a day), so clocks that differ agree. */
 export const DONATION_AGE_GRACE_MILLISECONDS: 86400000;
 /** An event's donations, sorted by (date, id), and its latest `deleteDonations()`. */

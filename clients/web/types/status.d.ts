@@ -1,17 +1,4 @@
-/**
- * @typedef {import('./state.js').ReplicaState} ReplicaState
- * @typedef {import('./catalog.js').Catalog} Catalog
- * @typedef {import('./catalog.js').TipDefinition} TipDefinition
- * @typedef {import('./json.js').JSONValue} JSONValue
- * @typedef {'available' | 'pending' | `invalidated:${string}`} TipStatus
- * @typedef {{showAll?: boolean, hideAll?: boolean, shown?: string[], hidden?: string[]}} TestingOverrides
- * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number, experiment?: string, arm?: 'holdout' | null}} StatusReason
- *   Which step of "Status" decides (protocol.md §13.9): `code` is `testingOverride`, `invalidated`,
- *   `maxDisplayCount`, `maxDisplayDuration`, `turnedOff`, `targeting`, `rule`, `displayFrequency`,
- *   `firstSync`, `experiment` or `available`.
- */
-/** Rules see at most this many donations of an event (TipKit's rule). */
-export const QUERY_LIMIT: 1000;
+export { QUERY_LIMIT };
 /** Evaluates tip statuses over one state, at one instant. */
 export class StatusEvaluator {
     /**
@@ -118,3 +105,4 @@ export type StatusReason = {
     experiment?: string;
     arm?: 'holdout' | null;
 };
+import { QUERY_LIMIT } from "./state.js";
