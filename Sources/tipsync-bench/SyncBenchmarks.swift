@@ -163,12 +163,14 @@ struct ColdPull: AsyncParsableCommand {
         // What the new device must end with: every donation, or those compaction keeps (rules see the same).
         var donations = changes - changes / 10
         if compacted {
-            _ = try await LogCompactor(store: server.store).compact(account: writer.accountID)
+            let started = ContinuousClock.now
+            let dropped = try await LogCompactor(store: server.store).compact(account: writer.accountID)
+            let took = ContinuousClock.now - started
             donations = try await server.store.logEntries(account: writer.accountID).filter {
                 if case .donation = $0.change.operation { true } else { false }
             }.count
             print(
-                "cold-pull --compacted: the account's log holds \(try await server.store.logCount(account: writer.accountID)) entries, \(donations) of them donations"
+                "cold-pull --compacted: compaction dropped \(dropped) entries in \(format(took.milliseconds, 1)) ms; the log holds \(try await server.store.logCount(account: writer.accountID)) entries, \(donations) of them donations"
             )
         }
         let named =
