@@ -203,6 +203,15 @@ struct ColdPull: AsyncParsableCommand {
             return
         }
         if memory || fetchOnly {
+            let serverCPU = process?.cpuSeconds
+            defer {
+                // The server's own share, when it runs as its own process (clock ticks: 10 ms steps).
+                if let serverCPU, let process {
+                    print(
+                        "  the server process's CPU meanwhile: \(format((process.cpuSeconds - serverCPU) * 1000, 0)) ms"
+                    )
+                }
+            }
             try await Self.intoMemory(
                 server: url, token: tokens["reader"]!, changes: changes, donations: donations, pullLimit: pullLimit,
                 fetchOnly: fetchOnly, named: named)
