@@ -35,6 +35,10 @@ struct Fleet: AsyncParsableCommand {
         help:
             "A reconnect storm (needs --server-processes): once every stream is open, stop every server process (SIGTERM) and start it again on its port; the devices reconnect as protocol.md §17.3 says. Reports when every device holds a stream again, the servers' CPU and peak RSS meanwhile; the changes pushed after it must then reach every device."
     ) var restart = false
+    @Option(
+        help:
+            "With --restart: how many of the server processes to restart (the first N; default all). One of several is a deploy's rolling restart or one crashed instance: only its devices reconnect."
+    ) var restartInstances: Int?
 
     func run() async throws {
         var stores: [any SyncStore] = []
@@ -115,11 +119,14 @@ struct Fleet: AsyncParsableCommand {
         var storm = ""
         if restart {
             guard serverProcesses else { throw BenchError("--restart needs --server-processes") }
+            let restarted = min(restartInstances ?? processes.count, processes.count)
+            guard restarted > 0 else { throw BenchError("--restart-instances must be at least 1") }
+            let cpuOfOthers = processes[restarted...].reduce(0) { $0 + $1.cpuSeconds }
             let begin = ContinuousClock.now
-            for process in processes { process.process.terminate() }
-            for process in processes { process.process.waitUntilExit() }
+            for process in processes[..<restarted] { process.process.terminate() }
+            for process in processes[..<restarted] { process.process.waitUntilExit() }
             let stopped = (ContinuousClock.now - begin).milliseconds / 1000
-            for index in processes.indices {
+            for index in 0..<restarted {
                 processes[index] = try await ServerProcess.start(
                     port: processes[index].port, database: url ?? "sqlite:\(sqlitePath)")
             }
@@ -134,18 +141,20 @@ struct Fleet: AsyncParsableCommand {
                 return peak
             }
             var attempts = 0
-            for process in receivers {
+            // Only the devices of a restarted instance lost their streams and report reconnecting.
+            for (group, process) in receivers.enumerated() where groups[group].instance < restarted {
                 let line = try await LiveReceivers.nextLine(process)
                 attempts += Int(line.split(separator: " ").last ?? "") ?? 0
             }
             let live = (ContinuousClock.now - begin).milliseconds / 1000
             sampler.cancel()
             let peak = await sampler.value
-            let cpu = processes.reduce(0) { $0 + $1.cpuSeconds }
+            let cpu = processes.reduce(0) { $0 + $1.cpuSeconds } - cpuOfOthers
+            let which = restarted == processes.count ? "" : " \(restarted) of \(processes.count) instances"
             storm =
-                "restart: stopped after \(format(stopped, 2)) s, serving again after \(format(serving, 2)) s, "
-                + "every device live again after \(format(live, 2)) s (\(attempts) stream requests); the new servers' "
-                + "CPU \(format(cpu, 2)) s, peak RSS \(peak / 1_048_576) MiB; "
+                "restart\(which): stopped after \(format(stopped, 2)) s, serving again after \(format(serving, 2)) s, "
+                + "every device live again after \(format(live, 2)) s (\(attempts) stream requests); the servers' "
+                + "CPU meanwhile \(format(cpu, 2)) s (the new ones' and the others' growth), peak RSS of all \(peak / 1_048_576) MiB; "
         }
         /// The servers' CPU time: this process's, or the server processes'.
         let serverCPUSeconds = { processes.isEmpty ? processCPUSeconds() : processes.reduce(0) { $0 + $1.cpuSeconds } }
