@@ -9,7 +9,10 @@
 /// (``LogCompaction``, protocol.md §8).
 public enum DonationDominance {
     /// Indices of the dominated donations, given their stamps in rank order (lowest rank first).
-    public static func dominated(stampsInRankOrder stamps: [Stamp], keeping maximum: Int) -> Set<Int> {
+    /// A collection, so a replica passes a lazy view of its donations' stamps without copying them.
+    public static func dominated<Stamps: RandomAccessCollection<Stamp>>(
+        stampsInRankOrder stamps: Stamps, keeping maximum: Int
+    ) -> Set<Int> where Stamps.Index == Int {
         guard maximum >= 0, stamps.count > maximum else { return [] }
         // Walk from the highest-ranked down, keeping the `maximum` largest stamps seen so far.
         var largest: [Stamp] = []  // ascending; at most `maximum`

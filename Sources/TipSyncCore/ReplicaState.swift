@@ -143,7 +143,8 @@ public struct ReplicaState: Sendable, Equatable {
         /// later deletion would have revealed, it depends only on the set present.
         mutating func pruneDominated(keeping maximum: Int) {
             guard maximum >= 0, donations.count > maximum else { return }
-            let dominated = DonationDominance.dominated(stampsInRankOrder: donations.map(\.stamp), keeping: maximum)
+            let dominated = DonationDominance.dominated(
+                stampsInRankOrder: donations.lazy.map(\.stamp), keeping: maximum)
             guard !dominated.isEmpty else { return }
             for index in dominated { ids.remove(donations[index].id) }
             donations = donations.indices.filter { !dominated.contains($0) }.map { donations[$0] }

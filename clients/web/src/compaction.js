@@ -107,6 +107,7 @@ export function superseded(entries) {
       else survivors.push(entry);
     }
     // Hidden for ever by the ceiling every rule has (§8 rule 9).
+    if (survivors.length <= QUERY_LIMIT) continue;
     survivors.sort((a, b) => (donationPrecedes(a.change, b.change) ? -1 : donationPrecedes(b.change, a.change) ? 1 : 0));
     for (const index of dominatedDonations(survivors.map((entry) => stampOf(entry.change)), QUERY_LIMIT)) {
       dropped.add(survivors[index].position);
