@@ -8,7 +8,8 @@ Memory: the device pushes 11,000 changes of ~1 KB (distinct ids, so compaction k
 is sampled every 200 ms for 45 s (past the 30 s stall bound).
 
 Event loop: four devices of other accounts push one change every 100 ms for 15 s and their latency is
-recorded, alone and while the hostile device re-sends, on two keep-alive connections, a 4 KB gzip
+recorded, alone and while the hostile device (a process of its own, so that its threads do not
+share the victims' interpreter lock) re-sends, on two keep-alive connections, a 4 KB gzip
 body that inflates to a 4 MB push (one change whose value is 2 million zeros; every resend is a
 duplicate answered 200), as fast as its answers come.
 
@@ -18,7 +19,7 @@ The other costly requests of the outside attack run the same way (`--attacks`): 
 
 Stdlib only; prints one line per figure. The server runs with its default settings.
 """
-import argparse, gzip, json, os, re, socket, subprocess, sys, tempfile, threading, time
+import argparse, gzip, json, multiprocessing, os, re, socket, subprocess, sys, tempfile, threading, time
 
 
 def hlc(ms):
@@ -78,6 +79,27 @@ def metric(port, name):
     return None
 
 
+def hostile(port, token, body, extra, stop, report):
+    """The hostile device: two keep-alive connections re-sending `body` as fast as answers come."""
+    lock, totals = threading.Lock(), {"sent": 0, "answers": {}}
+
+    def attack():
+        sock = connect(port)
+        head = (f"POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n")
+        message = (head + "".join(h + "\r\n" for h in extra) + "\r\n").encode() + body
+        while not stop.is_set():
+            sock.sendall(message)
+            status, _ = read_response(sock)
+            with lock:
+                totals["sent"] += 1
+                totals["answers"][status] = totals["answers"].get(status, 0) + 1
+    threads = [threading.Thread(target=attack) for _ in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    report.put((totals["sent"], totals["answers"]))
+
+
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(p * len(values)))]
@@ -89,6 +111,7 @@ def main():
     parser.add_argument("--port", type=int, default=18931)
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--server-arg", action="append", default=[], help="passed to `serve` (repeatable)")
     parser.add_argument("--attacks", default="gzip,batch,deep", help="comma-separated: gzip, batch, deep")
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="tipsync-hostile-")
@@ -101,7 +124,7 @@ def main():
     for account in ["hostile", "v0", "v1", "v2", "v3"]:
         cli("accounts", "create", account)
         tokens[account] = cli("tokens", "create", "--account", account, "--device", "phone")
-    server = subprocess.Popen([args.server, "serve", "--http-port", str(args.port), "--database", database, "--log-level", "error"],
+    server = subprocess.Popen([args.server, "serve", "--http-port", str(args.port), "--database", database, "--log-level", "error", *args.server_arg],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(200):
@@ -154,26 +177,17 @@ def main():
         print(f"victims alone:        n={len(alone)} p50={percentile(alone, .5):.2f} ms p99={percentile(alone, .99):.2f} ms")
         for name in args.attacks.split(","):
             body, extra, what = attacks[name]
-            stop = threading.Event()
-            sent, answers = [0], {}
-
-            def attack():
-                sock = connect(args.port)
-                while not stop.is_set():
-                    head = (f"POST /v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tokens['hostile']}\r\n"
-                            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n")
-                    head += "".join(h + "\r\n" for h in extra)
-                    sock.sendall(head.encode() + b"\r\n" + body)
-                    status, _ = read_response(sock)
-                    sent[0] += 1
-                    answers[status] = answers.get(status, 0) + 1
-            attackers = [threading.Thread(target=attack) for _ in range(2)]
-            for t in attackers: t.start()
+            # The hostile device is a process of its own: its threads never hold the victims'
+            # interpreter lock, so the victims' figures are the server's, not Python's.
+            stop, report = multiprocessing.Event(), multiprocessing.Queue()
+            attacker = multiprocessing.Process(target=hostile, args=(args.port, tokens["hostile"], body, extra, stop, report))
+            attacker.start()
             for account in ["v0", "v1", "v2", "v3"]: results[account] = []  # this window's latencies only
             beside = victims(args.seconds, results)
             stop.set()
-            for t in attackers: t.join()
-            print(f"{name}: {what}; sent {sent[0]} in {args.seconds:.0f} s on 2 connections, answers {dict(sorted(answers.items()))}")
+            sent, answers = report.get()
+            attacker.join()
+            print(f"{name}: {what}; sent {sent} in {args.seconds:.0f} s on 2 connections, answers {dict(sorted(answers.items()))}")
             print(f"victims beside {name}: n={len(beside)} p50={percentile(beside, .5):.2f} ms p99={percentile(beside, .99):.2f} ms")
             time.sleep(10)  # the hostile device's budget refills a little; the victims' next window starts clean
 

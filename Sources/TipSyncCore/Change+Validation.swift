@@ -93,24 +93,50 @@ extension JSONValue {
     /// an integral number beyond ±(2^53 − 1) (`12345678901234567890123` would reach other replicas as
     /// `1.2345678901234568e+22`), or a non-finite one.
     public func numberViolation(at path: String) -> Change.Violation? {
+        guard let found = firstNumberViolation() else { return nil }
+        // The path is written only for the number refused: a value of two million numbers is
+        // checked without two million path strings (issue 59).
+        let field = found.reversedPath.reversed().reduce(into: path) { field, step in
+            switch step {
+            case .index(let index): field += "[\(index)]"
+            case .member(let key): field += ".\(key)"
+            }
+        }
+        return .init(field: field, message: found.message)
+    }
+
+    /// One step from a value to a value inside it.
+    private enum PathStep {
+        case index(Int)
+        case member(String)
+    }
+
+    /// The first number the number model cannot carry, with the steps to it from the innermost out.
+    private func firstNumberViolation() -> (message: String, reversedPath: [PathStep])? {
         let limit = JSONNumberLimits.maxInteger
         switch self {
         case .int(let value) where !(-limit...limit).contains(value):
-            return .init(field: path, message: "integers must lie within ±\(limit) (2^53 − 1), got \(value)")
+            return ("integers must lie within ±\(limit) (2^53 − 1), got \(value)", [])
         case .double(let value) where !value.isFinite:
-            return .init(field: path, message: "numbers must be finite")
+            return ("numbers must be finite", [])
         case .double(let value) where value == value.rounded() && abs(value) > Double(limit):
-            return .init(
-                field: path,
-                message: "integral numbers must lie within ±\(limit) (2^53 − 1); send it as a string to keep it exact")
+            return (
+                "integral numbers must lie within ±\(limit) (2^53 − 1); send it as a string to keep it exact", []
+            )
         case .array(let items):
             for (index, item) in items.enumerated() {
-                if let violation = item.numberViolation(at: "\(path)[\(index)]") { return violation }
+                if var found = item.firstNumberViolation() {
+                    found.reversedPath.append(.index(index))
+                    return found
+                }
             }
             return nil
         case .object(let members):
             for key in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                if let violation = members[key]?.numberViolation(at: "\(path).\(key)") { return violation }
+                if var found = members[key]?.firstNumberViolation() {
+                    found.reversedPath.append(.member(key))
+                    return found
+                }
             }
             return nil
         default:

@@ -107,12 +107,12 @@ struct GatedStore: SyncStore {
 
     func letPushesThrough() { open.continuation.finish() }
 
-    func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
         inside.continuation.yield()
         for await _ in open.stream {}
-        return try await base.push(changes, from: identity, confirming: token)
+        return try await base.push(pushed, from: identity, confirming: token)
     }
 
     func migrate() async throws { try await base.migrate() }

@@ -27,7 +27,7 @@ extension TipsReplica {
     /// recording reach (``displayStatus(of:)``) whenever the tip comes to be one the app would show
     /// now — also when only the reason changes, as from a rule to the holdout, both `.pending`.
     public func displayStatusUpdates(of tip: @escaping @Sendable () -> TipDefinition) -> AsyncStream<TipStatus> {
-        displayStatusUpdates(resolving: { $0.effective(tip()) }, record: { $0.displayStatus(of: tip()) })
+        displayStatusUpdates(resolving: { $0.effective(tip()) }, record: { _ = $0.displayStatus(of: tip()) })
     }
 
     /// ``displayStatusUpdates(of:)`` for a catalog tip, evaluated with the catalog's current

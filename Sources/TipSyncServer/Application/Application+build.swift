@@ -29,7 +29,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
         compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: dependencies.tokens,
-        now: now)
+        costlyWork: dependencies.costlyWork, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
         requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
@@ -39,6 +39,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let idle = IdleConnections()
     var services: [any Service] = [
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
+        BackgroundCheckpoints(store: store),
         LiveHeartbeat(notifier: notifier, interval: configuration.heartbeat),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger, memory: memory),
@@ -99,13 +100,14 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
         store: dependencies.store, configuration: configuration, notifier: dependencies.notifier,
         activity: dependencies.activity, jwt: dependencies.jwt, compactor: nil, memory: nil,
         registry: dependencies.registry, metrics: ServerMetrics(registry: dependencies.registry),
-        tokens: dependencies.tokens, now: dependencies.now)
+        tokens: dependencies.tokens, costlyWork: dependencies.costlyWork, now: dependencies.now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
-    metrics: ServerMetrics, tokens: TokenIdentityCache, now: @escaping @Sendable () -> Int64
+    metrics: ServerMetrics, tokens: TokenIdentityCache, costlyWork: CostlyWork = .shared,
+    now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
@@ -163,7 +165,8 @@ func buildRouter(
                 limiter: requestLimiter, metrics: metrics, now: now, refusalDelay: configuration.rateRefusalDelay))
     let sync = SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
-        changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, compactor: compactor, activity: activity)
+        changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, costlyWork: costlyWork,
+        compactor: compactor, activity: activity)
     sync.addRoutes(to: v1, table: table)
     CatalogController(store: store).addRoutes(to: v1, table: table)
     let admin = router.group("admin/v1").add(middleware: AdminAuthMiddleware(store: store, signIns: signIns, now: now))

@@ -25,6 +25,8 @@ public struct ServerDependencies: Sendable {
     public var onServerRunning: @Sendable (any Channel) async -> Void
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
+    /// Where large and compressed push bodies are decoded and checked (tests hold their own busy).
+    var costlyWork = CostlyWork.shared
 
     public init(
         store: any SyncStore,

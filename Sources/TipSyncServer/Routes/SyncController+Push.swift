@@ -15,9 +15,9 @@ extension SyncController {
             throw SyncError.bodyTooLarge(configuration.maxBodyBytes)
         }
         let serverTime = now()
-        let changes: [Change]
+        let pushed: PushedChanges
         do {
-            changes = try pushedChanges(
+            pushed = try await pushedChanges(
                 buffer, contentEncoding: request.headers[.contentEncoding], identity: identity, serverTime: serverTime)
         } catch let ahead as ClockAhead {
             // The device must not re-stamp what the server already holds (a push whose answer it lost).
@@ -26,8 +26,8 @@ extension SyncController {
                 hlc: ahead.hlc, serverTime: serverTime, bound: configuration.maxClockSkew.wholeMilliseconds,
                 highestSeq: highest, generation: try await store.cursorGeneration())
         }
-        try charge(changes.count, to: identity, now: serverTime)
-        let outcome = try await store.push(changes, from: identity, confirming: context.unconfirmedToken)
+        try charge(pushed.changes.count, to: identity, now: serverTime)
+        let outcome = try await store.push(pushed, from: identity, confirming: context.unconfirmedToken)
         var generation = outcome.generation
         if generation == nil { generation = try await store.cursorGeneration() }
         announce(outcome, identity: identity, serverTime: serverTime, generation: generation)
@@ -42,16 +42,38 @@ extension SyncController {
     }
 
     /// The changes of a push's body, checked against every rule a push's changes must follow
-    /// (protocol.md, sections 1 and 3).
+    /// (protocol.md, sections 1 and 3), each encoded as it is stored. A body that decodes to more than
+    /// ``CostlyWork/threshold`` bytes is decoded, parsed and checked in the ``CostlyWork`` lane, behind
+    /// every other request (issue 59); the steps are the same wherever they run.
     /// - Throws: the ``SyncError`` that refuses the push whole, or ``ClockAhead``.
     func pushedChanges(_ body: ByteBuffer, contentEncoding: String?, identity: DeviceIdentity, serverTime: Int64)
-        throws -> [Change]
+        async throws -> PushedChanges
     {
         // The work of a body is paid for in its decoded bytes: a device in debt is refused before
         // its body is inflated or parsed (issue 59: one device re-sending a 4 KB body that inflates
         // to a 4 MB push held every other device's requests back).
         if let wait = bodyByteLimiter.wait(identity, now: serverTime) { throw bodyBudgetSpent(wait) }
-        let buffer = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+        // Inflating up to the threshold costs little; a body that goes beyond it is the costly kind.
+        var small: ByteBuffer?
+        if body.readableBytes <= CostlyWork.threshold {
+            do {
+                small = try ContentCoding.decode(body, encoding: contentEncoding, limit: CostlyWork.threshold)
+            } catch let error as SyncError where error.code == .bodyTooLarge {
+                small = nil  // inflates beyond the threshold: the lane inflates it again, to the body limit
+            }
+        }
+        if let small {
+            return PushedChanges(try changes(in: small, identity: identity, serverTime: serverTime))
+        }
+        return try await costlyWork.run { [self] in
+            let decoded = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+            return PushedChanges(try changes(in: decoded, identity: identity, serverTime: serverTime))
+        }
+    }
+
+    /// The changes of a decoded push body, checked; the decoded bytes are spent from the device's
+    /// body budget first, whether or not the push is accepted.
+    private func changes(in buffer: ByteBuffer, identity: DeviceIdentity, serverTime: Int64) throws -> [Change] {
         if let wait = bodyByteLimiter.spend(identity, cost: Double(buffer.readableBytes), now: serverTime) {
             throw bodyBudgetSpent(wait)
         }

@@ -18,6 +18,8 @@ struct SyncController: Sendable {
     let changeLimiter: RateLimiter<DeviceIdentity>
     /// Decoded push-body bytes per device (``ServerConfiguration/bodyByteRate``).
     let bodyByteLimiter: RateLimiter<DeviceIdentity>
+    /// Where a large or compressed push body is decoded and checked, behind every other request.
+    let costlyWork: CostlyWork
     /// Background compaction, told how far each push grew its account's log (`nil`: none).
     let compactor: AutoCompactor?
     /// Where each device's pulls reached (for operators: how far behind the log it is).

@@ -12,7 +12,7 @@ public protocol ChangeLogStore: Sendable {
     /// and ``SyncError`` `sequence_gap` is thrown. With `token`, first confirms in the same
     /// transaction that it still names `identity`, and throws ``UnconfirmedToken/Gone``, storing
     /// nothing, when it does not.
-    func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     /// Up to `limit` changes of the account after `cursor`, in log order, with the database's cursor
     /// generation and the end of the account's log, read in the same transaction — and with `device`,
@@ -43,12 +43,24 @@ public protocol ChangeLogStore: Sendable {
     /// this database, until cancelled (PostgreSQL: `LISTEN`). Returns at once for single-instance
     /// backends (SQLite), where the in-process notifier already knows every push.
     func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws
+    /// Until the service group shuts down: every `interval`, moves what commits left for later
+    /// out of the writers' way (SQLite: checkpoints the write-ahead log on a connection of its own,
+    /// so that no push waits for a checkpoint's copy and sync). Returns at once for backends with
+    /// nothing to do (PostgreSQL checkpoints in its own processes).
+    func checkpointInBackground(every interval: Duration) async throws
 }
 
 extension ChangeLogStore {
     /// ``push(_:from:confirming:)`` for an identity the store itself looked up.
     public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
-        try await push(changes, from: identity, confirming: nil)
+        try await push(PushedChanges(changes), from: identity, confirming: nil)
+    }
+
+    /// ``push(_:from:confirming:)`` with the changes encoded here.
+    public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+        async throws -> PushOutcome
+    {
+        try await push(PushedChanges(changes), from: identity, confirming: token)
     }
 
     /// ``pull(account:after:limit:device:confirming:)`` without a device's highest sequence number.
@@ -91,4 +103,6 @@ extension ChangeLogStore {
     }
 
     public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
+
+    public func checkpointInBackground(every interval: Duration) async throws {}
 }

@@ -267,9 +267,10 @@ public struct PostgresSyncStore: SyncStore {
 
     // MARK: Log
 
-    public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    public func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
+        let changes = pushed.changes
         let account = identity.accountID
         let device = identity.device
         // Two statements in the transaction (four round trips with BEGIN and COMMIT), not one per step:
@@ -292,7 +293,7 @@ public struct PostgresSyncStore: SyncStore {
                 return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest, generation: generation)
             }
             let count = Int64(fresh.count)
-            let bodies = fresh.map(\.canonicalJSON)
+            let bodies = plan.freshIndices.map { pushed.bodies[$0] }
             var end: Int64 = 0
             var compactedAtPosition: Int64 = 0
             for try await row in try await connection.execute(

@@ -281,18 +281,18 @@ public struct SQLiteSyncStore: SyncStore {
             arguments: [account, device])
     }
 
-    public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    public func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
-        try await pushes.write(Self.pushUpdates(changes, from: identity, confirming: token))
+        try await pushes.write(Self.pushUpdates(pushed, from: identity, confirming: token))
     }
 
     /// A push's write: the token confirmed, the fresh changes appended at the account's next
     /// positions, the account's and the device's counters moved.
-    static func pushUpdates(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
-        -> @Sendable (Database) throws -> PushOutcome
-    {
-        let bodies = changes.map(\.canonicalJSON)  // outside the write lock
+    static func pushUpdates(
+        _ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?
+    ) -> @Sendable (Database) throws -> PushOutcome {
+        let (changes, bodies) = (pushed.changes, pushed.bodies)  // encoded outside the write lock
         return { db in
             if let token { try Self.confirm(token, db) }
             let counters = try Self.pushCounters(account: identity.accountID, device: identity.device, db)
