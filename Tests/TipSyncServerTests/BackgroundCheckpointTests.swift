@@ -45,8 +45,9 @@ import TipSync
 
         // The checkpointer's connection moves the whole log into the database beside the writer.
         let checkpointer = try DatabaseQueue(path: path)
+        #expect(store.logPages.count > 2_500)
         let moved = try await SQLiteSyncStore.checkpointPassively(checkpointer)
-        #expect(moved.log > 2_500 && moved.checkpointed == moved.log, "\(moved)")
+        #expect(moved.log == store.logPages.count && moved.checkpointed == moved.log, "\(moved)")
         // The next commit starts the log again from its beginning: it stops growing.
         let before = Self.logBytes(path)
         try await Self.push(megabytes: 2, from: 1 + 24 * 4 * 64, store, identity)
@@ -54,18 +55,25 @@ import TipSync
         #expect(try await store.logCount(account: fixture.accountID) == 26 * 4 * 64)
     }
 
-    @Test func theServiceTurnsCommitCheckpointsOffAndBackOn() async throws {
+    @Test func theServiceLeavesCommitsToCountAndTheirCheckpointsToItself() async throws {
         let fixture = try await ServerFixture.make()
         let store = fixture.store
-        func autocheckpoint() async throws -> Int {
-            try await store.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint")! }
-        }
-        #expect(try await autocheckpoint() == 1000)
+        let identity = try #require(
+            try await store.identity(forTokenHash: TokenHasher.hash(fixture.tokens["phone"]!)))
         let running = Task { try await store.checkpointInBackground(every: .seconds(3600)) }
-        // The service's first step, before its first wait; read once it has happened.
-        while try await autocheckpoint() != 0 { await Task.yield() }
+        // The service's first step, before its first wait: commits count the log's pages.
+        var seq: Int64 = 0
+        while store.logPages.count == 0 {
+            seq += 1  // a fresh change each time: a commit that writes pages
+            _ = try await store.push([change("phone", seq, .parameter(id: "p", value: .int(seq)))], from: identity)
+            await Task.yield()
+        }
         running.cancel()
         try await running.value
-        #expect(try await autocheckpoint() == 1000)
+        // Stopped: commits checkpoint again (the log stays near its 1,000 pages).
+        try await store.truncateWriteAheadLog()
+        let highest = try await store.highestSeq(account: fixture.accountID, device: "phone") ?? 0
+        try await Self.push(megabytes: 12, from: highest + 1, store, identity)
+        #expect(Self.logBytes(store.pool.path) < 6_000_000, "\(Self.logBytes(store.pool.path))")
     }
 }
