@@ -1,3 +1,4 @@
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -46,10 +47,13 @@ public final class CostlyWork: Sendable {
     /// Runs `work` on the lane and returns what it returns (or throws what it throws).
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         runs.add(1, ordering: .relaxed)
-        return try await pool.runIfActive {
+        // The caller is resumed from an event loop, never from the lane's thread: a thread that
+        // libdispatch starts for Swift's cooperative pool inherits the nice value of the thread that
+        // wakes the pool, and a pool thread at nice 19 would slow every request behind it.
+        return try await pool.runIfActive(eventLoop: NIOSingletons.posixEventLoopGroup.any()) {
             Self.lowerThisThreadsPriority()
             return try work()
-        }
+        }.get()
     }
 
     /// The calling thread — only it, not the process — to the lowest priority. Idempotent.
