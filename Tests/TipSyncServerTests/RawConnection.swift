@@ -183,12 +183,28 @@ final class RawConnection: @unchecked Sendable {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"
-        guard connection.send(head), connection.send(bytes: body) else { throw POSIXError(.ECONNRESET) }
+        guard connection.send(head), connection.send(bytes: body) else {
+            throw ExchangeFailure(
+                description: "\(method) \(path): the server closed the connection before the request was sent")
+        }
         let (text, closed) = await connection.readUntilClosed(within: seconds)
         guard closed, let split = text.range(of: "\r\n\r\n"), text.hasPrefix("HTTP/1.1 "),
             let status = Int(text.dropFirst(9).prefix(3))
-        else { throw POSIXError(.ECONNRESET) }
+        else {
+            throw ExchangeFailure(
+                description: "\(method) \(path): "
+                    + (closed
+                        ? "the connection closed after \(text.utf8.count) bytes, no whole response: \(text.prefix(200))"
+                        : "no whole response within \(seconds) s (\(text.utf8.count) bytes)"))
+        }
         return (status, Data(text[split.upperBound...].utf8))
+    }
+
+    /// Why ``exchange(port:method:path:headers:body:within:)`` has no response: what arrived and how
+    /// it ended, so a failure says whether the server reset the connection, closed it early or said
+    /// nothing in time.
+    struct ExchangeFailure: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// One complete request and its response on a fresh connection (`Connection: close`).
