@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore", "TipSyncTestSupport"]),
         .testTarget(
             name: "TipSyncSimulationTests",
-            dependencies: ["TipSyncSimulation", "TipSync", "TipSyncCore"],
+            dependencies: ["TipSyncSimulation", "TipSync", "TipSyncCore", "TipSyncTestSupport"],
             resources: [.copy("Histories")]
         ),
         .testTarget(

@@ -183,20 +183,23 @@ import TipSyncTestSupport
     /// test that never suspends holds one of the cooperative pool's threads (two on a 2-core
     /// machine) that every other test's tasks and the in-process servers' connections need. Two
     /// such tests at once stalled the whole suite for seconds, long enough for a server's 10 s
-    /// timers, which run on its event loops, to close connections whose clients had not run.
+    /// timers, which run on its event loops, to close connections whose clients had not run. They
+    /// take turns with the suite's other CPU-bound tests (``ComputeBoundTests``).
     @Test(arguments: vectorNames)
     func vectorHoldsInEveryDeliveryOrder(_ name: String) async throws {
-        let vector = try Self.load(name)
-        for (label, deliveries) in Self.deliveries(of: vector.changes) {
-            // One change at a time (a local change, a push), and each delivery as a page merged at
-            // once (a pull page, a live page, the server's tip usage): both must meet every check.
-            for pages in [false, true] {
-                await Task.yield()
-                let state = Self.replay(deliveries, limits: vector.catalog.donationLimits, asPages: pages)
-                for (index, check) in vector.checks.enumerated() {
-                    for mismatch in Self.mismatches(state: state, catalog: vector.catalog, check: check) {
-                        Issue.record(
-                            "\(name) expect[\(index)], delivered \(label)\(pages ? " as pages" : ""): \(mismatch)")
+        try await ComputeBoundTests.run {
+            let vector = try Self.load(name)
+            for (label, deliveries) in Self.deliveries(of: vector.changes) {
+                // One change at a time (a local change, a push), and each delivery as a page merged at
+                // once (a pull page, a live page, the server's tip usage): both must meet every check.
+                for pages in [false, true] {
+                    await Task.yield()
+                    let state = Self.replay(deliveries, limits: vector.catalog.donationLimits, asPages: pages)
+                    for (index, check) in vector.checks.enumerated() {
+                        for mismatch in Self.mismatches(state: state, catalog: vector.catalog, check: check) {
+                            Issue.record(
+                                "\(name) expect[\(index)], delivered \(label)\(pages ? " as pages" : ""): \(mismatch)")
+                        }
                     }
                 }
             }

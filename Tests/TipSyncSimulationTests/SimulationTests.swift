@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Simulation) import TipSync
 @_spi(Simulation) import TipSyncSimulation
+import TipSyncTestSupport
 
 @testable import TipSyncCore
 
@@ -25,11 +26,13 @@ let fixtureFiles: [URL] = {
 
     @Test(arguments: fixtureFiles.map(\.lastPathComponent))
     func fixtureConvergesInRecordedAndPermutedOrders(_ name: String) async throws {
-        let history = try History.load(fixtureFiles.first { $0.lastPathComponent == name }!)
-        for variant in 0...3 {
-            let run = variant == 0 ? history : history.permutedDelivery(seed: UInt64(variant))
-            let outcome = try await Replayer().replay(run)
-            #expect(outcome.violations.isEmpty, "\(name), \(variant == 0 ? "recorded" : "permutation \(variant)")")
+        try await ComputeBoundTests.run {
+            let history = try History.load(fixtureFiles.first { $0.lastPathComponent == name }!)
+            for variant in 0...3 {
+                let run = variant == 0 ? history : history.permutedDelivery(seed: UInt64(variant))
+                let outcome = try await Replayer().replay(run)
+                #expect(outcome.violations.isEmpty, "\(name), \(variant == 0 ? "recorded" : "permutation \(variant)")")
+            }
         }
     }
 
@@ -47,11 +50,14 @@ let fixtureFiles: [URL] = {
     /// 200 seeds per run, in four parallel slices.
     @Test(arguments: 0..<4)
     func seedsConverge(slice: Int) async throws {
-        let simulator = Simulator(generator: HistoryGenerator(devices: 3, steps: 40))
-        let summary = try await simulator.run(seeds: 50, from: 10_000 + UInt64(slice) * 50)
-        print("slice \(slice): \(summary)")
-        #expect(summary.failures.isEmpty, "\(summary.failures.map { "seed \($0.seed): \($0.violations.first ?? "")" })")
-        #expect(summary.seeds == 50)
+        try await ComputeBoundTests.run {
+            let simulator = Simulator(generator: HistoryGenerator(devices: 3, steps: 40))
+            let summary = try await simulator.run(seeds: 50, from: 10_000 + UInt64(slice) * 50)
+            print("slice \(slice): \(summary)")
+            #expect(
+                summary.failures.isEmpty, "\(summary.failures.map { "seed \($0.seed): \($0.violations.first ?? "")" })")
+            #expect(summary.seeds == 50)
+        }
     }
 
     @Test func theSameHistoryGivesIdenticalDatabases() async throws {
@@ -101,20 +107,24 @@ let fixtureFiles: [URL] = {
 
     @Test(arguments: [("display clears invalidation", 0), ("LWW counter", 1)])
     func aBrokenMergeFailsAndShrinksToASmallHistory(_ name: String, _ which: Int) async throws {
-        let merge = which == 0 ? Self.displayClearsInvalidation : Self.lastWriterWinsCounter
-        let simulator = Simulator(generator: HistoryGenerator(devices: 3, steps: 40), replayer: Replayer(merge: merge))
-        let summary = try await simulator.run(seeds: 20, from: 1)
-        let failure = try #require(summary.failures.first, "\(name): no seed caught the broken merge")
-        print(
-            "\(name): seed \(failure.seed), \(failure.violations.count) violations, shrunk to \(failure.shrunk.steps.count) steps"
-        )
-        #expect(failure.shrunk.steps.count <= 8)
-        #expect(
-            failure.shrunk.steps.count < HistoryGenerator(devices: 3, steps: 40).history(seed: failure.seed).steps.count
-        )
-        // The shrunk history still fails with the broken merge and passes with the real one.
-        #expect(try await !Replayer(merge: merge).replay(failure.shrunk).passed)
-        #expect(try await Replayer().replay(failure.shrunk).passed)
+        try await ComputeBoundTests.run {
+            let merge = which == 0 ? Self.displayClearsInvalidation : Self.lastWriterWinsCounter
+            let simulator = Simulator(
+                generator: HistoryGenerator(devices: 3, steps: 40), replayer: Replayer(merge: merge))
+            let summary = try await simulator.run(seeds: 20, from: 1)
+            let failure = try #require(summary.failures.first, "\(name): no seed caught the broken merge")
+            print(
+                "\(name): seed \(failure.seed), \(failure.violations.count) violations, shrunk to \(failure.shrunk.steps.count) steps"
+            )
+            #expect(failure.shrunk.steps.count <= 8)
+            #expect(
+                failure.shrunk.steps.count
+                    < HistoryGenerator(devices: 3, steps: 40).history(seed: failure.seed).steps.count
+            )
+            // The shrunk history still fails with the broken merge and passes with the real one.
+            #expect(try await !Replayer(merge: merge).replay(failure.shrunk).passed)
+            #expect(try await Replayer().replay(failure.shrunk).passed)
+        }
     }
 }
 
