@@ -39,6 +39,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let idle = IdleConnections()
     var services: [any Service] = [
         NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
+        BackgroundCheckpoints(store: store),
         LiveHeartbeat(notifier: notifier, interval: configuration.heartbeat),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger, memory: memory),

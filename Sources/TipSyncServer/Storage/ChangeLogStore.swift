@@ -43,6 +43,11 @@ public protocol ChangeLogStore: Sendable {
     /// this database, until cancelled (PostgreSQL: `LISTEN`). Returns at once for single-instance
     /// backends (SQLite), where the in-process notifier already knows every push.
     func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws
+    /// Until the service group shuts down: every `interval`, moves what commits left for later
+    /// out of the writers' way (SQLite: checkpoints the write-ahead log on a connection of its own,
+    /// so that no push waits for a checkpoint's copy and sync). Returns at once for backends with
+    /// nothing to do (PostgreSQL checkpoints in its own processes).
+    func checkpointInBackground(every interval: Duration) async throws
 }
 
 extension ChangeLogStore {
@@ -98,4 +103,6 @@ extension ChangeLogStore {
     }
 
     public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
+
+    public func checkpointInBackground(every interval: Duration) async throws {}
 }

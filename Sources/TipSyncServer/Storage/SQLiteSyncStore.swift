@@ -15,6 +15,8 @@ public struct SQLiteSyncStore: SyncStore {
     let pool: DatabasePool
     /// Pushes that arrive while the writer is busy share its next transaction.
     let pushes: GroupCommit
+    /// The write-ahead log's pages, counted by the writer while a server checkpoints beside it.
+    let logPages = LogPages()
 
     /// Opens (creating) the database at `path`.
     public init(path: String) throws {
