@@ -150,6 +150,11 @@ struct ColdPull: AsyncParsableCommand {
             "The server compacts the account first, as it does by itself once a log has grown by --auto-compact-after entries: the new device receives the account's state (protocol.md §8), not its history."
     )
     var compacted = false
+    @Option(
+        help:
+            "With --fetch-only --server-process: this many new devices' fetches in a row, and the server process's CPU per fetch (its clock ticks are 10 ms; many fetches make the mean exact)."
+    )
+    var repeats = 1
 
     func run() async throws {
         let server = try await BenchServer.start(port: port, backend: backend)
@@ -200,6 +205,18 @@ struct ColdPull: AsyncParsableCommand {
             try await Self.agentSync(
                 server: url, token: tokens["reader"]!, directory: directory, changes: changes, donations: donations,
                 named: named)
+            return
+        }
+        if fetchOnly, repeats > 1, let process {
+            let clock = ContinuousClock()
+            let (cpu, start) = (process.cpuSeconds, clock.now)
+            for _ in 0..<repeats {
+                _ = try await Self.fetchAll(server: url, token: tokens["reader"]!, pullLimit: pullLimit)
+            }
+            let (elapsed, spent) = (clock.now - start, process.cpuSeconds - cpu)
+            print(
+                "cold-pull --fetch-only\(named) changes=\(changes) repeats=\(repeats): per new device \(format(elapsed.milliseconds / Double(repeats), 1)) ms wall, "
+                    + "the server process's CPU \(format(spent * 1000 / Double(repeats), 1)) ms")
             return
         }
         if memory || fetchOnly {
