@@ -47,9 +47,10 @@ public final class CostlyWork: Sendable {
     /// Runs `work` on the lane and returns what it returns (or throws what it throws).
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         runs.add(1, ordering: .relaxed)
-        // The caller is resumed from an event loop, never from the lane's thread: a thread that
-        // libdispatch starts for Swift's cooperative pool inherits the nice value of the thread that
-        // wakes the pool, and a pool thread at nice 19 would slow every request behind it.
+        // The lane's thread only runs the work: the result is handed to an event loop, which
+        // resumes the caller, so nothing of the caller's runs or is started from the nice-19 thread.
+        // (libdispatch on Linux sets its own workers' nice values by QoS: 0 for default, -2 for
+        // overcommit, 10 for background — seen with `ps -L -o ni`.)
         return try await pool.runIfActive(eventLoop: NIOSingletons.posixEventLoopGroup.any()) {
             Self.lowerThisThreadsPriority()
             return try work()
