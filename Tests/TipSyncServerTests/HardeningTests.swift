@@ -391,7 +391,13 @@ import TipSyncTestSupport
             connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
             clients.append(connection)
         }
-        try await eventually { try await counts() == (20, 20) }
+        var seen: (longPolls: Double?, live: Double?) = (nil, nil)
+        try await eventually {
+            seen = try await counts()
+            return seen == (20, 20)
+        }
+        // Said when it fails (it did, in full local runs under load, with no clue which count lagged).
+        #expect(seen.longPolls == 20 && seen.live == 20, "the server counted \(seen)")
         for client in clients { client.shutdownWrite() }
         try await eventually { try await counts() == (0, 0) }
         for client in clients {
