@@ -99,10 +99,23 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
                     parameterChanges(device: "phone", seqs: 6...6) + parameterChanges(device: "phone", seqs: 8...8),
                     from: phone)
             }
+            // So does a batch that continues itself but not the device's log (a store may plan a push
+            // as continuing the log before it reads the device's highest seq; it must not store it),
+            // and the error says which seq the device must send next.
+            let skipping = await #expect(throws: SyncError.self) {
+                try await store.push(parameterChanges(device: "phone", seqs: 7...8), from: phone)
+            }
+            #expect(skipping?.code == .sequenceGap)
+            #expect(skipping?.expectedSeq == 6)
             let count = try await store.logCount(account: account)
             #expect(count == 5)
             let highest = try await store.highestSeq(account: account, device: "phone")
             #expect(highest == 5)
+            // And the device's next push that does continue its log is stored whole.
+            let next = try await store.push(parameterChanges(device: "phone", seqs: 6...7), from: phone)
+            #expect(
+                counts(next, appended: entries(from: 6, 6...7))
+                    == PushOutcome(accepted: 2, duplicates: 0, highestSeq: 7, entriesSinceCompaction: 7))
         }
     }
 

@@ -1,8 +1,9 @@
 import PostgresNIO
 
-/// A push's two statements, prepared once per connection (PostgresNIO names and caches them): a
-/// single-change push is mostly these two, and an unnamed statement is parsed and planned by
-/// PostgreSQL again every time.
+/// A push's statements, prepared once per connection (PostgresNIO names and caches them): an
+/// unnamed statement is parsed and planned by PostgreSQL again every time. A push that continues its
+/// device's log is one of them, ``AppendContinuing`` (one round trip); any other push is the
+/// transaction of ``LockDevice`` then ``Append``.
 enum PostgresPushStatements {
     /// Locks the device's row (one push per device at a time, whichever instance receives it) and
     /// reads its highest stored seq, the cursor generation and whether `token` still names the device
@@ -80,6 +81,54 @@ enum PostgresPushStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row {
             let cells = row.makeRandomAccess()
             return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
+        }
+    }
+
+    /// The whole single-round-trip push, in one statement and so one implicit transaction: appends
+    /// as ``Append`` does — but only if the device's highest stored seq is still `expectedHighest`,
+    /// which the server assumed when it planned the push (``PushPlan``) without reading it, and a
+    /// remembered token still names the device. The device's row is updated (and so locked) first;
+    /// the account's counter and the append happen only when that update matched, so a push the
+    /// assumption does not fit (a retry, a gap, a device pushing through two instances at once, a
+    /// revoked token) changes nothing and returns no row, and the caller reads the device under its
+    /// lock instead (``LockDevice``), which says which it was. Its row: the account's counter after
+    /// the append, where its last compaction reached, and the cursor generation.
+    struct AppendContinuing: PostgresPreparedStatement {
+        static let sql = """
+            WITH moved AS (
+                UPDATE device SET highest_seq = $8 WHERE account = $2 AND name = $3 AND highest_seq = $11
+                    AND ($12::TEXT IS NULL OR EXISTS (SELECT 1 FROM token WHERE hash = $12 AND account = $2 AND device = $3))
+                RETURNING 1),
+            counter AS (
+                UPDATE account SET next_position = next_position + $1 WHERE id = $2 AND EXISTS (SELECT 1 FROM moved)
+                RETURNING next_position, compacted_at_position),
+            appended AS (
+                INSERT INTO change (account, position, device, seq, hlc, kind, body)
+                SELECT $2, counter.next_position - $1 + batch.o, $3, s, h, k, b
+                FROM counter,
+                    UNNEST($4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[]) WITH ORDINALITY AS batch(s, h, k, b, o))
+            SELECT next_position, compacted_at_position,
+                (SELECT value FROM server_meta WHERE key = 'cursorGeneration'), pg_notify($9, $10)::TEXT
+            FROM counter
+            """
+        typealias Row = (nextPosition: Int64, compactedAtPosition: Int64, generation: String?)
+
+        var append: Append
+        var expectedHighest: Int64
+        /// The hash of a token the server only remembered (``UnconfirmedToken``): nothing is stored
+        /// unless it still names the device.
+        var tokenHash: String?
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = try append.makeBindings()
+            bindings.append(expectedHighest)
+            if let tokenHash { bindings.append(tokenHash) } else { bindings.appendNull() }
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let cells = row.makeRandomAccess()
+            return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(String?.self))
         }
     }
 }

@@ -273,9 +273,48 @@ public struct PostgresSyncStore: SyncStore {
         let changes = pushed.changes
         let account = identity.accountID
         let device = identity.device
-        // Two statements in the transaction (four round trips with BEGIN and COMMIT), not one per step:
-        // a single-change push is bound by round trips to PostgreSQL, not by its work. Both are
-        // prepared once per connection (``PostgresPushStatements``).
+        func append(_ plan: PushPlan) -> PostgresPushStatements.Append {
+            PostgresPushStatements.Append(
+                account: account, device: device, seqs: plan.fresh.map(\.seq), hlcs: plan.fresh.map(\.hlc.rawValue),
+                kinds: plan.fresh.map(\.kind.rawValue), bodies: plan.freshIndices.map { pushed.bodies[$0] },
+                highestSeq: plan.highestSeq, channel: Self.channel)
+        }
+        func outcome(
+            _ plan: PushPlan, _ statement: PostgresPushStatements.Append, end: Int64, compactedAt: Int64,
+            generation: String?
+        )
+            -> PushOutcome
+        {
+            PushOutcome(
+                accepted: plan.fresh.count, duplicates: plan.duplicates, highestSeq: plan.highestSeq,
+                entriesSinceCompaction: end - compactedAt, generation: generation,
+                appended: AppendedEntries(first: end - Int64(plan.fresh.count) + 1, bodies: statement.bodies))
+        }
+        // A push is bound by its round trips to PostgreSQL, not by its work. Most pushes continue
+        // their device's log: planned as if the device's highest stored seq were just below the first
+        // change's, they are one statement that stores them only if it is, and if a remembered token
+        // still names the device (one round trip). Any other push — a retry, a gap, a revoked token —
+        // is planned under the device's lock, as every push once was: two prepared statements in a
+        // transaction (four round trips with BEGIN and COMMIT). Either way the plan is ``PushPlan``'s
+        // over the device's real highest seq.
+        if let first = changes.first,
+            let plan = try? PushPlan(changes, highestStored: first.seq &- 1)
+        {
+            let statement = append(plan)
+            var stored: PostgresPushStatements.AppendContinuing.Row?
+            for try await row in try await client.execute(
+                PostgresPushStatements.AppendContinuing(
+                    append: statement, expectedHighest: first.seq &- 1, tokenHash: token?.hash),
+                logger: logger)
+            {
+                stored = row
+            }
+            if let stored {
+                return outcome(
+                    plan, statement, end: stored.nextPosition, compactedAt: stored.compactedAtPosition,
+                    generation: stored.generation)
+            }
+        }
         return try await transaction { connection in
             var highest: Int64 = 0
             var generation: String?
@@ -288,27 +327,17 @@ public struct PostgresSyncStore: SyncStore {
             }
             if token != nil, !confirmed { throw UnconfirmedToken.Gone() }
             let plan = try PushPlan(changes, highestStored: highest)
-            let (fresh, duplicates) = (plan.fresh, plan.duplicates)
-            guard !fresh.isEmpty else {
-                return PushOutcome(accepted: 0, duplicates: duplicates, highestSeq: highest, generation: generation)
+            guard !plan.fresh.isEmpty else {
+                return PushOutcome(
+                    accepted: 0, duplicates: plan.duplicates, highestSeq: highest, generation: generation)
             }
-            let count = Int64(fresh.count)
-            let bodies = plan.freshIndices.map { pushed.bodies[$0] }
+            let statement = append(plan)
             var end: Int64 = 0
-            var compactedAtPosition: Int64 = 0
-            for try await row in try await connection.execute(
-                PostgresPushStatements.Append(
-                    account: account, device: device, seqs: fresh.map(\.seq), hlcs: fresh.map(\.hlc.rawValue),
-                    kinds: fresh.map(\.kind.rawValue), bodies: bodies, highestSeq: plan.highestSeq,
-                    channel: Self.channel),
-                logger: logger)
-            {
-                (end, compactedAtPosition) = (row.nextPosition, row.compactedAtPosition)
+            var compactedAt: Int64 = 0
+            for try await row in try await connection.execute(statement, logger: logger) {
+                (end, compactedAt) = (row.nextPosition, row.compactedAtPosition)
             }
-            return PushOutcome(
-                accepted: fresh.count, duplicates: duplicates, highestSeq: plan.highestSeq,
-                entriesSinceCompaction: end - compactedAtPosition, generation: generation,
-                appended: AppendedEntries(first: end - count + 1, bodies: bodies))
+            return outcome(plan, statement, end: end, compactedAt: compactedAt, generation: generation)
         }
     }
 
