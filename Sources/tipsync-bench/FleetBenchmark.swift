@@ -39,6 +39,10 @@ struct Fleet: AsyncParsableCommand {
         help:
             "With --restart: how many of the server processes to restart (the first N; default all). One of several is a deploy's rolling restart or one crashed instance: only its devices reconnect."
     ) var restartInstances: Int?
+    @Flag(
+        help:
+            "With --restart: the receivers write a line a second to standard error while any of their streams is not open (live, waiting, connecting, asked; why attempts failed)."
+    ) var timeline = false
 
     func run() async throws {
         var stores: [any SyncStore] = []
@@ -113,7 +117,8 @@ struct Fleet: AsyncParsableCommand {
             receivers.append(
                 try await LiveReceivers.spawn(
                     port: port + members.instance, tokens: mine.map { "\($0.token) \($0.name)" },
-                    cursor: "\(generation).0", latency: true, devicesPerAccount: devicesPerAccount, reconnect: restart))
+                    cursor: "\(generation).0", latency: true, devicesPerAccount: devicesPerAccount, reconnect: restart,
+                    timeline: timeline))
         }
         defer { for process in receivers { process.terminate() } }
         var storm = ""
@@ -141,10 +146,20 @@ struct Fleet: AsyncParsableCommand {
                 return peak
             }
             var attempts = 0
-            // Only the devices of a restarted instance lost their streams and report reconnecting.
+            var causes: [String: Int] = [:]
+            // Only the devices of a restarted instance lost their streams and report reconnecting:
+            // `held N reconnects R causes cause=count,…`.
             for (group, process) in receivers.enumerated() where groups[group].instance < restarted {
-                let line = try await LiveReceivers.nextLine(process)
-                attempts += Int(line.split(separator: " ").last ?? "") ?? 0
+                let words = try await LiveReceivers.nextLine(process).split(separator: " ")
+                if let at = words.firstIndex(of: "reconnects"), at + 1 < words.count {
+                    attempts += Int(words[at + 1]) ?? 0
+                }
+                if let at = words.firstIndex(of: "causes"), at + 1 < words.count {
+                    for pair in words[at + 1].split(separator: ",") {
+                        let parts = pair.split(separator: "=")
+                        if parts.count == 2 { causes[String(parts[0]), default: 0] += Int(parts[1]) ?? 0 }
+                    }
+                }
             }
             let live = (ContinuousClock.now - begin).milliseconds / 1000
             sampler.cancel()
@@ -153,7 +168,9 @@ struct Fleet: AsyncParsableCommand {
             let which = restarted == processes.count ? "" : " \(restarted) of \(processes.count) instances"
             storm =
                 "restart\(which): stopped after \(format(stopped, 2)) s, serving again after \(format(serving, 2)) s, "
-                + "every device live again after \(format(live, 2)) s (\(attempts) stream requests); the servers' "
+                + "every device live again after \(format(live, 2)) s (\(attempts) stream requests; ended or failed: "
+                + causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                + "); the servers' "
                 + "CPU meanwhile \(format(cpu, 2)) s (the new ones' and the others' growth), peak RSS of all \(peak / 1_048_576) MiB; "
         }
         /// The servers' CPU time: this process's, or the server processes'.

@@ -29,8 +29,17 @@ struct LiveReceivers: ParsableCommand {
     @Option var devicesPerAccount = 3
     @Flag(
         help:
-            "Reconnect as protocol.md §17.3 says when the server ends a stream or cannot be reached (full jitter, base 1 s, maximum 60 s), at the device's cursor; print `held N reconnects R` whenever every stream is open again."
+            "Reconnect as protocol.md §17.3 says when the server ends a stream or cannot be reached (full jitter, base 1 s, maximum 60 s), at the device's cursor; print `held N reconnects R causes C` whenever every stream is open again (C: why attempts failed, `cause=count,…`)."
     ) var reconnect = false
+    @Flag(
+        help:
+            "With --reconnect: write to standard error, each second while a stream is not open, how many are live, waiting, connecting and answered-but-not-ready, and why attempts failed."
+    ) var timeline = false
+
+    /// The stream request was answered with another status than 200.
+    struct Refused: Error {
+        let status: String
+    }
 
     final class Receiver {
         var fd: Int32
@@ -52,6 +61,8 @@ struct LiveReceivers: ParsableCommand {
         var merged = 0
         var pages = 0
         var ready = false
+        /// How the last connection closed: `fin`, or `errno-N`.
+        var closedBy = ""
 
         init(fd: Int32, cursor: String) {
             self.fd = fd
@@ -71,13 +82,16 @@ struct LiveReceivers: ParsableCommand {
         func read(into buffer: inout [UInt8]) throws -> Bool {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }  // nothing yet
-            guard count > 0 else { return false }
+            guard count > 0 else {
+                closedBy = count == 0 ? "fin" : "errno-\(errno)"
+                return false
+            }
             var bytes = buffer[0..<count]
             if !inBody {
                 head += bytes
                 guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { return true }
                 guard head.starts(with: Array("HTTP/1.1 200".utf8)) else {
-                    throw BenchError("live answered \(String(decoding: head.prefix(40), as: UTF8.self))")
+                    throw Refused(status: String(decoding: head.dropFirst(9).prefix(3), as: UTF8.self))
                 }
                 inBody = true
                 bytes = ArraySlice(head[end.upperBound...])
@@ -155,8 +169,17 @@ struct LiveReceivers: ParsableCommand {
         var attempts = 0
         var random = SplitMix64(seed: 0x5EED)
         func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-        /// The stream ended or could not be opened: try again after protocol.md §17.3's delay.
-        func lost(_ receiver: Receiver) {
+        /// Why attempts failed (and streams ended) since the last `held`.
+        var causes: [String: Int] = [:]
+        func describe(_ causes: [String: Int]) -> String {
+            causes.isEmpty
+                ? "-" : causes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        }
+        let begun = now()
+        var traced = begun
+        /// The stream ended or could not be opened (`cause`): try again after protocol.md §17.3's delay.
+        func lost(_ receiver: Receiver, _ cause: String) {
+            causes[cause, default: 0] += 1
             if receiver.fd >= 0 { close(receiver.fd) }
             receiver.fd = -1
             receiver.connecting = false
@@ -178,7 +201,7 @@ struct LiveReceivers: ParsableCommand {
             receiver.reconnectAt = nil
             waiting -= 1
             attempts += 1
-            guard let fd = startConnectingLoopback(port: port) else { return lost(receiver) }
+            guard let fd = startConnectingLoopback(port: port) else { return lost(receiver, "socket-\(errno)") }
             receiver.fd = fd
             receiver.connecting = true
             watch(receiver, index, EPOLLOUT.rawValue, EPOLL_CTL_ADD)
@@ -217,8 +240,12 @@ struct LiveReceivers: ParsableCommand {
                     var error: Int32 = 0
                     var length = socklen_t(MemoryLayout<Int32>.size)
                     getsockopt(receiver.fd, SOL_SOCKET, SO_ERROR, &error, &length)
-                    guard error == 0, sendAll(receiver.fd, request(receiver)) else {
-                        lost(receiver)
+                    guard error == 0 else {
+                        lost(receiver, error == ECONNREFUSED ? "refused" : "connect-\(error)")
+                        continue
+                    }
+                    guard sendAll(receiver.fd, request(receiver)) else {
+                        lost(receiver, "send-\(errno)")
                         continue
                     }
                     receiver.connecting = false
@@ -227,10 +254,21 @@ struct LiveReceivers: ParsableCommand {
                 }
                 let wasReady = receiver.ready
                 let open: Bool
+                var cause = ""
                 do {
                     open = try receiver.read(into: &buffer)
-                } catch  where reconnect {
+                    if !open {
+                        cause =
+                            wasReady
+                            ? "ended"
+                            : receiver.inBody ? "closed-before-ready" : "closed-before-answer-\(receiver.closedBy)"
+                    }
+                } catch let refused as Refused where reconnect {
                     open = false  // a refusal: tried again like any failure
+                    cause = "status-\(refused.status)"
+                } catch  where reconnect {
+                    open = false
+                    cause = "unreadable"
                 }
                 if reconnect, !wasReady, receiver.ready {
                     live += 1
@@ -238,15 +276,26 @@ struct LiveReceivers: ParsableCommand {
                 }
                 guard open else {
                     guard reconnect else { throw BenchError("the server closed a stream") }
-                    lost(receiver)
+                    lost(receiver, cause)
                     continue
                 }
+            }
+            if timeline, reconnect, live < receivers.count, now() - traced >= 1 {
+                traced = now()
+                let connecting = receivers.lazy.filter(\.connecting).count
+                let answered = receivers.lazy.filter { $0.fd >= 0 && !$0.connecting && !$0.ready }.count
+                FileHandle.standardError.write(
+                    Data(
+                        "receivers \(getpid()) t=\(Int(traced - begun)) live=\(live) waiting=\(waiting) connecting=\(connecting) asked=\(answered) causes \(describe(causes))\n"
+                            .utf8))
             }
             if reconnect {
                 if !announced, live == receivers.count {
                     announced = true
-                    FileHandle.standardOutput.write(Data("held \(receivers.count) reconnects \(attempts)\n".utf8))
+                    FileHandle.standardOutput.write(
+                        Data("held \(receivers.count) reconnects \(attempts) causes \(describe(causes))\n".utf8))
                     attempts = 0
+                    causes = [:]
                 } else if live < receivers.count {
                     announced = false
                 }
@@ -285,7 +334,7 @@ struct LiveReceivers: ParsableCommand {
     /// Starts the child; returns it once every stream is open.
     static func spawn(
         port: Int, tokens lines: [String], cursor: String, expect: Int = 0, paced: Bool = false, latency: Bool = false,
-        devicesPerAccount: Int = 3, reconnect: Bool = false
+        devicesPerAccount: Int = 3, reconnect: Bool = false, timeline: Bool = false
     ) async throws -> Process {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-tokens-\(UUID().uuidString)")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
@@ -297,7 +346,7 @@ struct LiveReceivers: ParsableCommand {
                 String(expect),
             ] + (paced ? ["--paced"] : [])
             + (latency ? ["--latency", "--devices-per-account", String(devicesPerAccount)] : [])
-            + (reconnect ? ["--reconnect"] : [])
+            + (reconnect ? ["--reconnect"] : []) + (timeline ? ["--timeline"] : [])
         process.standardOutput = Pipe()
         process.standardInput = Pipe()
         try process.run()

@@ -4,11 +4,15 @@ import PostgresNIO
 /// unnamed statement is parsed and planned by PostgreSQL again every time. A push that continues its
 /// device's log is one of them, ``AppendContinuing`` (one round trip); any other push is the
 /// transaction of ``LockDevice`` then ``Append``.
+///
+/// Each is named here: PostgresNIO's default name is the type's reflected name, made anew at every
+/// use. (So are ``PostgresPullStatement`` and ``PostgresTokenStatement``.)
 enum PostgresPushStatements {
     /// Locks the device's row (one push per device at a time, whichever instance receives it) and
     /// reads its highest stored seq, the cursor generation and whether `token` still names the device
     /// (a token the server only remembered, ``UnconfirmedToken``; an empty hash names none).
     struct LockDevice: PostgresPreparedStatement {
+        static let name = "tipsync_lock_device"
         static let sql = """
             SELECT (SELECT highest_seq FROM device WHERE account = $1 AND name = $2 FOR UPDATE),
                 (SELECT value FROM server_meta WHERE key = 'cursorGeneration'),
@@ -39,6 +43,7 @@ enum PostgresPushStatements {
     /// every listening instance when — and only if — the transaction commits. Its row: the account's
     /// counter after the append, and where its last compaction reached.
     struct Append: PostgresPreparedStatement {
+        static let name = "tipsync_append"
         static let sql = """
             WITH counter AS (
                 UPDATE account SET next_position = next_position + $1 WHERE id = $2
@@ -94,6 +99,7 @@ enum PostgresPushStatements {
     /// lock instead (``LockDevice``), which says which it was. Its row: the account's counter after
     /// the append, where its last compaction reached, and the cursor generation.
     struct AppendContinuing: PostgresPreparedStatement {
+        static let name = "tipsync_append_continuing"
         static let sql = """
             WITH moved AS (
                 UPDATE device SET highest_seq = $8 WHERE account = $2 AND name = $3 AND highest_seq = $11

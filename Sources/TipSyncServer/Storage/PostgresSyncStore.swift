@@ -250,12 +250,14 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
+    /// Every request with a token this instance has not seen yet (after a restart: every device's
+    /// first) reads it here; prepared once per connection (``PostgresTokenStatement``).
     public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
-        let rows = try await client.query("SELECT account, device FROM token WHERE hash = \(hash)", logger: logger)
-        for try await (account, device) in rows.decode((Int64, String).self) {
-            return DeviceIdentity(accountID: account, device: device)
+        var identity: DeviceIdentity?
+        for try await row in try await client.execute(PostgresTokenStatement(hash: hash), logger: logger) {
+            identity = DeviceIdentity(accountID: row.account, device: row.device)
         }
-        return nil
+        return identity
     }
 
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {
@@ -344,68 +346,45 @@ public struct PostgresSyncStore: SyncStore {
     public func pull(
         account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
     ) async throws -> PullPage {
-        // One statement, so one round trip and one snapshot: the account's counters, the cursor
-        // generation, whether a remembered token still names its device (``UnconfirmedToken``), the
-        // named device's highest seq, and the page — each row carries the first five; no change after
-        // the cursor is one row of NULLs.
-        // `next_position` as committed is the highest position handed out (never lowered, not even by
-        // compaction), so no cursor this database minted lies beyond it.
+        // One prepared statement: one round trip, one snapshot (``PostgresPullStatement``).
         let fetch = limit + 1
-        return try await client.withConnection { connection in
-            var head: (compactedThrough: Int64, logEnd: Int64, generation: String, confirmed: Bool, highest: Int64?)?
-            // Each body as the bytes received (`TEXT`: UTF-8 as stored), not made into a string.
-            var rows: [(position: Int64, body: ByteBuffer)] = []
-            rows.reserveCapacity(min(fetch, 1024))
-            for try await row in try await connection.query(
-                """
-                SELECT head.*, page.position, page.body
-                FROM (SELECT
-                        (SELECT compacted_through FROM account WHERE id = \(account)),
-                        (SELECT next_position FROM account WHERE id = \(account)),
-                        (SELECT value FROM server_meta WHERE key = 'cursorGeneration'),
-                        EXISTS (SELECT 1 FROM token WHERE hash = \(token?.hash ?? "")
-                            AND account = \(token?.identity.accountID ?? 0) AND device = \(token?.identity.device ?? "")),
-                        (SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device ?? ""))
-                    ) AS head
-                LEFT JOIN LATERAL (
-                    SELECT position, body FROM change
-                    WHERE account = \(account) AND position > \(cursor) ORDER BY position LIMIT \(fetch)
-                ) AS page ON true
-                """,
-                logger: logger
-            ) {
-                let cells = row.makeRandomAccess()
-                if head == nil {
-                    head = (
-                        try cells[0].decode(Int64?.self) ?? 0, try cells[1].decode(Int64?.self) ?? 0,
-                        try cells[2].decode(String?.self) ?? "", try cells[3].decode(Bool.self),
-                        try cells[4].decode(Int64?.self)
-                    )
-                }
-                guard let position = try cells[5].decode(Int64?.self) else { continue }
-                guard let body = cells[6].bytes else { throw StoreError("a change's body is NULL") }
-                rows.append((position, body))
+        var head: (compactedThrough: Int64, logEnd: Int64, generation: String, confirmed: Bool, highest: Int64?)?
+        var rows: [(position: Int64, body: ByteBuffer)] = []
+        rows.reserveCapacity(min(fetch, 1024))
+        for try await row in try await client.execute(
+            PostgresPullStatement(
+                account: account, tokenHash: token?.hash ?? "", tokenAccount: token?.identity.accountID ?? 0,
+                tokenDevice: token?.identity.device ?? "", device: device ?? "", after: cursor, fetch: Int64(fetch)),
+            logger: logger)
+        {
+            if head == nil {
+                head = (
+                    row.compactedThrough ?? 0, row.logEnd ?? 0, row.generation ?? "", row.tokenConfirmed, row.highestSeq
+                )
             }
-            guard let head else { throw StoreError("the pull's statement returned no row") }
-            if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
-            // The join hands the page's rows over in the order it read them; SQL promises no order.
-            if !zip(rows, rows.dropFirst()).allSatisfy({ $0.position < $1.position }) {
-                rows.sort { $0.position < $1.position }
-            }
-            var changes = ChangeTexts()
-            var last: Int64?
-            for row in rows {
-                guard changes.admits(row.body.readableBytes, limit: limit) else { break }
-                changes.append(row.body)
-                last = row.position
-            }
-            let more = changes.count < rows.count
-            return PullPage(
-                changes: changes, cursor: last ?? cursor, more: more,
-                snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
-                logEnd: head.logEnd, generation: head.generation,
-                deviceHighestSeq: device.map { _ in head.highest ?? 0 })
+            guard let position = row.position else { continue }
+            guard let body = row.body else { throw StoreError("a change's body is NULL") }
+            rows.append((position, body))
         }
+        guard let head else { throw StoreError("the pull's statement returned no row") }
+        if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
+        // The join hands the page's rows over in the order it read them; SQL promises no order.
+        if !zip(rows, rows.dropFirst()).allSatisfy({ $0.position < $1.position }) {
+            rows.sort { $0.position < $1.position }
+        }
+        var changes = ChangeTexts()
+        var last: Int64?
+        for row in rows {
+            guard changes.admits(row.body.readableBytes, limit: limit) else { break }
+            changes.append(row.body)
+            last = row.position
+        }
+        let more = changes.count < rows.count
+        return PullPage(
+            changes: changes, cursor: last ?? cursor, more: more,
+            snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
+            logEnd: head.logEnd, generation: head.generation,
+            deviceHighestSeq: device.map { _ in head.highest ?? 0 })
     }
 
     static func cursorGeneration(_ connection: PostgresConnection, logger: Logger) async throws -> String {
