@@ -18,7 +18,8 @@ struct ServerProcess {
         process.arguments =
             [
                 "serve", "--http-port", String(port), "--database", database, "--rate-requests", "0",
-                "--rate-changes", "0", "--auto-compact-after", "0", "--heartbeat", "30", "--log-level", "error",
+                "--rate-changes", "0", "--auto-compact-after", "0", "--heartbeat", "30", "--log-level",
+                ProcessInfo.processInfo.environment["TIPSYNC_BENCH_SERVER_LOG_LEVEL"] ?? "error",
             ] + more
         process.standardOutput = FileHandle.nullDevice
         try process.run()
