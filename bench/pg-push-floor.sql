@@ -1,5 +1,5 @@
 -- The floor under a PostgreSQL push (BENCHMARKS.md, "The PostgreSQL push beside its floor"): the one
--- statement a push that continues its device's log is (PostgresPushStatements.AppendContinuing), in its
+-- statement a push that continues its device's log is (PostgresPushStatements.Append), in its
 -- own implicit transaction. Each pgbench client is one device (:client_id), as push-ingest's are; the
 -- device's highest seq the server assumed is read in the statement itself (a server knows it from the push).
 -- Schema: bench/pg-push-floor-schema.sql. Run: pgbench -n -M prepared -c 8 -j 2 -t 2500 -f bench/pg-push-floor.sql

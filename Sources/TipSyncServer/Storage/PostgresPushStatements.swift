@@ -2,8 +2,8 @@ import PostgresNIO
 
 /// A push's statements, prepared once per connection (PostgresNIO names and caches them): an
 /// unnamed statement is parsed and planned by PostgreSQL again every time. A push that continues its
-/// device's log is one of them, ``AppendContinuing`` (one round trip); any other push is the
-/// transaction of ``LockDevice`` then ``Append``.
+/// device's log is ``Append`` alone (one round trip); any other push is the transaction of
+/// ``LockDevice`` then ``Append``.
 ///
 /// Each is named here: PostgresNIO's default name is the type's reflected name, made anew at every
 /// use. (So are ``PostgresPullStatement`` and ``PostgresTokenStatement``.)
@@ -39,67 +39,21 @@ enum PostgresPushStatements {
     }
 
     /// Appends `seqs.count` entries at the positions the account's counter hands out (its row lock held
-    /// to commit, so positions become visible in order), moves the device's highest seq and notifies
-    /// every listening instance when — and only if — the transaction commits. Its row: the account's
-    /// counter after the append, and where its last compaction reached.
+    /// to commit, so positions become visible in order), moves the device's highest seq to `highestSeq`
+    /// and notifies every listening instance when — and only if — the transaction commits; but only if
+    /// the device's highest stored seq is still `expectedHighest` (the one its ``PushPlan`` was made
+    /// on) and a remembered token still names the device. The device's row is updated (and so locked)
+    /// first; the account's counter and the append happen only when that update matched, so a push the
+    /// plan does not fit changes nothing and returns no row.
+    ///
+    /// Alone, in its own implicit transaction, it is the whole push planned without reading the
+    /// device (one round trip): a retry, a gap, a device pushing through two instances at once or a
+    /// revoked token match nothing, and the caller plans again under ``LockDevice``, which says which
+    /// it was. After ``LockDevice`` in a transaction, with the seq that read, it always matches. Its
+    /// row: the account's counter after the append, where its last compaction reached, and the cursor
+    /// generation.
     struct Append: PostgresPreparedStatement {
         static let name = "tipsync_append"
-        static let sql = """
-            WITH counter AS (
-                UPDATE account SET next_position = next_position + $1 WHERE id = $2
-                RETURNING next_position, compacted_at_position),
-            appended AS (
-                INSERT INTO change (account, position, device, seq, hlc, kind, body)
-                SELECT $2, (SELECT next_position FROM counter) - $1 + batch.o, $3, s, h, k, b
-                FROM UNNEST($4::BIGINT[], $5::BIGINT[], $6::TEXT[], $7::TEXT[]) WITH ORDINALITY AS batch(s, h, k, b, o)),
-            moved AS (
-                UPDATE device SET highest_seq = $8 WHERE account = $2 AND name = $3)
-            SELECT next_position, compacted_at_position, pg_notify($9, $10)::TEXT
-            FROM counter
-            """
-        typealias Row = (nextPosition: Int64, compactedAtPosition: Int64)
-
-        var account: Int64
-        var device: String
-        var seqs: [Int64]
-        var hlcs: [Int64]
-        var kinds: [String]
-        var bodies: [String]
-        var highestSeq: Int64
-        var channel: String
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
-            bindings.append(Int64(seqs.count))
-            bindings.append(account)
-            bindings.append(device)
-            bindings.append(seqs)
-            bindings.append(hlcs)
-            bindings.append(kinds)
-            bindings.append(bodies)
-            bindings.append(highestSeq)
-            bindings.append(channel)
-            bindings.append(String(account))
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row {
-            let cells = row.makeRandomAccess()
-            return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
-        }
-    }
-
-    /// The whole single-round-trip push, in one statement and so one implicit transaction: appends
-    /// as ``Append`` does — but only if the device's highest stored seq is still `expectedHighest`,
-    /// which the server assumed when it planned the push (``PushPlan``) without reading it, and a
-    /// remembered token still names the device. The device's row is updated (and so locked) first;
-    /// the account's counter and the append happen only when that update matched, so a push the
-    /// assumption does not fit (a retry, a gap, a device pushing through two instances at once, a
-    /// revoked token) changes nothing and returns no row, and the caller reads the device under its
-    /// lock instead (``LockDevice``), which says which it was. Its row: the account's counter after
-    /// the append, where its last compaction reached, and the cursor generation.
-    struct AppendContinuing: PostgresPreparedStatement {
-        static let name = "tipsync_append_continuing"
         static let sql = """
             WITH moved AS (
                 UPDATE device SET highest_seq = $8 WHERE account = $2 AND name = $3 AND highest_seq = $11
@@ -119,14 +73,31 @@ enum PostgresPushStatements {
             """
         typealias Row = (nextPosition: Int64, compactedAtPosition: Int64, generation: String?)
 
-        var append: Append
+        var account: Int64
+        var device: String
+        var seqs: [Int64]
+        var hlcs: [Int64]
+        var kinds: [String]
+        var bodies: [String]
+        var highestSeq: Int64
+        var channel: String
         var expectedHighest: Int64
         /// The hash of a token the server only remembered (``UnconfirmedToken``): nothing is stored
-        /// unless it still names the device.
+        /// unless it still names the device. `nil`: the token was confirmed already.
         var tokenHash: String?
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = try append.makeBindings()
+            var bindings = PostgresBindings(capacity: 12)
+            bindings.append(Int64(seqs.count))
+            bindings.append(account)
+            bindings.append(device)
+            bindings.append(seqs)
+            bindings.append(hlcs)
+            bindings.append(kinds)
+            bindings.append(bodies)
+            bindings.append(highestSeq)
+            bindings.append(channel)
+            bindings.append(String(account))
             bindings.append(expectedHighest)
             if let tokenHash { bindings.append(tokenHash) } else { bindings.appendNull() }
             return bindings

@@ -275,11 +275,12 @@ public struct PostgresSyncStore: SyncStore {
         let changes = pushed.changes
         let account = identity.accountID
         let device = identity.device
-        func append(_ plan: PushPlan) -> PostgresPushStatements.Append {
+        func append(_ plan: PushPlan, on highest: Int64, confirming tokenHash: String?) -> PostgresPushStatements.Append
+        {
             PostgresPushStatements.Append(
                 account: account, device: device, seqs: plan.fresh.map(\.seq), hlcs: plan.fresh.map(\.hlc.rawValue),
                 kinds: plan.fresh.map(\.kind.rawValue), bodies: plan.freshIndices.map { pushed.bodies[$0] },
-                highestSeq: plan.highestSeq, channel: Self.channel)
+                highestSeq: plan.highestSeq, channel: Self.channel, expectedHighest: highest, tokenHash: tokenHash)
         }
         func outcome(
             _ plan: PushPlan, _ statement: PostgresPushStatements.Append, end: Int64, compactedAt: Int64,
@@ -296,21 +297,15 @@ public struct PostgresSyncStore: SyncStore {
         // their device's log: planned as if the device's highest stored seq were just below the first
         // change's, they are one statement that stores them only if it is, and if a remembered token
         // still names the device (one round trip). Any other push — a retry, a gap, a revoked token —
-        // is planned under the device's lock, as every push once was: two prepared statements in a
-        // transaction (four round trips with BEGIN and COMMIT). Either way the plan is ``PushPlan``'s
+        // is planned under the device's lock, as every push once was: ``PostgresPushStatements/LockDevice``
+        // then the same append in a transaction (four round trips with BEGIN and COMMIT). Either way the plan is ``PushPlan``'s
         // over the device's real highest seq.
         if let first = changes.first,
             let plan = try? PushPlan(changes, highestStored: first.seq &- 1)
         {
-            let statement = append(plan)
-            var stored: PostgresPushStatements.AppendContinuing.Row?
-            for try await row in try await client.execute(
-                PostgresPushStatements.AppendContinuing(
-                    append: statement, expectedHighest: first.seq &- 1, tokenHash: token?.hash),
-                logger: logger)
-            {
-                stored = row
-            }
+            let statement = append(plan, on: first.seq &- 1, confirming: token?.hash)
+            var stored: PostgresPushStatements.Append.Row?
+            for try await row in try await client.execute(statement, logger: logger) { stored = row }
             if let stored {
                 return outcome(
                     plan, statement, end: stored.nextPosition, compactedAt: stored.compactedAtPosition,
@@ -333,13 +328,15 @@ public struct PostgresSyncStore: SyncStore {
                 return PushOutcome(
                     accepted: 0, duplicates: plan.duplicates, highestSeq: highest, generation: generation)
             }
-            let statement = append(plan)
-            var end: Int64 = 0
-            var compactedAt: Int64 = 0
-            for try await row in try await connection.execute(statement, logger: logger) {
-                (end, compactedAt) = (row.nextPosition, row.compactedAtPosition)
-            }
-            return outcome(plan, statement, end: end, compactedAt: compactedAt, generation: generation)
+            // The device's row is locked: the seq just read still holds, unless the row is gone.
+            let statement = append(plan, on: highest, confirming: nil)
+            var stored: PostgresPushStatements.Append.Row?
+            for try await row in try await connection.execute(statement, logger: logger) { stored = row }
+            guard let stored else { throw StoreError("device '\(device)' no longer exists; nothing was stored") }
+            return outcome(
+                plan, statement, end: stored.nextPosition, compactedAt: stored.compactedAtPosition,
+                generation: generation
+            )
         }
     }
 
