@@ -8,7 +8,23 @@ extension Change {
     public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
         public var field: String
         public var message: String
-        public var description: String { "\(field): \(message)" }
+        public var description: String { field.isEmpty ? message : "\(field): \(message)" }
+    }
+
+    /// The most UTF-8 bytes a change's canonical JSON text (protocol.md, section 1) may have: 64 KiB
+    /// (protocol.md, section 3). It bounds what one change costs every replica and the server's one
+    /// writer, and lets every page (512 KiB of change text) hold several.
+    public static let maximumTextBytes = 65_536
+
+    /// The size rule for a change whose canonical JSON text has `textBytes` bytes: `nil` within
+    /// ``maximumTextBytes``, otherwise a violation of the whole change (its `field` is empty).
+    public static func sizeViolation(textBytes: Int) -> Violation? {
+        guard textBytes > maximumTextBytes else { return nil }
+        return Violation(
+            field: "",
+            message:
+                "its canonical JSON text is \(textBytes) bytes, over the \(maximumTextBytes) bytes a change may "
+                + "have (protocol.md, section 3)")
     }
 
     /// The first rule this change breaks, or `nil` when it is well-formed.

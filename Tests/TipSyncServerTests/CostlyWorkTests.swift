@@ -72,6 +72,55 @@ import TipSync
         #expect(try await fixture.store.logCount(account: fixture.accountID) == 2002)
     }
 
+    /// A change's canonical text is at most ``Change/maximumTextBytes`` (protocol.md §3): the outside
+    /// attack's 4 KB gzip body inflated to one 4 MB change, which the one writer then stored while every
+    /// other device's push waited. A larger change is refused whole, naming it, and nothing is stored;
+    /// one of exactly the limit is stored.
+    @Test func aChangeLargerThanTheLimitIsRefusedWholeAndNothingIsStored() async throws {
+        let fixture = try await ServerFixture.make()
+        @Sendable func parameter(_ seq: Int64, textBytes: Int) -> Change {
+            let empty = change("phone", seq, .parameter(id: "big", value: .string("")))
+            let padding = textBytes - empty.canonicalJSON.utf8.count
+            let made = change(
+                "phone", seq, .parameter(id: "big", value: .string(String(repeating: "x", count: padding))))
+            #expect(made.canonicalJSON.utf8.count == textBytes)
+            return made
+        }
+        try await fixture.app().test(.router) { client in
+            let small = change("phone", 1, .parameter(id: "small", value: .int(1)))
+            for gzip in [false, true] {
+                var pushed = try body(
+                    PushRequest(changes: [small, parameter(2, textBytes: Change.maximumTextBytes + 1)]))
+                var headers = fixture.headers("phone")
+                if gzip {
+                    pushed = try pushed.compress(with: .gzip())
+                    headers[.contentEncoding] = "gzip"
+                }
+                try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: pushed) { response in
+                    #expect(response.status == .unprocessableContent)
+                    let error = try decode(ErrorBody.self, response.body).error
+                    #expect(error.code == "invalid_change")
+                    #expect(
+                        error.message.hasPrefix("changes[1]: its canonical JSON text is 65537 bytes"),
+                        "\(error.message)")
+                }
+            }
+            #expect(try await fixture.store.logCount(account: fixture.accountID) == 0)
+            let exact = try body(PushRequest(changes: [small, parameter(2, textBytes: Change.maximumTextBytes)]))
+            try await client.execute(uri: "/v1/push", method: .post, headers: fixture.headers("phone"), body: exact) {
+                #expect($0.status == .ok, "\(String(buffer: $0.body))")
+            }
+        }
+        #expect(try await fixture.store.logCount(account: fixture.accountID) == 2)
+        // A writer never stores one (protocol.md §17.2): the call fails and nothing is written.
+        let phone = try makeDevice("phone")
+        let large = JSONValue.string(String(repeating: "x", count: Change.maximumTextBytes))
+        #expect(throws: Change.Violation.self) { try phone.setParameter("big", to: large) }
+        #expect(throws: Change.Violation.self) { try phone.donate(event: "opened", info: .object(["note": large])) }
+        #expect(try phone.lastLocalSeq == 0)
+        #expect(try phone.outbox(limit: 10).isEmpty)
+    }
+
     #if os(Linux)
         @Test func theLanesThreadRunsAtTheLowestPriority() async throws {
             let lane = CostlyWork()

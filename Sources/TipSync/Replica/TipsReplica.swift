@@ -159,7 +159,11 @@ public final class TipsReplica: Sendable {
                         device: deviceID, seq: core.nextSeq + Int64(changes.count), hlc: hlc,
                         operation: operation.canonicalNumbers)
                     // What the server would refuse is never written: the whole call fails, nothing stored.
-                    if let violation = change.violation { throw violation }
+                    if let violation = change.violation
+                        ?? Change.sizeViolation(textBytes: change.canonicalJSON.utf8.count)
+                    {
+                        throw violation
+                    }
                     _ = merge.apply(&core.state, change, core.donationLimits)
                     if case .donation(let event, _, _, _) = operation, let limit = core.donationLimits[event] {
                         core.state.trimDonations(of: event, to: limit, nowMilliseconds: nowMilliseconds)

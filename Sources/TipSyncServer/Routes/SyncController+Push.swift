@@ -63,17 +63,17 @@ extension SyncController {
             }
         }
         if let small {
-            return PushedChanges(try changes(in: small, identity: identity, serverTime: serverTime))
+            return try changes(in: small, identity: identity, serverTime: serverTime)
         }
         return try await costlyWork.run { [self] in
             let decoded = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
-            return PushedChanges(try changes(in: decoded, identity: identity, serverTime: serverTime))
+            return try changes(in: decoded, identity: identity, serverTime: serverTime)
         }
     }
 
-    /// The changes of a decoded push body, checked; the decoded bytes are spent from the device's
-    /// body budget first, whether or not the push is accepted.
-    private func changes(in buffer: ByteBuffer, identity: DeviceIdentity, serverTime: Int64) throws -> [Change] {
+    /// The changes of a decoded push body, checked and encoded as they are stored; the decoded bytes
+    /// are spent from the device's body budget first, whether or not the push is accepted.
+    private func changes(in buffer: ByteBuffer, identity: DeviceIdentity, serverTime: Int64) throws -> PushedChanges {
         if let wait = bodyByteLimiter.spend(identity, cost: Double(buffer.readableBytes), now: serverTime) {
             throw bodyBudgetSpent(wait)
         }
@@ -121,7 +121,15 @@ extension SyncController {
                 "changes[\(index)].seq: a push must carry consecutive sequence numbers in ascending order "
                     + "(changes[\(index - 1)].seq is \(changes[index - 1].seq), this is \(changes[index].seq))")
         }
-        return changes
+        // A change is at most 64 KiB of canonical text (protocol.md, section 3): one device's 4 MB
+        // change held the one writer while every other device's push waited (issue 59).
+        let pushed = PushedChanges(changes)
+        for (index, text) in pushed.bodies.enumerated() {
+            if let violation = Change.sizeViolation(textBytes: text.utf8.count) {
+                throw SyncError.invalidChange("changes[\(index)]: \(violation.message)")
+            }
+        }
+        return pushed
     }
 
     /// Spends `count` changes of the device's change budget (``ServerConfiguration/changeRate``).

@@ -234,6 +234,26 @@ export function violation(change) {
   }
 }
 
+/**
+ * The most UTF-8 bytes a change's canonical JSON text may have (protocol.md §3): 64 KiB. A server
+ * refuses a push holding a larger change, so a writer never stores one.
+ */
+export const MAX_CHANGE_BYTES = 65536;
+
+/**
+ * The size rule of protocol.md §3: null when the change's canonical JSON text is at most
+ * {@link MAX_CHANGE_BYTES} bytes of UTF-8, else a ChangeError of the whole change (its field empty).
+ * @param {Change} change
+ * @returns {ChangeError | null}
+ */
+export function sizeViolation(change) {
+  const bytes = new TextEncoder().encode(changeText(change)).length;
+  if (bytes <= MAX_CHANGE_BYTES) return null;
+  const error = new ChangeError('', `its canonical JSON text is ${bytes} bytes, over the ${MAX_CHANGE_BYTES} bytes a change may have (protocol.md, section 3)`);
+  error.message = error.detail;
+  return error;
+}
+
 /** A change as its JSON object (for pushing, storing and canonical text). */
 export function encodeChange(change) {
   const json = object();

@@ -8,7 +8,7 @@ import { ReplicaState } from './state.js';
 import { StatusEvaluator } from './status.js';
 import { donationLimits, forPlatform, parseCatalog } from './catalog.js';
 import { MAX_INTEGER, canonicalText, object } from './json.js';
-import { ChangeError, INVALIDATION_REASONS, violation } from './change.js';
+import { ChangeError, INVALIDATION_REASONS, sizeViolation, violation } from './change.js';
 import { MemoryStore } from './store.js';
 import { firstSyncHolds, readProgress } from './progress.js';
 import { superseded } from './compaction.js';
@@ -241,7 +241,7 @@ export class Replica {
       const change = /** @type {Change} */ ({
         device: this.deviceID, seq: this.lastLocalSeq + 1 + offset, hlc: this.hlc.tick(now), unknown: object(), ...operation,
       });
-      const problem = violation(change);
+      const problem = violation(change) ?? sizeViolation(change);
       if (problem) throw problem;
       return change;
     });

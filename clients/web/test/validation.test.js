@@ -26,3 +26,19 @@ test('a catalog number beyond the number model is refused, as the server refuses
   assert.throws(() => parseCatalog(tip({ maxDisplayDuration: 1e300 })), /tips\[0\]\.options\.maxDisplayDuration: must be a number of seconds from 0 to 9007199254740991/);
   assert.equal(parseCatalog(tip({ maxDisplayCount: 9007199254740991 })).tips[0].options.maxDisplayCount, 9007199254740991);
 });
+
+test('a change larger than 64 KiB of canonical text is refused when it is written, as the server refuses it', async () => {
+  const { Replica, MemoryStore, parseCatalog, MAX_CHANGE_BYTES, changeText } = await import('../src/index.js');
+  const replica = await Replica.open({ device: 'browser', store: new MemoryStore(), catalog: parseCatalog({ tips: [] }) });
+  const large = 'x'.repeat(MAX_CHANGE_BYTES);
+  await assert.rejects(replica.setParameter('big', large), { name: 'ChangeError', field: '', message: /^its canonical JSON text is \d+ bytes, over the 65536 bytes/ });
+  await assert.rejects(replica.donate('opened', { note: large }), /over the 65536 bytes a change may have/);
+  assert.equal(replica.lastLocalSeq, 0);
+  assert.equal(replica.outbox(10).length, 0);
+  // Exactly the limit is written: the text counts UTF-8 bytes ('é' is two).
+  const base = new TextEncoder().encode(changeText({ device: 'browser', seq: 1, hlc: '000000000000-0000', kind: 'parameter', id: 'big', value: '', unknown: {} })).length;
+  const padding = MAX_CHANGE_BYTES - base;
+  await assert.rejects(replica.setParameter('big', 'é' + 'x'.repeat(padding - 1)), /65537 bytes/);
+  await replica.setParameter('big', 'é' + 'x'.repeat(padding - 2));
+  assert.equal(new TextEncoder().encode(changeText(replica.outbox(10)[0])).length, MAX_CHANGE_BYTES);
+});

@@ -13,6 +13,13 @@ export function decodeChange(json: JSONValue): Change;
  * @returns {ChangeError | null}
  */
 export function violation(change: Change): ChangeError | null;
+/**
+ * The size rule of protocol.md §3: null when the change's canonical JSON text is at most
+ * {@link MAX_CHANGE_BYTES} bytes of UTF-8, else a ChangeError of the whole change (its field empty).
+ * @param {Change} change
+ * @returns {ChangeError | null}
+ */
+export function sizeViolation(change: Change): ChangeError | null;
 /** A change as its JSON object (for pushing, storing and canonical text). */
 export function encodeChange(change: any): {
     [name: string]: import("./json.js").JSONValue;
@@ -46,6 +53,11 @@ export class ChangeError extends Error {
     field: string;
     detail: string;
 }
+/**
+ * The most UTF-8 bytes a change's canonical JSON text may have (protocol.md §3): 64 KiB. A server
+ * refuses a push holding a larger change, so a writer never stores one.
+ */
+export const MAX_CHANGE_BYTES: 65536;
 export type Stamp = import('./hlc.js').Stamp;
 export type JSONValue = import('./json.js').JSONValue;
 export type Change = {

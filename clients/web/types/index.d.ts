@@ -11,7 +11,7 @@ export type TipDefinition = import('./catalog.js').TipDefinition;
 export type TipStatus = import('./status.js').TipStatus;
 export { JSONError, MAX_INTEGER, canonicalText, compareCodePoints, isNFC, isObject, jsonEquals, numberOf, numberText, numberViolation, object, parse, valueViolation } from "./json.js";
 export { HybridLogicalClock, MAX_HLC_MILLISECONDS, compareStamps, epochPrecedes, formatHLC, isHLC, laterEpoch, parseHLC, stampKey } from "./hlc.js";
-export { ChangeError, INVALIDATION_REASONS, KINDS, changeText, decodeChange, encodeChange, stampOf, violation } from "./change.js";
+export { ChangeError, INVALIDATION_REASONS, KINDS, MAX_CHANGE_BYTES, changeText, decodeChange, encodeChange, sizeViolation, stampOf, violation } from "./change.js";
 export { DONATION_AGE_GRACE_MILLISECONDS, EventRecord, ReplicaState, donationPrecedes } from "./state.js";
 export { RuleEvaluationError, RuleEvaluator, RuleFormatError, arithmetic, compareValues, compareVersions, idsRead, parseRule, readsOf, ruleJSON } from "./rules.js";
 export { BUCKETS, bucket, murmur3 } from "./bucket.js";
