@@ -39,6 +39,24 @@ import TipSyncServer
         }
     }
 
+    /// A page gzip shrinks a hundredfold (a parameter holding 60,000 equal bytes, within the 64 KiB a
+    /// change may have) reaches the other device. AsyncHTTPClient's shared configuration refuses any
+    /// answer that inflates more than 25 times its size, which left every other device of the
+    /// account unable to pull ("sync server unreachable") for as long as the change was in the log.
+    @Test func aPageThatInflatesAHundredfoldIsRead() async throws {
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        let value = JSONValue.string(String(repeating: "x", count: 60_000))
+        try await fixture.app().test(.live) { server in
+            let port = try #require(server.port)
+            try phone.setParameter("layout", to: value)
+            try await client(phone, fixture, port: port).syncOnce()
+            try await client(laptop, fixture, port: port).syncOnce()
+            #expect(laptop.parameterValue("layout") == value)
+        }
+    }
+
     @Test func concurrentParameterWritesConvergeAndDisplaysAddUp() async throws {
         let fixture = try await ServerFixture.make()
         let phone = try makeDevice("phone")

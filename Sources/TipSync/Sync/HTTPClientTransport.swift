@@ -17,7 +17,11 @@
         /// The process's client for sync: `HTTPClient.shared`'s configuration, except that a
         /// connection that cannot be made fails the request at once (`connection refused`) instead
         /// of being retried until the request's deadline — the sync client backs off and retries
-        /// itself, and meanwhile says it is not connected. Never shut down, like `HTTPClient.shared`.
+        /// itself, and meanwhile says it is not connected; and that a compressed answer may inflate
+        /// to ``maximumBodyBytes``, however much smaller it was on the wire (the shared
+        /// configuration refuses any answer that inflates more than 25 times, and a page of changes
+        /// whose values repeat inflates a hundredfold: every device of the account stopped pulling).
+        /// Never shut down, like `HTTPClient.shared`.
         ///
         /// It opens at most 8 connections to a server, and a device's live stream holds one for as
         /// long as it runs (its pushes and pulls use another): a process that syncs more than a few
@@ -33,6 +37,7 @@
             var configuration = HTTPClient.Configuration.singletonConfiguration
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.timeout.connect = .seconds(10)
+            configuration.decompression = .enabled(limit: .size(maximumBodyBytes))
             return configuration
         }
 
