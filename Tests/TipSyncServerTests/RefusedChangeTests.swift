@@ -86,7 +86,8 @@ import TipSyncTestSupport
         let database = try DatabaseQueue(path: directory.appendingPathComponent("replica.sqlite").path)
         try await database.write { db in
             try db.execute(
-                sql: #"UPDATE change SET body = replace(body, '"small"', ?) WHERE seq = 2"#, arguments: ["\"\(large)\""])
+                sql: #"UPDATE change SET body = replace(body, '"small"', ?) WHERE seq = 2"#, arguments: ["\"\(large)\""]
+            )
             try db.execute(sql: "UPDATE parameter SET value = ? WHERE id = 'big'", arguments: ["\"\(large)\""])
         }
         try database.close()
