@@ -130,10 +130,16 @@ struct GatedStore: SyncStore {
     func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await base.highestSeq(account: account, device: device)
     }
-    func pull(account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?)
-        async throws -> PullPage
-    {
-        try await base.pull(account: account, after: cursor, limit: limit, device: device, confirming: token)
+    func pull(
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
+        keptPages: Bool
+    ) async throws -> PullPage {
+        try await base.pull(
+            account: account, after: cursor, limit: limit, device: device, confirming: token, keptPages: keptPages)
+    }
+    func statePages(account: Int64) async throws -> StatePages { try await base.statePages(account: account) }
+    func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool {
+        try await base.keepStatePages(pages, account: account, builtFor: builtFor)
     }
     func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
         try await base.logEntries(account: account)

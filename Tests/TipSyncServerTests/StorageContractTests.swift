@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 import TipSyncCore
-import TipSyncServer
 import TipSyncTestSupport
+
+@testable import TipSyncServer
 
 /// The storage protocol's contract, run against every backend: SQLite and a real PostgreSQL.
 enum Backend: String, CaseIterable, Sendable {
@@ -255,6 +256,75 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
                 if !page.more { break }
             }
             #expect(received == 4 && pulls == 4)
+        }
+    }
+
+    /// After a compaction, each backend keeps the state's full pages compressed (``KeptStatePage``)
+    /// and answers a pull asking for them with exactly the page reading the log gives; not after a
+    /// later compaction, and not after erasure.
+    @Test(arguments: Backend.allCases)
+    func theStateIsKeptCompressedAfterACompaction(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let (account, phone) = try await Self.alicesPhone(in: store)
+            // 1,200 parameters of about 1 KB, each written twice: 1,200 entries kept, about 1.2 MB.
+            let long = String(repeating: "x", count: 1000)
+            let changes = (1...2400).map { seq in
+                Change(
+                    device: "phone", seq: Int64(seq),
+                    hlc: HLC(milliseconds: 1_800_000_000_000 + UInt64(seq), counter: 0),
+                    operation: .parameter(id: "p\(seq % 1200)", value: .string("\(seq)" + long)))
+            }
+            for start in stride(from: 0, to: changes.count, by: 1000) {
+                _ = try await store.push(Array(changes[start..<min(start + 1000, changes.count)]), from: phone)
+            }
+            #expect(try await LogCompactor(store: store).compact(account: account) == 1200)
+            var cursor: Int64 = 0
+            var keptPages = 0
+            while true {
+                let read = try await store.pull(account: account, after: cursor, limit: 5000)
+                let page = try await store.pull(
+                    account: account, after: cursor, limit: 5000, device: "phone", confirming: nil, keptPages: true)
+                #expect(page.cursor == read.cursor && page.more == read.more && page.count == read.count)
+                #expect(page.deviceHighestSeq == 2400 && page.logEnd == read.logEnd)
+                if let kept = page.kept {
+                    keptPages += 1
+                    let parts = SplicedBody.make([.deflated(kept.segment)], format: .gzip)
+                    #expect(try StrictInflater.inflate(parts, format: .gzip, limit: 1 << 24) == read.changes.joined)
+                } else {
+                    #expect(page.changes == read.changes)
+                }
+                cursor = page.cursor
+                if !page.more { break }
+            }
+            #expect(keptPages == 2)
+            // A smaller limit reads a smaller page: from the log.
+            #expect(
+                try await store.pull(
+                    account: account, after: 0, limit: 10, device: nil, confirming: nil, keptPages: true
+                ).kept == nil)
+            // Compacted again (without keeping): the pages no longer describe the log.
+            _ = try await store.push(
+                [
+                    Change(
+                        device: "phone", seq: 2401, hlc: HLC(milliseconds: 1_900_000_000_000, counter: 0),
+                        operation: .parameter(id: "p1", value: .int(1)))
+                ], from: phone)
+            let entries = try await store.logEntries(account: account)
+            #expect(
+                try await store.dropCompacted(
+                    [], account: account, through: entries.last!.position, expecting: entries.count))
+            #expect(
+                try await store.pull(
+                    account: account, after: 0, limit: 5000, device: nil, confirming: nil, keptPages: true
+                ).kept == nil)
+            #expect(try await LogCompactor(store: store).keepState(account: account) == 2)
+            _ = try await store.eraseAccount(name: "alice", at: 1)
+            let again = try await store.createAccount(name: "alice")
+            #expect(
+                try await store.pull(
+                    account: again, after: 0, limit: 5000, device: nil, confirming: nil, keptPages: true
+                )
+                .kept == nil)
         }
     }
 

@@ -63,6 +63,18 @@ enum ContentCoding {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }
 
+    /// A JSON response whose body is `parts`, some of them kept compressed (a pull page of an
+    /// account's state, ``KeptStatePage``): spliced in `coding`, which the request accepts (the caller
+    /// negotiated it before asking the store for kept pages), never compressed again.
+    static func json(parts: [BodyPart], coding: (name: String, format: ZlibFormat)) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.vary] = "Accept-Encoding"
+        headers[.contentEncoding] = coding.name
+        return Response(
+            status: .ok, headers: headers, body: .init(byteBuffer: SplicedBody.make(parts, format: coding.format)))
+    }
+
     /// A request body as sent: decoded when `Content-Encoding` is `gzip` or `deflate`, never to more
     /// than `limit` bytes (a small body that inflates enormously is refused like a large one), and
     /// only when the stream is whole: trailer present and right, nothing after it.

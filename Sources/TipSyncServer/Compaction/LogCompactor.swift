@@ -39,7 +39,29 @@ public struct LogCompactor: Sendable {
                 remaining -= part.count
                 droppedInAll += part.count
             }
-            if !interrupted { return droppedInAll }
+            if !interrupted {
+                try await keepState(account: account)
+                return droppedInAll
+            }
         }
+    }
+
+    /// Keeps the account's state, as compacted, compressed for new devices (``KeptStatePage``):
+    /// its full pages from the beginning, read in one transaction, each compressed once. Keeps
+    /// nothing if the account was compacted again or erased meanwhile (that compaction keeps its own).
+    /// Returns how many pages were kept.
+    @discardableResult
+    public func keepState(account: Int64) async throws -> Int {
+        let state = try await store.statePages(account: account)
+        var kept: [KeptStatePage] = []
+        kept.reserveCapacity(state.pages.count)
+        for page in state.pages {
+            guard let segment = DeflatedSegment(compressing: page.changes.joined) else { return 0 }
+            kept.append(
+                KeptStatePage(
+                    after: page.after, last: page.last, count: page.changes.count, endedByBytes: page.endedByBytes,
+                    segment: segment))
+        }
+        return try await store.keepStatePages(kept, account: account, builtFor: state.builtFor) ? kept.count : 0
     }
 }

@@ -63,20 +63,22 @@ struct SyncController: Sendable {
             throw SyncError.invalidParameter(
                 "wait must be between 0 and \(SettingReader.text(configuration.maxWait.inSeconds)) seconds")
         }
+        // A compressed answer may carry a page of the account's state as kept compressed (KeptStatePage).
+        let coding = ContentCoding.negotiate(request.headers[.acceptEncoding])
         // Each read also gives the device's highest stored seq (the answer's `highestSeq`), with the page.
         var page = try await store.pull(
             account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
-            confirming: context.unconfirmedToken)
+            confirming: context.unconfirmedToken, keptPages: coding != nil)
         try Self.check(cursor, against: page)
         var waited = false
-        if page.changes.isEmpty, wait > 0 {
+        if page.isEmpty, wait > 0 {
             waited = true
             // Long-poll: subscribe, re-check (a push may have landed in between), then wait for news.
             let news = notifier.subscribe(identity)
             page = try await store.pull(
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                 confirming: nil)
-            if page.changes.isEmpty {
+            if page.isEmpty {
                 metrics.longPolls.increment()
                 await Self.firstOf(news, timeout: .seconds(wait), orClose: context.connectionClosed)
                 metrics.longPolls.decrement()
@@ -85,7 +87,7 @@ struct SyncController: Sendable {
                     confirming: nil)
             }
         }
-        if wait > 0, !waited, !page.changes.isEmpty, !page.more, configuration.longPollGather > .zero {
+        if wait > 0, !waited, !page.isEmpty, !page.more, configuration.longPollGather > .zero {
             // Changes were already waiting when the long-poll arrived: the account is busy, so gather
             // for a moment (its devices pull a few times a second, not once per change). A long-poll
             // that had to wait answers its first news at once: an idle account's dismissal is not delayed.
@@ -96,7 +98,7 @@ struct SyncController: Sendable {
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                 confirming: nil)
         }
-        metrics.changesServed.increment(by: page.changes.count)
+        metrics.changesServed.increment(by: page.count)
         activity.pulled(identity, through: page.cursor)
         let highestSeq = page.deviceHighestSeq ?? 0
         // The uploaded catalog's version (protocol.md §16): a device that follows it fetches on a change.
@@ -108,6 +110,11 @@ struct SyncController: Sendable {
         let head = #"{"cursor":""# + Cursor.text(page) + #"","more":\#(page.more),"# + catalog + #""changes":["#
         let tail =
             #"],"generation":"\#(page.generation)","highestSeq":\#(highestSeq),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
+        if let kept = page.kept, let coding {
+            return ContentCoding.json(
+                parts: [.plain(ByteBuffer(string: head)), .deflated(kept.segment), .plain(ByteBuffer(string: tail))],
+                coding: coding)
+        }
         return ContentCoding.json(
             parts: [ByteBuffer(string: head), page.changes.joined, ByteBuffer(string: tail)], for: request)
     }

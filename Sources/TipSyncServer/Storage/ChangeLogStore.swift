@@ -19,8 +19,22 @@ public protocol ChangeLogStore: Sendable {
     /// that device's highest stored sequence number (``PullPage/deviceHighestSeq``). With `token`,
     /// first confirms in that transaction that it still names a device of the account, and throws
     /// ``UnconfirmedToken/Gone`` when it does not.
-    func pull(account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?)
-        async throws -> PullPage
+    ///
+    /// With `keptPages` (the caller will send the answer compressed), a page kept compressed after
+    /// the account's latest compaction that answers the pull exactly is returned as it was kept
+    /// (``PullPage/kept``, ``KeptStatePage``) instead of being read from the log.
+    func pull(
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
+        keptPages: Bool
+    ) async throws -> PullPage
+    /// After a compaction: the account's full pages from its beginning, as pulls asking
+    /// ``KeptStatePage/pageLimit`` read them, in one transaction, with the account's latest
+    /// compaction (``StatePages/builtFor``). Backends that keep no pages return none.
+    func statePages(account: Int64) async throws -> StatePages
+    /// Replaces the account's kept pages with `pages`, in one transaction, unless its latest
+    /// compaction is no longer `builtFor` (compacted again, or erased): then keeps nothing and
+    /// returns `false`. Erasing an account deletes its kept pages with its log.
+    func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool
     /// Replaces the cursor generation (part of every cursor handed out) with a new random one, so
     /// every cursor minted before is refused (`invalid_cursor`) and devices pull from the start.
     /// Operators run it after restoring a backup. Returns the new generation.
@@ -61,6 +75,14 @@ extension ChangeLogStore {
         async throws -> PushOutcome
     {
         try await push(PushedChanges(changes), from: identity, confirming: token)
+    }
+
+    /// A pull read from the log, never from kept pages (``KeptStatePage``).
+    public func pull(
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
+    ) async throws -> PullPage {
+        try await pull(
+            account: account, after: cursor, limit: limit, device: device, confirming: token, keptPages: false)
     }
 
     /// ``pull(account:after:limit:device:confirming:)`` without a device's highest sequence number.

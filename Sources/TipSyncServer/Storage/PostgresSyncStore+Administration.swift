@@ -99,6 +99,7 @@ extension PostgresSyncStore {
                     "WITH gone AS (DELETE FROM change WHERE account = \(id) RETURNING 1) SELECT COUNT(*) FROM gone",
                     as: Int64.self, on: connection
                 ).first ?? 0
+            try await connection.query("DELETE FROM kept_state_page WHERE account = \(id)", logger: logger)
             try await connection.query("DELETE FROM token WHERE account = \(id)", logger: logger)
             try await connection.query("DELETE FROM device WHERE account = \(id)", logger: logger)
             try await apply(

@@ -168,6 +168,19 @@ public struct PostgresSyncStore: SyncStore {
                 "DELETE FROM tip_usage", "DELETE FROM tip_counter", "UPDATE account SET tip_usage_through = 0",
             ]
         ),
+        // Pages of each compacted account's state, kept compressed for new devices (KeptStatePage).
+        (
+            10,
+            [
+                """
+                CREATE TABLE kept_state_page (
+                    account BIGINT NOT NULL, after_position BIGINT NOT NULL, built_for BIGINT NOT NULL,
+                    last_position BIGINT NOT NULL, count INTEGER NOT NULL, ended_by_bytes BOOLEAN NOT NULL,
+                    length INTEGER NOT NULL, crc32 BIGINT NOT NULL, adler32 BIGINT NOT NULL, bytes BYTEA NOT NULL,
+                    PRIMARY KEY (account, after_position))
+                """
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
@@ -341,27 +354,45 @@ public struct PostgresSyncStore: SyncStore {
     }
 
     public func pull(
-        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
+        keptPages: Bool
     ) async throws -> PullPage {
         // One prepared statement: one round trip, one snapshot (``PostgresPullStatement``).
         let fetch = limit + 1
         var head: (compactedThrough: Int64, logEnd: Int64, generation: String, confirmed: Bool, highest: Int64?)?
+        var kept: KeptStatePage?
         var rows: [(position: Int64, body: ByteBuffer)] = []
         rows.reserveCapacity(min(fetch, 1024))
         for try await row in try await client.execute(
             PostgresPullStatement(
                 account: account, tokenHash: token?.hash ?? "", tokenAccount: token?.identity.accountID ?? 0,
-                tokenDevice: token?.identity.device ?? "", device: device ?? "", after: cursor, fetch: Int64(fetch)),
+                tokenDevice: token?.identity.device ?? "", device: device ?? "", after: cursor, fetch: Int64(fetch),
+                keptPages: keptPages),
             logger: logger)
         {
             if head == nil {
                 head = (
                     row.compactedThrough ?? 0, row.logEnd ?? 0, row.generation ?? "", row.tokenConfirmed, row.highestSeq
                 )
+                kept = row.kept(after: cursor)
             }
             guard let position = row.position else { continue }
             guard let body = row.body else { throw StoreError("a change's body is NULL") }
             rows.append((position, body))
+        }
+        if let kept {
+            // The statement read no entries beside a kept page: it answers the pull, or the log is read.
+            guard kept.answers(limit: limit) else {
+                return try await pull(
+                    account: account, after: cursor, limit: limit, device: device, confirming: token, keptPages: false)
+            }
+            guard let head else { throw StoreError("the pull's statement returned no row") }
+            if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
+            return PullPage(
+                changes: ChangeTexts(), cursor: kept.last, more: true,
+                snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
+                logEnd: head.logEnd, generation: head.generation,
+                deviceHighestSeq: device.map { _ in head.highest ?? 0 }, kept: kept)
         }
         guard let head else { throw StoreError("the pull's statement returned no row") }
         if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }

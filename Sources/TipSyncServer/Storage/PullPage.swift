@@ -1,7 +1,14 @@
 /// One page of ``ChangeLogStore/pull(account:after:limit:)``: the body of `GET /v1/pull`'s answer.
 public struct PullPage: Sendable, Hashable {
-    /// Canonical JSON of each change, in log order.
+    /// Canonical JSON of each change, in log order (empty when ``kept`` holds the page).
     public var changes: ChangeTexts
+    /// The page as kept compressed after the account's latest compaction, when the pull asked for
+    /// kept pages and one answers it (``KeptStatePage``): its changes are not read from the log.
+    public var kept: KeptStatePage?
+    /// How many changes the page holds.
+    public var count: Int { kept?.count ?? changes.count }
+    /// Whether it holds none.
+    public var isEmpty: Bool { count == 0 }
     /// Each change's canonical JSON, in log order.
     public var bodies: [String] { changes.bodies }
     /// The log position after this page (the request's position when the page is empty).
@@ -40,10 +47,11 @@ public struct PullPage: Sendable, Hashable {
 
     public init(
         changes: ChangeTexts, cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String,
-        deviceHighestSeq: Int64? = nil
+        deviceHighestSeq: Int64? = nil, kept: KeptStatePage? = nil
     ) {
         self.deviceHighestSeq = deviceHighestSeq
         self.changes = changes
+        self.kept = kept
         self.cursor = cursor
         self.more = more
         self.snapshot = snapshot

@@ -206,6 +206,17 @@ public struct SQLiteSyncStore: SyncStore {
                     UPDATE account SET tipUsageThrough = 0;
                     """)
         }
+        // Pages of each compacted account's state, kept compressed for new devices (``KeptStatePage``).
+        migrator.registerMigration("v12-kept-state-pages") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE kept_state_page (
+                        account INTEGER NOT NULL, afterPosition INTEGER NOT NULL, builtFor INTEGER NOT NULL,
+                        lastPosition INTEGER NOT NULL, count INTEGER NOT NULL, endedByBytes INTEGER NOT NULL,
+                        length INTEGER NOT NULL, crc32 INTEGER NOT NULL, adler32 INTEGER NOT NULL, bytes BLOB NOT NULL,
+                        PRIMARY KEY (account, afterPosition)) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 
@@ -360,19 +371,33 @@ public struct SQLiteSyncStore: SyncStore {
     }
 
     public func pull(
-        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
+        account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
+        keptPages: Bool
     ) async throws -> PullPage {
         try await pool.read { db in
             if let token { try Self.confirm(token, db) }
             let counters = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT compactedThrough, nextPosition FROM account WHERE id = ?"),
+                db.cachedStatement(
+                    sql: "SELECT compactedThrough, nextPosition, compactedAtPosition FROM account WHERE id = ?"),
                 arguments: [account])
             let compactedThrough: Int64 = counters?["compactedThrough"] ?? 0
             // The highest position handed out for this account (a restored backup rewinds it).
             let lastHandedOut: Int64 = counters?["nextPosition"] ?? 0
+            let compactedAt: Int64 = counters?["compactedAtPosition"] ?? 0
             let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
-            let (changes, last, more) = try Self.readPage(account: account, after: cursor, limit: limit, db)
             let deviceHighestSeq = try device.map { try Self.highestSeq(account: account, device: $0, db) ?? 0 }
+            // Kept pages end at or before the compaction's position plus what followed it when they
+            // were read; a cursor at or past the compaction is never at a kept page's start.
+            if keptPages, cursor < compactedAt,
+                let kept = try Self.keptPage(account: account, after: cursor, builtFor: compactedAt, db),
+                kept.answers(limit: limit)
+            {
+                return PullPage(
+                    changes: ChangeTexts(), cursor: kept.last, more: true, snapshot: snapshot,
+                    logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db),
+                    deviceHighestSeq: deviceHighestSeq, kept: kept)
+            }
+            let (changes, last, more) = try Self.readPage(account: account, after: cursor, limit: limit, db)
             return PullPage(
                 changes: changes, cursor: last ?? cursor, more: more, snapshot: snapshot,
                 logEnd: max(lastHandedOut, compactedThrough), generation: try Self.cursorGeneration(db),
