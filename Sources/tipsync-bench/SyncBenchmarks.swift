@@ -175,6 +175,16 @@ struct ColdPull: AsyncParsableCommand {
             let keepingStarted = ContinuousClock.now
             let keptPages = try await LogCompactor(store: server.store).keepState(account: writer.accountID)
             let keeping = ContinuousClock.now - keepingStarted
+            var (keptBytes, keptText, keptCursor) = (0, 0, Int64(0))
+            while let kept = try await server.store.pull(
+                account: writer.accountID, after: keptCursor, limit: pullLimit, device: nil, confirming: nil,
+                keptPages: true
+            ).kept {
+                (keptBytes, keptText, keptCursor) = (
+                    keptBytes + kept.segment.bytes.readableBytes, keptText + kept.segment.length, kept.last
+                )
+            }
+            print("  kept: \(keptText) bytes of change texts as \(keptBytes) bytes compressed")
             donations = try await server.store.logEntries(account: writer.accountID).filter {
                 if case .donation = $0.change.operation { true } else { false }
             }.count
