@@ -150,6 +150,41 @@ import TipSync
         }
     }
 
+    /// Real clients read the spliced answers: a new device syncing with the Swift client
+    /// (AsyncHTTPClient, which asks for `deflate, gzip`) and one over URLSession end with the state
+    /// of a device that replayed the history before the compaction.
+    @Test func newDevicesOfRealClientsEndAsOneThatReplayedTheHistory() async throws {
+        var fixture = try await Self.filled()
+        for device in ["tablet", "watch"] {
+            fixture.tokens[device] = try await fixture.store.createToken(accountName: "alice", device: device)
+        }
+        let fixed = fixture
+        let early = try makeDevice("laptop")
+        let tablet = try makeDevice("tablet")
+        let watch = try makeDevice("watch")
+        try await fixed.app().test(.live) { server in
+            let base = URL(string: "http://127.0.0.1:\(try #require(server.port))")!
+            func configuration(_ device: String) -> SyncConfiguration {
+                SyncConfiguration(server: base, token: fixed.tokens[device]!)
+            }
+            try await SyncClient(replica: early, configuration: configuration("laptop")).syncOnce()
+            _ = try await LogCompactor(store: fixed.store).compact(account: fixed.accountID)
+            #expect(
+                try await fixed.store.pull(
+                    account: fixed.accountID, after: 0, limit: 5000, device: nil, confirming: nil, keptPages: true
+                ).kept != nil)
+            try await SyncClient(replica: tablet, configuration: configuration("tablet")).syncOnce()
+            var overURLSession = configuration("watch")
+            overURLSession.transport = URLSessionTransport(baseURL: base)
+            try await SyncClient(
+                replica: watch, configuration: overURLSession, transport: URLSessionTransport(baseURL: base)
+            ).syncOnce()
+        }
+        #expect(tablet.state == early.state)
+        #expect(watch.state == early.state)
+        #expect(tablet.state.events.values.reduce(0) { $0 + $1.donations.count } == 3000)
+    }
+
     /// The kept bytes are what a compressed answer sends: a page whose kept changes are replaced
     /// shows the replacement (so the test above compared the kept path, not a re-read).
     @Test func theAnswerCarriesTheKeptBytes() async throws {
