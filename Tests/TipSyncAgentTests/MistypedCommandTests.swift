@@ -177,6 +177,14 @@ import TipSyncTestSupport
         let revisions = protocolText.matches(of: /Revision (2\.\d+)/).map { String($0.1) }
         #expect(
             revisions.max { $0.compare($1, options: .numeric) == .orderedAscending } == TipSyncVersion.protocolRevision)
+        // Every `/health` answer the documents show names the current revision (protocol.md's own
+        // said 2.6 after 2.7 had landed).
+        for document in ["protocol.md", "README.md", "deploy/README.md"] {
+            let text = try String(contentsOf: packageRoot.appendingPathComponent(document), encoding: .utf8)
+            let shown = text.matches(of: /"protocol":"([0-9.]+)"/).map { String($0.1) }
+            #expect(
+                !shown.isEmpty && shown.allSatisfy { $0 == TipSyncVersion.protocolRevision }, "\(document): \(shown)")
+        }
         let package =
             try JSONSerialization.jsonObject(
                 with: Data(contentsOf: packageRoot.appendingPathComponent("clients/web/package.json")))
