@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Prometheus
 import Testing
 import TipSync
 
@@ -136,7 +137,10 @@ import TipSync
             try await store.pull(account: account, after: 0, limit: 500, device: nil, confirming: nil, keptPages: true)
                 .kept == nil)
 
-        try await fixture.app().test(.router) { client in
+        let app = buildApplication(
+            configuration: .test,
+            dependencies: ServerDependencies(store: store, registry: PrometheusCollectorRegistry()))
+        try await app.test(.router) { client in
             let plain = try await Self.pages(client, fixture, accept: nil)
             #expect(plain.count == 4 && plain.flatMap(\.changes).count == 3010)
             for accept in ["gzip", "deflate"] {
@@ -147,6 +151,10 @@ import TipSync
                 try await Self.pages(client, fixture, accept: nil, limit: 500)
             )
             #expect(Self.same(spliced, read))
+            // Operators see it: the three full pages, once compressed each way; none for limit 500.
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(String(buffer: response.body).contains("\ntipsync_kept_state_pages_served_total 6\n"))
+            }
         }
     }
 

@@ -17,6 +17,8 @@ public struct DocumentedMetricsFactory: MetricsFactory {
         "tipsync_changes_accepted_total": "Changes stored from pushes.",
         "tipsync_push_duplicates_total": "Changes in pushes the server already held (retried pushes), ignored.",
         "tipsync_changes_served_total": "Changes sent to devices in pull pages.",
+        "tipsync_kept_state_pages_served_total":
+            "Pull pages answered with a compacted account's state as kept compressed, not read from the log again.",
         "tipsync_live_connections": "Live (server-sent events) streams open on this instance.",
         "tipsync_live_streams_opened_total":
             "Live streams opened, by where they are served: pipeline (the connection's first request; no task "

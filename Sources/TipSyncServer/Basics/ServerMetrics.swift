@@ -9,6 +9,8 @@ struct ServerMetrics: Sendable {
     let changesAccepted: CoreMetrics.Counter
     let duplicatesIgnored: CoreMetrics.Counter
     let changesServed: CoreMetrics.Counter
+    /// Pull pages answered with a compacted account's state as kept compressed (``KeptStatePage``).
+    let keptStatePagesServed: CoreMetrics.Counter
     /// Open live (SSE) streams on this instance.
     let liveConnections: CoreMetrics.Meter
     /// Live streams opened on their connection's pipeline, and on Hummingbird's connection task.
@@ -39,6 +41,7 @@ struct ServerMetrics: Sendable {
         changesAccepted = CoreMetrics.Counter(label: "tipsync_changes_accepted_total", factory: factory)
         duplicatesIgnored = CoreMetrics.Counter(label: "tipsync_push_duplicates_total", factory: factory)
         changesServed = CoreMetrics.Counter(label: "tipsync_changes_served_total", factory: factory)
+        keptStatePagesServed = CoreMetrics.Counter(label: "tipsync_kept_state_pages_served_total", factory: factory)
         liveConnections = CoreMetrics.Meter(label: "tipsync_live_connections", factory: factory)
         liveStreamsOnPipeline = CoreMetrics.Counter(
             label: "tipsync_live_streams_opened_total", dimensions: [("path", "pipeline")], factory: factory)

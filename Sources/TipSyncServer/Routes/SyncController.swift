@@ -111,6 +111,7 @@ struct SyncController: Sendable {
         let tail =
             #"],"generation":"\#(page.generation)","highestSeq":\#(highestSeq),"serverTime":\#(now()),"snapshot":\#(page.snapshot)}"#
         if let kept = page.kept, let coding {
+            metrics.keptStatePagesServed.increment()
             return ContentCoding.json(
                 parts: [.plain(ByteBuffer(string: head)), .deflated(kept.segment), .plain(ByteBuffer(string: tail))],
                 coding: coding)
