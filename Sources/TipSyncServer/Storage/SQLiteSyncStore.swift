@@ -386,8 +386,9 @@ public struct SQLiteSyncStore: SyncStore {
             let compactedAt: Int64 = counters?["compactedAtPosition"] ?? 0
             let snapshot = PullPage.isSnapshot(cursor: cursor, compactedThrough: compactedThrough)
             let deviceHighestSeq = try device.map { try Self.highestSeq(account: account, device: $0, db) ?? 0 }
-            // Kept pages end at or before the compaction's position plus what followed it when they
-            // were read; a cursor at or past the compaction is never at a kept page's start.
+            // Kept pages are looked up only for a device behind the latest compaction (a new one, or
+            // one far behind): a device at the log's end costs no lookup. A kept page that starts past
+            // the compaction (entries pushed after it, then compacted nowhere) is read from the log.
             if keptPages, cursor < compactedAt,
                 let kept = try Self.keptPage(account: account, after: cursor, builtFor: compactedAt, db),
                 kept.answers(limit: limit)
