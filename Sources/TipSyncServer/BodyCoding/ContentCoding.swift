@@ -30,6 +30,14 @@ enum ContentCoding {
         return nil
     }
 
+    /// Every JSON answer's headers, compressed or not: its type, and that it varies with `Accept-Encoding`.
+    static var jsonHeaders: HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.vary] = "Accept-Encoding"
+        return headers
+    }
+
     /// A JSON response, compressed when the request accepts it and the body is large enough.
     static func json(_ text: String, for request: Request) -> Response {
         json(ByteBuffer(string: text), for: request)
@@ -44,9 +52,7 @@ enum ContentCoding {
     /// as stored, its tail), compressed from the parts when the request accepts it and the body is
     /// large enough, else joined.
     static func json(parts: [ByteBuffer], for request: Request) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.vary] = "Accept-Encoding"
+        var headers = jsonHeaders
         let length = parts.reduce(0) { $0 + $1.readableBytes }
         if length >= threshold, let (name, format) = negotiate(request.headers[.acceptEncoding]),
             let compressed = ResponseDeflater.shared.compress(parts, format: format)
@@ -67,9 +73,7 @@ enum ContentCoding {
     /// account's state, ``KeptStatePage``): spliced in `coding`, which the request accepts (the caller
     /// negotiated it before asking the store for kept pages), never compressed again.
     static func json(parts: [BodyPart], coding: (name: String, format: ZlibFormat)) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.vary] = "Accept-Encoding"
+        var headers = jsonHeaders
         headers[.contentEncoding] = coding.name
         return Response(
             status: .ok, headers: headers, body: .init(byteBuffer: SplicedBody.make(parts, format: coding.format)))

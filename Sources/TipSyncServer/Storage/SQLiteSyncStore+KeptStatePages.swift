@@ -55,13 +55,14 @@ extension SQLiteSyncStore {
                         """),
                 arguments: [account, after, builtFor])
         else { return nil }
-        let bytes: Data = row["bytes"]
+        // The blob copied once, from SQLite's row into the buffer the answer sends.
+        let bytes = try row.withUnsafeData(named: "bytes") { ByteBuffer(bytes: $0 ?? Data()) }
         let crc32: Int64 = row["crc32"]
         let adler32: Int64 = row["adler32"]
         return KeptStatePage(
             after: after, last: row["lastPosition"], count: row["count"], endedByBytes: row["endedByBytes"],
             segment: DeflatedSegment(
-                bytes: ByteBuffer(bytes: bytes), length: row["length"], crc32: UInt32(truncatingIfNeeded: crc32),
+                bytes: bytes, length: row["length"], crc32: UInt32(truncatingIfNeeded: crc32),
                 adler32: UInt32(truncatingIfNeeded: adler32)))
     }
 }
