@@ -380,22 +380,20 @@ public struct PostgresSyncStore: SyncStore {
             guard let body = row.body else { throw StoreError("a change's body is NULL") }
             rows.append((position, body))
         }
+        guard let head else { throw StoreError("the pull's statement returned no row") }
+        if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
         if let kept {
             // The statement read no entries beside a kept page: it answers the pull, or the log is read.
             guard kept.answers(limit: limit) else {
                 return try await pull(
                     account: account, after: cursor, limit: limit, device: device, confirming: token, keptPages: false)
             }
-            guard let head else { throw StoreError("the pull's statement returned no row") }
-            if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
             return PullPage(
                 changes: ChangeTexts(), cursor: kept.last, more: true,
                 snapshot: PullPage.isSnapshot(cursor: cursor, compactedThrough: head.compactedThrough),
                 logEnd: head.logEnd, generation: head.generation,
                 deviceHighestSeq: device.map { _ in head.highest ?? 0 }, kept: kept)
         }
-        guard let head else { throw StoreError("the pull's statement returned no row") }
-        if token != nil, !head.confirmed { throw UnconfirmedToken.Gone() }
         // The join hands the page's rows over in the order it read them; SQL promises no order.
         if !zip(rows, rows.dropFirst()).allSatisfy({ $0.position < $1.position }) {
             rows.sort { $0.position < $1.position }
