@@ -1,7 +1,7 @@
 import Foundation
 import TipSyncCore
 
-/// What the sync client needs from a replica: its outbox, its bookkeeping (``SyncProgress``) and the
+/// ``TipsReplica``'s sync face (``SyncedReplica``): its outbox, its bookkeeping (``SyncProgress``) and the
 /// clock correction, all kept in the replica's database so they survive restarts.
 extension TipsReplica {
     /// The sync client's bookkeeping as the database holds it now.

@@ -13,7 +13,8 @@ public final class TipsReplica: Sendable {
     /// Where the replica's files live.
     public let directory: URL
     let database: ReplicaDatabase
-    let clock: TipsClock
+    /// Physical time, uncorrected (injectable for tests).
+    public let clock: TipsClock
     let core: Mutex<Core>
     let ruleCache = RuleCache()
     let merge: ReplicaMerge

@@ -7,7 +7,8 @@ import TipSyncCore
 /// within milliseconds. Outbox, cursor and clock
 /// correction live in the replica, so a restart resumes where it stopped.
 public actor SyncClient {
-    public let replica: TipsReplica
+    /// The replica this client syncs, through its sync face.
+    public let replica: any SyncedReplica
     public let configuration: SyncConfiguration
     let transport: any SyncTransport
     let sleep: @Sendable (Duration) async throws -> Void
@@ -51,7 +52,7 @@ public actor SyncClient {
     ///   - jitter: a number in `0...1` that picks each backoff delay within its range (``Backoff``;
     ///     default: uniformly random).
     public init(
-        replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
+        replica: some SyncedReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
@@ -231,7 +232,7 @@ public actor SyncClient {
     /// rollout buckets hash the account's name (protocol.md §13.8). A server without the route
     /// (`404`, one older than revision 2.4) leaves it unknown: bucketed tips stay pending.
     func learnAccount() async throws {
-        guard replica.deviceContext.account == nil, !accountAsked else { return }
+        guard replica.account == nil, !accountAsked else { return }
         let (response, _) = try await send("GET", "/v1/account")
         switch response.status {
         case 200: try replica.setAccount(try decode(AccountResponse.self, response.body).account)

@@ -37,7 +37,8 @@ public struct SyncProgress: Sendable, Equatable {
     /// The first-sync hold this bookkeeping describes.
     public var firstSyncHold: FirstSyncHold { FirstSyncHold(hasSynced: hasSynced, until: firstSyncHoldUntil) }
 
-    init(
+    /// Bookkeeping as given; a new replica's is `SyncProgress()` (nothing pushed, pulled or held).
+    public init(
         pushedSeq: Int64 = 0, acknowledgedHighSeq: Int64 = 0, serverGeneration: String? = nil,
         uncertainPush: UncertainPush? = nil, pullCursor: String? = nil, clockOffset: Int64 = 0,
         hasSynced: Bool = false, firstSyncHoldUntil: Int64? = nil
