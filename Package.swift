@@ -101,11 +101,29 @@ let package = Package(
                 tool("NIOPosix", "swift-nio"),
             ]
         ),
+        // The server's connections: channel setup, guards and timeouts, keep-alive, idle connections,
+        // and a stream written from its connection's pipeline. Knows HTTP and SwiftNIO, not the sync
+        // server's routes, storage or live streams.
+        .target(
+            name: "TipSyncNetworking",
+            dependencies: [
+                "TipSyncCore",
+                tool("Hummingbird", "hummingbird"),
+                tool("HummingbirdCore", "hummingbird"),
+                tool("Logging", "swift-log"),
+                tool("Metrics", "swift-metrics"),
+                tool("NIOCore", "swift-nio"),
+                tool("NIOHTTP1", "swift-nio"),
+                tool("NIOHTTPTypes", "swift-nio-extras"),
+                tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
+            ]
+        ),
         // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
         .target(
             name: "TipSyncServer",
             dependencies: [
                 "TipSyncCore",
+                "TipSyncNetworking",
                 "CZlib",
                 tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdCore", "hummingbird"),
@@ -202,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "TipSyncServerTests",
             dependencies: [
-                "TipSyncServer", "TipSync", "TipSyncTestSupport", "tipsync-server",
+                "TipSyncServer", "TipSyncNetworking", "TipSync", "TipSyncTestSupport", "tipsync-server",
                 tool("HummingbirdTesting", "hummingbird"),
                 tool("JWTKit", "jwt-kit"),
                 tool("Crypto", "swift-crypto"),

@@ -4,6 +4,7 @@ import TipSync
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncNetworking
 @testable import TipSyncServer
 
 /// A connection whose first request is `GET /v1/live` is served on its pipeline, without a task while

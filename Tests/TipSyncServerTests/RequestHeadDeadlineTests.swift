@@ -6,6 +6,7 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import Testing
 
+@testable import TipSyncNetworking
 @testable import TipSyncServer
 
 /// The request head's deadline counts from the connection's start, however slowly its request line

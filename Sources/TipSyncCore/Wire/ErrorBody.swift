@@ -1,3 +1,5 @@
+import Foundation
+
 /// The body of every 4xx/5xx response: `{"error": {"code": "…", "message": "…"}}`.
 public struct ErrorBody: Sendable, Hashable, Codable {
     public struct Detail: Sendable, Hashable, Codable {
@@ -33,6 +35,9 @@ public struct ErrorBody: Sendable, Hashable, Codable {
     public init(error: Detail) {
         self.error = error
     }
+
+    /// The body as the server writes it (JSON; empty only if encoding failed, which it cannot).
+    public var bytes: Data { (try? JSONCoding.encoder.encode(self)) ?? Data() }
 }
 
 /// Error codes of protocol v1 (`protocol.md`, "Errors").

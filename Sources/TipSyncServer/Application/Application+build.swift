@@ -7,6 +7,7 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import TipSyncCore
+import TipSyncNetworking
 
 /// Builds the sync server: the seam tests call directly (`app.test(.router)` / `.live`).
 ///

@@ -1,4 +1,5 @@
 import Hummingbird
+import TipSyncNetworking
 
 /// The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive).
 struct BearerCredential {

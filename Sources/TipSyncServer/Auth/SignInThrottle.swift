@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import Metrics
+import TipSyncNetworking
 
 /// Refused sign-ins per client address — bad device tokens and JWTs on `/v1`, bad admin keys on
 /// `/admin/v1`, failed console logins — so guessing credentials gets nowhere: each address may fail

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Prometheus
 import TipSyncCore
+import TipSyncNetworking
 
 /// The server's own metrics, exported at `/metrics` with the request metrics
 /// (``RequestMetricsMiddleware``). Made from the registry `buildApplication` is given, so each

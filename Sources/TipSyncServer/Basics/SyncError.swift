@@ -127,13 +127,14 @@ extension SyncError: HTTPResponseError {
             body: .init(byteBuffer: ByteBuffer(bytes: bodyBytes(serverTime: serverTime))))
     }
 
-    /// The JSON error body's bytes (also written below the router, by ``ConnectionGuard``).
+    /// The JSON error body's bytes (the connection layer writes the same ``ErrorBody`` for what it
+    /// refuses below the router).
     func bodyBytes(serverTime: Int64) -> Data {
-        let body = ErrorBody(
+        ErrorBody(
             error: .init(
                 code: code.rawValue, message: message, serverTime: serverTime, expectedSeq: expectedSeq,
-                highestSeq: highestSeq, generation: generation))
-        return (try? JSONCoding.encoder.encode(body)) ?? Data()
+                highestSeq: highestSeq, generation: generation)
+        ).bytes
     }
 
     /// Any error as the protocol's: a ``SyncError`` as is; Hummingbird's own (unknown route, body too

@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import TipSyncNetworking
 
 /// HTTP content codings on `/v1` (protocol.md section 5): pull pages are sent `gzip` or `deflate`
 /// compressed when the client's `Accept-Encoding` allows it and the page is at least

@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import TipSyncCore
+import TipSyncNetworking
 
 /// The `/v1` routes: push, pull (with optional long-poll), live (SSE) and device lookup.
 struct SyncController: Sendable {

@@ -9,17 +9,17 @@ import Synchronization
 /// loop (a short task only when it needs the store), and an idle stream costs no task at all — only
 /// its connection, its subscription and this. The answer says `Connection: close`: the connection
 /// closes when the stream ends, and after any answer that is not a stream.
-final class LiveConnection: Sendable {
+package final class LiveConnection: Sendable {
     /// Answers a request through the application's router, as Hummingbird would (its `Date` and
     /// `Server` headers included); errors become responses.
-    typealias Respond = @Sendable (Request, any Channel) async -> Response
+    package typealias Respond = @Sendable (Request, any Channel) async -> Response
 
     private let channel: any Channel
     private let respond: Respond
     private let state = Mutex(State())
 
     private struct State {
-        var stream: LiveStream?
+        var stream: (any PipelinedStream)?
         /// A task is writing (the opening, or a wake-up's news); wake-ups meanwhile set `again`.
         var writing = true
         var again = false
@@ -42,18 +42,24 @@ final class LiveConnection: Sendable {
         }
         guard response.status == .ok, let stream = handoff.stream else {
             // Refused (a bad token, a bad cursor, rate limited): answered whole, then closed.
-            handoff.stream?.subscription.finish()
+            handoff.stream?.finish()
             response.headers[.connection] = "close"
             try? await channel.writeAndFlush(HTTPResponsePart.head(response.head)).get()
             try? await response.body.write(ChannelBodyWriter(channel: channel))
             try? await channel.close()
             return
         }
+        await serve(stream, response)
+    }
+
+    /// Writes the opening of `stream`, answered by `response`, and hands the rest to its wake-ups.
+    private func serve<Stream: PipelinedStream>(_ stream: Stream, _ response: Response) async {
+        var response = response
         state.withLock { $0.stream = stream }
         stream.opened(onPipeline: true)
         // From before the opening: a stream evicted while its opening waits for a client that does
         // not read closes its connection at once.
-        stream.subscription.onTermination { [self] in streamEnded() }
+        stream.onTermination { [self] in streamEnded() }
         // Said up front, so the client never pools the connection: closing one that an HTTP client
         // holds as idle and reusable left FoundationNetworking's socket in CLOSE-WAIT, its event
         // source spinning and the next stream unread (a test hung in CI).
@@ -63,20 +69,20 @@ final class LiveConnection: Sendable {
             // Only the opening: the route saw the handoff (``LiveStream/body(handedOff:)``).
             try await response.body.write(ChannelBodyWriter(channel: channel))
         } catch {
-            stream.subscription.finish()
+            stream.finish()
         }
-        stream.subscription.onWake { [self] in woken() }
+        stream.onWake { [self] in woken() }
         deliver(stream, nil)
     }
 
     /// The server is shutting down gracefully (or the connection must go): end the stream.
     func quiesce() {
         let stream = state.withLock { $0.stream }
-        if let stream { stream.subscription.finish() } else { channel.close(promise: nil) }
+        if let stream { stream.finish() } else { channel.close(promise: nil) }
     }
 
     private func woken() {
-        let stream = state.withLock { state -> LiveStream? in
+        let stream = state.withLock { state -> (any PipelinedStream)? in
             guard !state.writing else {
                 state.again = true
                 return nil
@@ -86,13 +92,17 @@ final class LiveConnection: Sendable {
         }
         // On the connection's event loop: its writes need no further hop, and wake-ups that come
         // while the loop is busy (a burst of pushes) are written together.
-        if let stream { channel.eventLoop.execute { [self] in deliver(stream, stream.takeNews()) } }
+        if let stream { channel.eventLoop.execute { [self] in deliverNews(of: stream) } }
+    }
+
+    private func deliverNews<Stream: PipelinedStream>(of stream: Stream) {
+        deliver(stream, stream.takeNews())
     }
 
     /// Writes `news`, then whatever wake-ups came meanwhile, while ``State/writing``. What needs no
     /// store read is written at once (on the event loop: no task); anything else, or a connection
     /// whose client reads slowly, continues in a task that awaits the store and slow writes.
-    private func deliver(_ stream: LiveStream, _ news: LiveStream.News?) {
+    private func deliver<Stream: PipelinedStream>(_ stream: Stream, _ news: Stream.News?) {
         var news = news
         while true {
             if let due = news {
@@ -123,14 +133,14 @@ final class LiveConnection: Sendable {
     }
 
     /// ``deliver(_:_:)``'s slow half: writes `news` awaiting the store and each write, then goes on.
-    private func write(_ news: LiveStream.News, _ stream: LiveStream) async {
+    private func write<Stream: PipelinedStream>(_ news: Stream.News, _ stream: Stream) async {
         var writer: any ResponseBodyWriter = ChannelBodyWriter(channel: channel)
-        do { try await stream.write(news, to: &writer) } catch { stream.subscription.finish() }
+        do { try await stream.write(news, to: &writer) } catch { stream.finish() }
         deliver(stream, nil)
     }
 
     private func streamEnded() {
-        let (stream, writing) = state.withLock { state -> (LiveStream?, Bool) in
+        let (stream, writing) = state.withLock { state -> ((any PipelinedStream)?, Bool) in
             state.ended = true
             guard !state.writing, !state.closed else { return (nil, state.writing && !state.closed) }
             state.closed = true
@@ -140,11 +150,11 @@ final class LiveConnection: Sendable {
         // Ended because its device opened more streams than it may hold, while a write still waits
         // (for a client that does not read, most likely): the connection closes now, and what the
         // write holds goes with it, instead of at the stall bound. Other ends let the write finish.
-        if writing, state.withLock({ $0.stream?.subscription.wasEvicted ?? false }) { channel.close(promise: nil) }
+        if writing, state.withLock({ $0.stream?.wasEvicted ?? false }) { channel.close(promise: nil) }
     }
 
     /// Ends the response and closes the connection.
-    private func end(_ stream: LiveStream) {
+    private func end(_ stream: any PipelinedStream) {
         stream.closed()
         let channel = channel
         channel.writeAndFlush(HTTPResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }

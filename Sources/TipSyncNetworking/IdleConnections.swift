@@ -6,9 +6,11 @@ import Synchronization
 /// sockets — a scanner, a slow-loris, a client that connected and never spoke — can then never keep
 /// `/health`, pushes and pulls waiting in the kernel's backlog. Connections that sent a request (a
 /// long-poll, a live stream, a keep-alive client between requests) are never evicted.
-final class IdleConnections: Sendable {
+package final class IdleConnections: Sendable {
     private let state = Mutex<(next: UInt64, waiting: [ObjectIdentifier: (order: UInt64, channel: any Channel)])>(
         (0, [:]))
+
+    package init() {}
 
     /// `channel` is open and has sent nothing complete yet.
     func opened(_ channel: any Channel) {

@@ -3,14 +3,14 @@ import Metrics
 /// What the connection layer counts, exported at `/metrics`: connections closed for a late request
 /// head or body, closed because the peer left, refused for a declared body above the limit or for
 /// bytes the HTTP parser cannot read.
-struct ConnectionMetrics: Sendable {
+package struct ConnectionMetrics: Sendable {
     let headTimeouts: Counter
     let bodyTimeouts: Counter
     let peerClosed: Counter
     let declaredTooLarge: Counter
     let malformed: Counter
 
-    init(factory: any MetricsFactory) {
+    package init(factory: any MetricsFactory) {
         headTimeouts = Counter(
             label: "tipsync_connection_timeouts_total", dimensions: [("phase", "head")], factory: factory)
         bodyTimeouts = Counter(

@@ -9,7 +9,7 @@ import Synchronization
 /// `tipsync_connection_limit_reached_total` counts it. At the maximum, the oldest connection that
 /// has not sent a request yet is closed (``IdleConnections``), so idle sockets cannot hold the
 /// backlog shut.
-struct ConnectionCounter: AvailableConnectionsDelegate {
+package struct ConnectionCounter: AvailableConnectionsDelegate {
     final class State: Sendable {
         let count = Atomic<Int>(0)
         let atLimit = Atomic<Bool>(false)
@@ -22,7 +22,7 @@ struct ConnectionCounter: AvailableConnectionsDelegate {
     let gauge: Gauge
     let limitReached: Counter
 
-    init(maximum: Int, idle: IdleConnections, logger: Logger, factory: any MetricsFactory) {
+    package init(maximum: Int, idle: IdleConnections, logger: Logger, factory: any MetricsFactory) {
         self.maximum = maximum
         self.idle = idle
         self.logger = logger
@@ -30,7 +30,7 @@ struct ConnectionCounter: AvailableConnectionsDelegate {
         limitReached = Counter(label: "tipsync_connection_limit_reached_total", factory: factory)
     }
 
-    mutating func connectionOpened() {
+    package mutating func connectionOpened() {
         let count = state.count.add(1, ordering: .relaxed).newValue
         gauge.record(count)
         if count >= maximum { idle.evictOldest(count - maximum + 1) }
@@ -42,13 +42,13 @@ struct ConnectionCounter: AvailableConnectionsDelegate {
         }
     }
 
-    mutating func connectionClosed() {
+    package mutating func connectionClosed() {
         let count = state.count.subtract(1, ordering: .relaxed).newValue
         gauge.record(count)
         if count < maximum { state.atLimit.store(false, ordering: .relaxed) }
     }
 
-    func isAcceptingNewConnections() -> Bool {
+    package func isAcceptingNewConnections() -> Bool {
         state.count.load(ordering: .relaxed) < maximum
     }
 }

@@ -19,18 +19,24 @@ import TipSyncCore
 /// Its reads start at 512 bytes (``setReadSizes(_:)``).
 ///
 /// One instance per connection; it lives on the connection's event loop.
-final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
 
-    struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// From the connection's start, or the end of its previous response, to a complete request head.
-        var requestHead: TimeAmount
+        package var requestHead: TimeAmount
         /// From a request head to the end of its body.
-        var requestBody: TimeAmount
-        var maxBodyBytes: Int
+        package var requestBody: TimeAmount
+        package var maxBodyBytes: Int
+
+        package init(requestHead: TimeAmount, requestBody: TimeAmount, maxBodyBytes: Int) {
+            self.requestHead = requestHead
+            self.requestBody = requestBody
+            self.maxBodyBytes = maxBodyBytes
+        }
     }
 
     private let limits: Limits
@@ -54,7 +60,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether the current request's answer has begun (its final head was written).
     private var answering = false
 
-    init(limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64) {
+    package init(
+        limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64
+    ) {
         self.limits = limits
         self.metrics = metrics
         self.idle = idle
@@ -69,7 +77,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536))
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         Self.setReadSizes(context.channel)
         if context.channel.isActive {
             arm(.head, context: context)
@@ -77,24 +85,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         stopTimer()
         idle.spoke(context.channel)
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         arm(.head, context: context)
         idle.opened(context.channel)
         context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         stopTimer()
         idle.spoke(context.channel)
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
@@ -135,7 +143,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard !refused else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
@@ -155,7 +163,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let at: NIODeadline
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let opened = event as? ConnectionOpened {
             if openRequests == 0, deadline?.phase == .head { arm(.head, from: opened.at, context: context) }
             return
@@ -170,7 +178,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let parseError = error as? HTTPParserError else {
             context.fireErrorCaught(error)
             return
@@ -245,7 +253,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     ) {
         refused = true
         disarm()
-        let body = SyncError(status, code, message).bodyBytes(serverTime: now())
+        let body = ErrorBody(error: .init(code: code.rawValue, message: message, serverTime: now())).bytes
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.contentLength] = String(body.count)

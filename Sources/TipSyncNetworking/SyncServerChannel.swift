@@ -16,9 +16,9 @@ import NIOHTTPTypesHTTP1
 /// codecs and ``ConnectionGuard`` with the live handler, and its task ends. A live stream requested
 /// on a connection that served other requests first stays on Hummingbird's task (it works the same;
 /// it costs more memory while open).
-struct SyncServerChannel: ServerChildChannel {
-    struct Value: ServerChildChannelValue {
-        let channel: any Channel
+package struct SyncServerChannel: ServerChildChannel {
+    package struct Value: ServerChildChannelValue {
+        package let channel: any Channel
         /// Hummingbird's channel once the first request showed the connection is its to serve; `nil`
         /// when it is a live stream served on its pipeline, or closed before it asked anything.
         let http: EventLoopFuture<HTTP1Channel.Value?>
@@ -30,7 +30,18 @@ struct SyncServerChannel: ServerChildChannel {
     let idle: IdleConnections
     let respondLive: LiveConnection.Respond
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    package init(
+        http1: HTTP1Channel, limits: ConnectionGuard.Limits, metrics: ConnectionMetrics, idle: IdleConnections,
+        respondLive: @escaping LiveConnection.Respond
+    ) {
+        self.http1 = http1
+        self.limits = limits
+        self.metrics = metrics
+        self.idle = idle
+        self.respondLive = respondLive
+    }
+
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let http = channel.eventLoop.makePromise(of: HTTP1Channel.Value?.self)
             let sniffer = FirstRequestSniffer(
@@ -57,7 +68,7 @@ struct SyncServerChannel: ServerChildChannel {
         }
     }
 
-    func handle(value: Value, logger: Logger) async {
+    package func handle(value: Value, logger: Logger) async {
         guard let served = try? await value.http.get() else { return }
         await http1.handle(value: served, logger: logger)
     }
