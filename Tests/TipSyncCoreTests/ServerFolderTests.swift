@@ -134,6 +134,59 @@ import Testing
         }
     }
 
+    /// The methods and properties a file's extensions add (`extension Type { func name(label:` at
+    /// the extension's top level), each as ``memberKey(_:_:)``: a folder can add to a type it does
+    /// not own (`Insights/` adds `saveTipUsage(derivedFrom:)` to `SyncStore`), and a use of that
+    /// member is a use of the folder that added it.
+    static func extensionMembers(in code: String) -> [String] {
+        var keys: [String] = []
+        var inExtension = false
+        for line in code.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("extension ") {
+                inExtension = true
+            } else if line.hasPrefix("}") {
+                inExtension = false
+            } else if inExtension, let key = declaredMember(in: line, indent: "    ") {
+                keys.append(key)
+            }
+        }
+        return keys
+    }
+
+    /// The key of a member declared on `line` at `indent`: a property by its name, a method by its
+    /// name and first argument label (`_` for none), so overloads with other labels are other members.
+    static func declaredMember(in line: Substring, indent: String) -> String? {
+        guard line.hasPrefix(indent), !line.dropFirst(indent.count).hasPrefix(" ") else { return nil }
+        let text = line.dropFirst(indent.count)
+        if let match = text.firstMatch(
+            of: /^(?:(?:public|package|internal|static|nonisolated|mutating|@\w+)\s+)*var\s+([a-z]\w*)/)
+        {
+            return memberKey(String(match.1), nil)
+        }
+        guard
+            let match = text.firstMatch(
+                of:
+                    /^(?:(?:public|package|internal|static|nonisolated|mutating|@\w+)\s+)*func\s+([a-z]\w*)(?:<[^>]*>)?\((\w*)/
+            )
+        else { return nil }
+        return memberKey(String(match.1), match.2.isEmpty ? "_" : String(match.2))
+    }
+
+    /// `name` for a property, `name(label:` for a method.
+    static func memberKey(_ name: String, _ label: String?) -> String {
+        label.map { "\(name)(\($0):" } ?? name
+    }
+
+    /// The members code uses (after a `.`), as ``memberKey(_:_:)``: `.name(label: …` a method with
+    /// that label, `.name(…` one without, `.name` a property.
+    static func memberUses(in code: String) -> Set<String> {
+        Set(
+            code.matches(of: /\.([a-z]\w*)(\((?:(\w+):)?)?/).map { match in
+                guard match.2 != nil else { return memberKey(String(match.1), nil) }
+                return memberKey(String(match.1), match.3.map(String.init) ?? "_")
+            })
+    }
+
     @Test func everyServerFolderUsesOnlyWhatArchitectureMdAllows() throws {
         let allowed = try Self.allowedFolders()
         let files = try Self.sourceFiles()
@@ -141,6 +194,22 @@ import Testing
         for file in files {
             for type in Self.declaredTypes(in: file.code) { home[type] = file.folder }
         }
+        // A member an extension adds counts only when one folder declares that name at all (as an
+        // extension's member or anywhere else): a name several folders declare says nothing of whose it is.
+        var memberHomes: [String: Set<String>] = [:]
+        for file in files {
+            for name in Self.extensionMembers(in: file.code) { memberHomes[name, default: []].insert(file.folder) }
+        }
+        for file in files {
+            for line in file.code.split(separator: "\n") {
+                let indent = String(line.prefix(while: { $0 == " " }))
+                if let key = Self.declaredMember(in: line, indent: indent) { memberHomes[key]?.insert(file.folder) }
+            }
+        }
+        let memberHome = memberHomes.compactMapValues { $0.count == 1 ? $0.first : nil }
+        #expect(
+            memberHome["saveTipUsage(derivedFrom:"] == "Insights",
+            "the checker sees the members extensions add: \(memberHomes["saveTipUsage(derivedFrom:"] ?? [])")
         #expect(home.count > 100, "found \(home.count) server types")
         for file in files where file.folder.isEmpty {
             Issue.record("\(file.name) sits at the top of Sources/TipSyncServer: put it in the folder that holds it")
@@ -158,6 +227,12 @@ import Testing
                     "\(file.folder)/\(file.name) uses \(name) from \(owner)/, which ARCHITECTURE.md does not allow \(file.folder)/"
                 )
             }
+            for name in Self.memberUses(in: file.code).sorted() {
+                guard let owner = memberHome[name], owner != file.folder, !may.contains(owner) else { continue }
+                Issue.record(
+                    "\(file.folder)/\(file.name) uses .\(name)…, which \(owner)/ adds, and ARCHITECTURE.md does not allow \(file.folder)/ to use \(owner)/"
+                )
+            }
         }
     }
 
@@ -173,5 +248,13 @@ import Testing
             """)
         #expect(Self.typeNames(in: code) == ["Real", "Second"])
         #expect(Self.declaredTypes(in: "public final class Top: Sendable {\n    struct Nested {}\n}") == ["Top"])
+        // Members: a method by name and first label, a property by name.
+        #expect(
+            Self.memberUses(in: "a.save(derivedFrom: x); b.count; c.run()") == ["save(derivedFrom:", "count", "run(_:"])
+        #expect(
+            Self.extensionMembers(
+                in: "extension Store {\n    public func save(derivedFrom changes: [Int]) {}\n    var size: Int { 0 }\n}"
+            )
+                == ["save(derivedFrom:", "size"])
     }
 }
