@@ -118,18 +118,52 @@ let package = Package(
                 tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
             ]
         ),
-        // The sync server as a library: storage, routes, auth. `buildApplication` is what tests call.
+        // What every layer of the server shares (the protocol's error, metrics, dates and durations,
+        // logging, periodic work, process usage) and its body coding (gzip and deflate, bounded).
         .target(
-            name: "TipSyncServer",
+            name: "TipSyncServerBasics",
             dependencies: [
                 "TipSyncCore",
                 "TipSyncNetworking",
                 "CZlib",
                 tool("Hummingbird", "hummingbird"),
+                tool("Logging", "swift-log"),
+                tool("Metrics", "swift-metrics"),
+                tool("Prometheus", "swift-prometheus"),
+                tool("NIOCore", "swift-nio"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+                tool("UnixSignals", "swift-service-lifecycle"),
+            ]
+        ),
+        // The server's storage: the ports (`ChangeLogStore`, `IdentityStore`, `InsightStore`), both
+        // backends (SQLite, PostgreSQL) and the policy they share.
+        .target(
+            name: "TipSyncStorage",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncServerBasics",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                tool("Crypto", "swift-crypto"),
+                tool("Logging", "swift-log"),
+                tool("NIOCore", "swift-nio"),
+                tool("NIOPosix", "swift-nio"),
+                tool("PostgresNIO", "postgres-nio"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+            ]
+        ),
+        // The sync server as a library: routes, middleware, live streams, auth, the console.
+        // `buildApplication` is what tests call.
+        .target(
+            name: "TipSyncServer",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncNetworking",
+                "TipSyncServerBasics",
+                "TipSyncStorage",
+                tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdCore", "hummingbird"),
                 tool("HummingbirdTLS", "hummingbird"),
                 tool("NIOSSL", "swift-nio-ssl"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 tool("Logging", "swift-log"),
                 tool("Metrics", "swift-metrics"),
                 tool("Prometheus", "swift-prometheus"),
@@ -137,13 +171,9 @@ let package = Package(
                 tool("Crypto", "swift-crypto"),
                 tool("PostgresNIO", "postgres-nio"),
                 tool("Mustache", "swift-mustache"),
-                tool("CompressNIO", "compress-nio"),
                 tool("NIOCore", "swift-nio"),
                 tool("NIOPosix", "swift-nio"),
                 tool("NIOEmbedded", "swift-nio"),
-                tool("NIOHTTP1", "swift-nio"),
-                tool("NIOHTTPTypes", "swift-nio-extras"),
-                tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
                 tool("JWTKit", "jwt-kit"),
                 tool("UnixSignals", "swift-service-lifecycle"),
                 tool("Configuration", "swift-configuration"),

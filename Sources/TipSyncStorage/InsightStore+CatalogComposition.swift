@@ -1,0 +1,57 @@
+import TipSyncCore
+import TipSyncServerBasics
+
+/// Composing the stored catalog from platforms' parts (protocol.md §13.11): read what is stored,
+/// apply the core's ``TipSyncCore/Catalog/merging(_:as:)`` or ``TipSyncCore/Catalog/removingPlatform(_:keepingShared:)``,
+/// and store the result as a new version. The admin API, the CLI and the console all compose here.
+extension InsightStore {
+    /// Merges `part` as `platform`'s part of the stored catalog (none stored: an empty one).
+    /// Throws ``CatalogCompositionError`` naming the field when the part clashes with what stays.
+    public func mergePlatformPart(_ part: Catalog, as platform: String, uploadedBy: String, at now: Int64)
+        async throws -> (version: Int64, tips: Int)
+    {
+        let merged: Catalog
+        do {
+            merged = try (try await storedCatalog() ?? Catalog()).merging(part, as: platform)
+            try merged.validate()
+        } catch let error as Catalog.CompositionError {
+            throw CatalogCompositionError(description: error.description)
+        } catch let error as Catalog.ValidationError {
+            throw CatalogCompositionError(description: error.description)
+        }
+        let version = try await putCatalogJSON(
+            try merged.canonicalText, uploadedBy: uploadedBy, at: now, restoredFrom: nil)
+        return (version, merged.tips.count)
+    }
+
+    /// Removes `platform`'s part of the stored catalog; `nil` when no catalog is stored.
+    public func removePlatformPart(_ platform: String, uploadedBy: String, at now: Int64) async throws -> (
+        version: Int64, tips: Int
+    )? {
+        guard let stored = try await storedCatalog() else { return nil }
+        let removed = stored.removingPlatform(platform)
+        let version = try await putCatalogJSON(
+            try removed.canonicalText, uploadedBy: uploadedBy, at: now, restoredFrom: nil)
+        return (version, removed.tips.count)
+    }
+
+    /// The stored catalog, read; `nil` when none is stored.
+    package func storedCatalog() async throws -> Catalog? {
+        guard let text = try await catalogJSON() else { return nil }
+        do {
+            return try Catalog(validating: Array(text.utf8))
+        } catch {
+            throw CatalogCompositionError(
+                description: "catalog: the stored catalog does not validate: \(error.description)")
+        }
+    }
+}
+
+/// Why a platform's part could not be merged: the message starts with the field (`tips[0].id: …`).
+public struct CatalogCompositionError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+
+    package init(description: String) {
+        self.description = description
+    }
+}

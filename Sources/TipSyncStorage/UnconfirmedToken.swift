@@ -1,0 +1,23 @@
+import TipSyncServerBasics
+
+/// A device token whose identity came from ``TokenIdentityCache`` rather than the store. The store
+/// operation serving the request (a push, a pull) checks, first thing in its own transaction, that
+/// the token still names ``identity``; when it does not (revoked, the account erased), it throws
+/// ``UnconfirmedToken/Gone`` and stores nothing. A revoked token is thus refused at its next request
+/// exactly as without the cache (protocol.md, section 6).
+public struct UnconfirmedToken: Sendable, Hashable {
+    /// The token's SHA-256 (``TokenHasher``), as stored.
+    public let hash: String
+    /// The device the cache says the token names.
+    public let identity: DeviceIdentity
+
+    public init(hash: String, identity: DeviceIdentity) {
+        self.hash = hash
+        self.identity = identity
+    }
+
+    /// The token no longer names the device: the request is answered `401` and changed nothing.
+    public struct Gone: Error, Sendable {
+        public init() {}
+    }
+}
