@@ -124,7 +124,12 @@ import TipSyncServer
         }
     }
 
-    @Test(.timeLimit(.minutes(5))) func aReplicaInMemorySyncsWithATipsReplicaThroughTheSyncFaceAlone() async throws {
+    /// A server, a `TipsReplica` phone and a `MemoryReplica` laptop of one account, each with its
+    /// sync client, for `body` while the server runs.
+    func withPhoneAndLaptop(
+        _ body:
+            @escaping @Sendable (ServerFixture, TipsReplica, MemoryReplica, SyncClient, SyncClient) async throws -> Void
+    ) async throws {
         let fixture = try await ServerFixture.make()
         let phone = try makeDevice("phone")
         let laptop = MemoryReplica(deviceID: "laptop")
@@ -134,6 +139,12 @@ import TipSyncServer
                 replica: phone, configuration: SyncConfiguration(server: url, token: fixture.tokens["phone"]!))
             let laptopClient = SyncClient(
                 replica: laptop, configuration: SyncConfiguration(server: url, token: fixture.tokens["laptop"]!))
+            try await body(fixture, phone, laptop, phoneClient, laptopClient)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(5))) func aReplicaInMemorySyncsWithATipsReplicaThroughTheSyncFaceAlone() async throws {
+        try await withPhoneAndLaptop { fixture, phone, laptop, phoneClient, laptopClient in
             #expect(laptop.isHeldForFirstSync, "a client starts the first-sync hold through the face")
 
             try phone.donate(event: "opened", infos: (0..<5).map { .int(Int64($0)) })
@@ -158,15 +169,7 @@ import TipSyncServer
     /// The loop apps run (`run()`: a live stream) over the face alone: a change the other device
     /// makes while it runs reaches the replica in memory.
     @Test(.timeLimit(.minutes(5))) func aRunningClientOverTheSyncFaceReceivesALiveChange() async throws {
-        let fixture = try await ServerFixture.make()
-        let phone = try makeDevice("phone")
-        let laptop = MemoryReplica(deviceID: "laptop")
-        try await fixture.app().test(.live) { server in
-            let url = URL(string: "http://127.0.0.1:\(try #require(server.port))")!
-            let phoneClient = SyncClient(
-                replica: phone, configuration: SyncConfiguration(server: url, token: fixture.tokens["phone"]!))
-            let laptopClient = SyncClient(
-                replica: laptop, configuration: SyncConfiguration(server: url, token: fixture.tokens["laptop"]!))
+        try await withPhoneAndLaptop { fixture, phone, laptop, phoneClient, laptopClient in
             let running = Task {
                 do { try await laptopClient.run() } catch {
                     if !Task.isCancelled { Issue.record(error, "run() ended") }
