@@ -40,12 +40,21 @@ const render = () => {
       item.textContent = `${tip.id}: ${tipsync.status(tip.id)}`;
       return item;
     }));
-  document.querySelector('#sync-state').textContent = tipsync.isSyncing
-    ? `This tab syncs as device “${tipsync.replica.deviceID}”.`
-    : 'Another tab of this device syncs; this one follows it.';
+  // What the sync is doing now, in the protocol's words (§17.4): never "syncs" while nothing does.
+  const { state, code, lastError, nextAttemptAt } = tipsync.syncStatus;
+  const retry = nextAttemptAt ? ` Next attempt at ${new Date(nextAttemptAt).toLocaleTimeString()}.` : '';
+  const who = tipsync.leads ? `This tab syncs as device “${tipsync.replica.deviceID}”` : 'Another tab of this device syncs; this one follows it';
+  document.querySelector('#sync-state').textContent = {
+    connecting: `${who}: connecting…`,
+    connected: `${who}: connected.`,
+    offline: `${who}: offline, cannot reach the server (${lastError}).${retry}`,
+    refused: `${who}: the server refuses (${code}: ${lastError}).${retry}`,
+    stopped: `Sync stopped (${code ?? 'stopped'}): ${lastError ?? 'the app stopped it'}.`,
+  }[state] ?? `${who}.`;
 };
 tipsync.addEventListener('change', render);
 tipsync.addEventListener('leader', render);
+tipsync.addEventListener('syncstatus', render);
 render();
 
 // For tests and the console: the configured instance.

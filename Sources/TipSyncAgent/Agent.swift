@@ -188,12 +188,16 @@ public final class Agent: Sendable {
         onServerCatalog: (@Sendable (ServerCatalogEvent) -> Void)? = nil,
         onStatusChange: (@Sendable (SyncStatus, SyncStatus) -> Void)? = nil
     ) -> SyncClient {
-        var sync =
-            if let command = configuration.tokenCommand {
-                SyncConfiguration(server: configuration.server) { try await TokenCommand.run(command) }
-            } else {
-                SyncConfiguration(server: configuration.server, token: configuration.token)
-            }
+        // The credential is asked for at the start and again after every refusal (protocol.md
+        // §17.3): the token command runs again, or the store's token is read again — so a token
+        // reissued with `init` while the daemon runs is used without a restart.
+        let store = store
+        let initial = configuration
+        var sync = SyncConfiguration(server: configuration.server) {
+            let current = (try? store.readConfiguration()) ?? initial
+            if let command = current.tokenCommand { return try await TokenCommand.run(command) }
+            return current.token
+        }
         sync.firstSyncTimeout = configuration.effectiveFirstSyncTimeout
         if configuration.followsServerCatalog {
             sync.followsServerCatalog = true

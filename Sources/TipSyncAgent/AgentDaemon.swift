@@ -34,7 +34,8 @@ public struct AgentDaemon: Sendable {
                 }
             },
             onStatusChange: { before, after in Self.log(before, after, logger) })
-        let handler = LocalAPIHandler(agent: agent, sync: { try await client.syncOnce() })
+        let handler = LocalAPIHandler(
+            agent: agent, sync: { try await client.syncOnce() }, syncStatus: { await client.status })
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
@@ -52,22 +53,41 @@ public struct AgentDaemon: Sendable {
 }
 
 extension AgentDaemon {
-    /// One `info` line when sync fails after working (or at its first failure), one when it works
-    /// again, one when the first sync completes: an outage is two lines, however long it lasts.
+    /// One line each time the sync state changes (protocol.md §17.4): `warning` when the server
+    /// refuses (with its code and message, and when the agent tries again) or sync stops, `info`
+    /// when it cannot reach the server and when it syncs again — an outage is two lines, however
+    /// long it lasts; and one when the first sync completes.
     static func log(_ before: SyncStatus, _ after: SyncStatus, _ logger: Logger) {
-        if before.lastError == nil, let error = after.lastError {
-            logger.info(
-                "cannot sync; changes wait in the store and are pushed when it works again",
-                metadata: ["error": "\(error)", "waiting": "\(after.pendingChanges)"])
-        } else if before.lastError != nil, after.lastError == nil {
-            logger.info("syncing again", metadata: ["waiting": "\(after.pendingChanges)"])
+        let changedCode = before.lastError?.code != after.lastError?.code
+        if before.state != after.state || (after.state == .refused && changedCode) {
+            var metadata: Logger.Metadata = ["state": "\(after.state.rawValue)", "waiting": "\(after.pendingChanges)"]
+            if let error = after.lastError {
+                metadata["code"] = "\(error.code)"
+                metadata["error"] = "\(error)"
+            }
+            if let next = after.nextAttemptAt { metadata["retryAt"] = "\(next.formatted(.iso8601))" }
+            switch after.state {
+            case .refused:
+                logger.warning("the server refuses to sync; retrying with backoff", metadata: metadata)
+            case .stopped:
+                logger.warning("sync stopped", metadata: metadata)
+            case .offline:
+                logger.info(
+                    "cannot sync; changes wait in the store and are pushed when it works again", metadata: metadata)
+            case .connected where before.state != .connecting:
+                logger.info("syncing again", metadata: metadata)
+            case .connected, .connecting:
+                break
+            }
         }
         if !before.hasSynced, after.hasSynced { logger.info("first sync complete") }
     }
 }
 
 /// Keeps the replica in sync with the server (a live stream that carries other devices' changes,
-/// a push after each change, backoff while the server is unreachable) until shutdown.
+/// a push after each change, backoff while the server is unreachable or refuses) until shutdown.
+/// Sync ends only when the server says the account was erased (protocol.md §17.3); the local API
+/// goes on serving the replica then.
 struct LiveSyncService: Service {
     let client: SyncClient
     let logger: Logger
@@ -77,8 +97,9 @@ struct LiveSyncService: Service {
             do {
                 try await client.run()
             } catch let error where !(error is CancellationError) {
-                logger.error("sync stopped", metadata: ["error": "\(error)"])
-                // A refused token: keep serving the local API; nothing syncs until `init` with a new token.
+                logger.error(
+                    "sync stopped for good: the server will never accept this device again",
+                    metadata: ["error": "\(error)"])
                 try await gracefulShutdown()
             }
         }

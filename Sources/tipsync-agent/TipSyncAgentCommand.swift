@@ -14,7 +14,8 @@ struct TipSyncAgentCommand: AsyncParsableCommand {
         version: TipSyncVersion.description,
         subcommands: [
             Init.self, CatalogCommand.self, Donate.self, ParamCommand.self, Display.self, Invalidate.self,
-            ResetEligibility.self, Status.self, Sync.self, Run.self, Watch.self, ExportHistory.self,
+            ResetEligibility.self, Status.self, Sync.self, SyncStatusCommand.self, Run.self, Watch.self,
+            ExportHistory.self,
         ])
 
     /// Runs the command (a failure exits with its message and status, as `ArgumentParser` does),
@@ -360,6 +361,50 @@ struct Sync: AsyncParsableCommand {
 
     func run() async throws {
         try await reporting { try await global.openAgent().syncOnce() }
+    }
+}
+
+struct SyncStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-status",
+        abstract: "Where the running daemon's sync stands: connected, connecting, offline, refused or stopped.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print the status as JSON (protocol.md §17.4).") var json = false
+
+    func run() async throws {
+        try await reporting {
+            guard let client = try? LocalAPIClient(path: global.agentStore.socketPath) else {
+                throw AgentError(
+                    .noSync,
+                    message:
+                        "no daemon runs on this store (\(global.agentStore.directory.path)): nothing syncs; start `tipsync-agent run`"
+                )
+            }
+            let line = try client.request(#"{"op":"sync-status"}"#)
+            let reply = try JSONParser.parse(Data(line.utf8))
+            func text(_ value: JSONValue?) -> String? {
+                if case .string(let text)? = value { text } else { nil }
+            }
+            guard reply["ok"] == .bool(true), let status = reply["sync"] else {
+                throw AgentError(.noSync, message: text(reply["error"]?["message"]) ?? line)
+            }
+            if json {
+                print(status.canonicalText)
+            } else {
+                var words = [text(status["state"]) ?? "unknown"]
+                if let code = text(status["code"]), status["state"] != .string("connected") {
+                    words.append("(\(code)): \(text(status["message"]) ?? "")")
+                }
+                if let next = status["nextAttemptAt"]?.number {
+                    words.append("next attempt \(Date(timeIntervalSince1970: next / 1000).formatted(.iso8601))")
+                }
+                words.append("\(status["pendingChanges"]?.number.map { Int($0) } ?? 0) change(s) waiting")
+                if let last = status["lastSyncedAt"]?.number {
+                    words.append("last synced \(Date(timeIntervalSince1970: last / 1000).formatted(.iso8601))")
+                }
+                print(words.joined(separator: "; "))
+            }
+        }
     }
 }
 

@@ -73,7 +73,13 @@ extension DatabaseLocation {
         _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
         let announcement = "database \(description)\(exists ? "" : " (new)")"
-        if logged {
+        if logged, !exists {
+            // The operator's trap (issue 72): a server started from another folder without
+            // TIPSYNC_DATABASE runs on a new, empty database, and every device's token is refused.
+            logger.warning(
+                "created a new, empty database at \(description): it knows no account and no token, so every device that synced with another database is refused here; if that is not what you meant, stop the server and set --database or TIPSYNC_DATABASE"
+            )
+        } else if logged {
             logger.info("\(announcement)")
         } else if creating || exists {
             FileHandle.standardError.write(Data("tipsync-server: \(announcement)\n".utf8))

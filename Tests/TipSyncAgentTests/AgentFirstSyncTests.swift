@@ -62,6 +62,36 @@ import TipSyncTestSupport
     }
 }
 
+extension AgentFirstSyncTests {
+    /// A refusal is a `warning` naming its code and when the agent tries again, once per code; the
+    /// recovery one `info` line (issue 72: the daemon used to log `sync stopped` and sync no more).
+    @Test func aRefusalIsAWarningWithItsCodeOncePerCode() {
+        let lines = Lines()
+        let logger = Logger(label: "test") { _ in CollectingHandler(lines: lines) }
+        var ok = SyncStatus()
+        ok.isConnected = true
+        ok.hasSynced = true
+        var refused = ok
+        refused.state = .refused
+        refused.lastError = .unauthorized("unknown or revoked token")
+        refused.nextAttemptAt = Date(timeIntervalSince1970: 1_700_000_000)
+        var later = refused
+        later.nextAttemptAt = Date(timeIntervalSince1970: 1_700_000_060)
+        var failing = later
+        failing.lastError = .rejected(status: 500, code: "server_error", message: "the server failed")
+        AgentDaemon.log(ok, refused, logger)
+        AgentDaemon.log(refused, later, logger)
+        AgentDaemon.log(later, failing, logger)
+        AgentDaemon.log(failing, ok, logger)
+        #expect(
+            lines.all.withLock { $0 } == [
+                "warning the server refuses to sync; retrying with backoff",
+                "warning the server refuses to sync; retrying with backoff",
+                "info syncing again",
+            ])
+    }
+}
+
 final class Lines: Sendable {
     let all = Mutex<[String]>([])
 }

@@ -103,9 +103,10 @@ final class TestServer: Sendable {
 
     /// A server on `database` (`sqlite:PATH` or `postgres://…`); `createAccount: false` for a second
     /// instance on a database another instance already set up.
-    init(database: String, createAccount: Bool = true) async throws {
+    /// `port`: another server's, to stand in for it at the same address (a restart on another database).
+    init(database: String, createAccount: Bool = true, port: Int? = nil) async throws {
         self.database = database
-        port = FreePort.next()
+        self.port = port ?? FreePort.next()
         process = Mutex(nil)
         guard createAccount else { return }
         let created = try await runTool("tipsync-server", ["accounts", "create", "team", "--database", database])

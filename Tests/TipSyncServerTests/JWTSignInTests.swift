@@ -224,7 +224,8 @@ import TipSyncTestSupport
                 uri: "/v1/pull", method: .get, headers: Self.headers(try await Self.hs256(later))
             ) { #expect($0.status == .ok) }
             _ = try await fixture.store.eraseAccount(name: "user-42", at: Self.now + 5000)
-            try await expectRefused(try await Self.hs256(later), client, saying: "erased")
+            // The one answer that ends a device's sync (protocol.md §17.3): a code of its own.
+            try await expectRefused(try await Self.hs256(later), client, code: "account_erased", saying: "erased")
         }
     }
 

@@ -244,17 +244,54 @@ final class ManualClock: Sendable {
             }
             // 60 KB decoded: within the burst.
             #expect(try await push(try Self.gzippedPush(seq: 1, bytes: 60_000)).0 == .ok)
-            // Another 60 KB: paid for (its work is done), and refused; the bucket is 54,464 B in debt.
-            let refused = try await push(try Self.gzippedPush(seq: 2, bytes: 60_000))
+            // Another 60 KB: paid for (its work is done) and stored; the bucket is 54,464 B in debt.
+            #expect(try await push(try Self.gzippedPush(seq: 2, bytes: 60_000)).0 == .ok)
+            // In debt, a body is refused before it is inflated: garbage gzip gets 429, not 400, and
+            // Retry-After says when the debt is paid.
+            let refused = try await push(ByteBuffer(bytes: [0x1F, 0x8B, 0, 1, 2, 3]))
             #expect(refused.0 == .tooManyRequests)
             #expect(refused.1 == "55")
-            // In debt, a body is refused before it is inflated: garbage gzip gets 429, not 400.
-            #expect(try await push(ByteBuffer(bytes: [0x1F, 0x8B, 0, 1, 2, 3])).0 == .tooManyRequests)
             // Another device of the account has its own budget.
             #expect(try await push(try Self.gzippedPush(seq: 1, device: "laptop", bytes: 60_000), "laptop").0 == .ok)
             // Once out of debt the device pushes again.
-            clock.advance(by: 60_000)
-            #expect(try await push(try Self.gzippedPush(seq: 2, bytes: 1_000)).0 == .ok)
+            clock.advance(by: 55_000)
+            #expect(try await push(try Self.gzippedPush(seq: 3, bytes: 1_000)).0 == .ok)
+            #expect(try await fixture.store.highestSeq(account: fixture.accountID, device: "phone") == 3)
+        }
+    }
+
+    /// Issue 72, item 6: a push retried after its `Retry-After` was refused again every time — the
+    /// budget refilled to less than the body, which was charged and refused again — so a device
+    /// whose push is larger than a second of budget never drained its outbox.
+    @Test func aPushRetriedAfterRetryAfterGoesThrough() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.maxBodyBytes = 64 * 1024
+        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: 64 * 1024)
+        let clock = ManualClock(Self.start)
+        try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
+            func push(_ body: ByteBuffer) async throws -> (HTTPResponse.Status, String?) {
+                try await client.execute(
+                    uri: "/v1/push", method: .post, headers: headers(fixture, "phone"), body: body
+                ) { ($0.status, $0.headers[.retryAfter]) }
+            }
+            #expect(try await push(try Self.gzippedPush(seq: 1, bytes: 64 * 1024 - 100)).0 == .ok)
+            // The budget is spent: the next push waits, as long as Retry-After says, and no longer.
+            let body = try Self.gzippedPush(seq: 2, bytes: 60_000)
+            var attempts = 0
+            var status = HTTPResponse.Status.tooManyRequests
+            while status == .tooManyRequests, attempts < 10 {
+                let answer = try await push(body)
+                status = answer.0
+                attempts += 1
+                if status == .tooManyRequests {
+                    let wait = try #require(answer.1.flatMap { Int($0) })
+                    #expect(wait >= 1)
+                    clock.advance(by: Int64(wait) * 1000)
+                }
+            }
+            #expect(status == .ok)
+            #expect(attempts <= 2)
             #expect(try await fixture.store.highestSeq(account: fixture.accountID, device: "phone") == 2)
         }
     }

@@ -169,13 +169,17 @@ import TipSyncServer
         #expect(try phone.outbox(limit: 10).count == 1)  // nothing lost: it waits in the outbox
     }
 
-    @Test func refusalsThatAreWorthRetryingKeepLiveSyncRunning() {
-        // `run()` retries transient errors with backoff and stops on the others.
+    @Test func onlyAnErasedAccountEndsLiveSync() {
+        // `run()` retries every failure with backoff (protocol.md §17.3): a refusal the device cannot
+        // fix by itself may still heal (a server on the wrong database, a reissued token). Only an
+        // answer that can never change ends it.
         #expect(SyncClientError.rejected(status: 422, code: "clock_skew", message: "").isTransient)
         #expect(SyncClientError.rejected(status: 503, code: "server_error", message: "").isTransient)
-        #expect(SyncClientError.rejected(status: 429, code: "slow_down", message: "").isTransient)
-        #expect(!SyncClientError.rejected(status: 422, code: "invalid_change", message: "").isTransient)
-        #expect(!SyncClientError.rejected(status: 403, code: "device_mismatch", message: "").isTransient)
-        #expect(!SyncClientError.unauthorized("revoked").isTransient)
+        #expect(SyncClientError.rejected(status: 429, code: "rate_limited", message: "").isTransient)
+        #expect(SyncClientError.rejected(status: 422, code: "invalid_change", message: "").isTransient)
+        #expect(SyncClientError.rejected(status: 403, code: "device_mismatch", message: "").isTransient)
+        #expect(SyncClientError.unauthorized("revoked").isTransient)
+        #expect(SyncClientError.rejected(status: 401, code: "account_erased", message: "").endsSync)
+        #expect(SyncClientError.invalidServerURL("ftp://x").endsSync)
     }
 }

@@ -30,15 +30,28 @@ import TipSyncTestSupport
         try replica.load(catalog: catalog)
         let server = ScriptedServer(script: script, now: Int64(now))
         var configuration = SyncConfiguration(server: URL(string: "http://conformance.invalid")!, token: "token")
+        if case .array(let tokens)? = vector["tokens"] {
+            // The credential source: its tokens in turn, the last again once they run out.
+            let given = Mutex(0)
+            let texts = tokens.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            configuration.tokenProvider = {
+                given.withLock { count in
+                    defer { count += 1 }
+                    return texts[min(count, texts.count - 1)]
+                }
+            }
+        }
         configuration.compressPushes = false  // bodies compared as JSON
         let client = SyncClient(replica: replica, configuration: configuration, transport: server, sleep: { _ in })
+        var states: [String] = []
 
         for (index, step) in steps.enumerated() {
             let label = "\(name) steps[\(index)]"
             if case .object(let expect)? = step["expect"] {
-                for mismatch in try Self.mismatches(replica: replica, sent: server.takeRequests(), expect: expect) {
-                    Issue.record("\(label): \(mismatch)")
-                }
+                var found = try Self.mismatches(replica: replica, sent: server.takeRequests(), expect: expect)
+                found += Self.mismatches(status: await client.status, states: states, expect: expect)
+                states = []
+                for mismatch in found { Issue.record("\(label): \(mismatch)") }
                 continue
             }
             switch step["do"] {
@@ -58,11 +71,78 @@ import TipSyncTestSupport
                 try await client.pull()
             case .string("push"):
                 try await client.push()
+            case .string("run"):
+                guard case .string(let until)? = step["until"] else { throw VectorError("\(label): run needs until") }
+                let (reached, seen) = await Self.run(client, until: until, server: server)
+                states += seen
+                if !reached { Issue.record("\(label): the client never reached '\(until)'; its states: \(seen)") }
             default:
                 throw VectorError("\(label): unknown step \(step.canonicalText)")
             }
         }
         try replica.close()
+    }
+
+    /// Runs ``SyncClient/run()`` until its status says `until` (then cancels it), the run ends, or the
+    /// scripted server has answered more requests than any vector needs (a client retrying what it
+    /// should not); the states it went through, each once in a row.
+    static func run(_ client: SyncClient, until: String, server: ScriptedServer) async -> (Bool, [String]) {
+        let updates = await client.statusUpdates()
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        let seen = SeenStates()
+        let note = seen.note
+        let reached = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await status in updates {
+                    note(status.state)
+                    if status.state.rawValue == until { return true }
+                }
+                return false
+            }
+            group.addTask {
+                _ = try? await running.value
+                let final = await client.status.state
+                note(final)
+                return final.rawValue == until
+            }
+            group.addTask {
+                await server.overrun()
+                return false
+            }
+            let first = await group.next() ?? false
+            running.cancel()  // the child that awaits the run returns once it has ended
+            group.cancelAll()
+            return first
+        }
+        running.cancel()
+        _ = try? await running.value
+        return (reached, seen.states.withLock { $0 })
+    }
+
+    /// What differs from a check of the client's status: `states` (those it went through since the
+    /// last check, in order with others allowed between) and `sync` (members of its status now).
+    static func mismatches(status: SyncStatus, states: [String], expect: [String: JSONValue]) -> [String] {
+        var found: [String] = []
+        if case .array(let wanted)? = expect["states"] {
+            var next = states.startIndex
+            for state in wanted {
+                guard case .string(let name) = state, let at = states[next...].firstIndex(of: name) else {
+                    found.append(
+                        "states: expected \(JSONValue.array(wanted).canonicalText) in order, went through \(states)")
+                    break
+                }
+                next = at + 1
+            }
+        }
+        if case .object(let members)? = expect["sync"] {
+            let actual = status.json
+            for (name, wanted) in members where actual[name] != wanted {
+                found.append(
+                    "sync.\(name): got \(actual[name]?.canonicalText ?? "nothing"), expected \(wanted.canonicalText)")
+            }
+        }
+        return found
     }
 
     /// What differs from a check: the requests sent since the last check (`requests`, in order with
@@ -82,6 +162,11 @@ import TipSyncTestSupport
                 }
                 next = found + 1
             }
+        }
+        if let wanted = expect["requestCount"], JSONValue.int(Int64(sent.count)) != wanted {
+            found.append(
+                "requestCount: sent \(sent.count) (\(sent.map { "\($0.method) \($0.path)" })), expected \(wanted.canonicalText)"
+            )
         }
         if let wanted = expect["localSeq"], JSONValue.int(try replica.lastLocalSeq) != wanted {
             found.append("localSeq: got \(try replica.lastLocalSeq), expected \(wanted.canonicalText)")
@@ -123,6 +208,10 @@ import TipSyncTestSupport
         let components = URLComponents(string: request.path)
         guard wanted["method"] == .string(request.method), wanted["path"] == .string(components?.path ?? "")
         else { return false }
+        if let authorization = wanted["authorization"], authorization != .string(request.headers["Authorization"] ?? "")
+        {
+            return false
+        }
         if case .object(let query)? = wanted["query"] {
             for (name, value) in query {
                 let actual = components?.queryItems?.first { $0.name == name }.map { JSONValue.string($0.value ?? "") }
@@ -143,17 +232,35 @@ import TipSyncTestSupport
     }
 }
 
+/// The states a client went through, each once in a row.
+final class SeenStates: Sendable {
+    let states = Mutex<[String]>([])
+
+    @Sendable func note(_ state: SyncState) {
+        states.withLock { if $0.last != state.rawValue { $0.append(state.rawValue) } }
+    }
+}
+
 /// The vector's server: answers each request from the script by `"METHOD /path"` (the path without
 /// its query), the listed answers in turn and the last one again once they run out; anything not
 /// in the script is `404 not_found`. Records every request.
 final class ScriptedServer: SyncTransport {
     private let script: [String: [JSONValue]]
     private let now: Int64
-    private let state = Mutex<(sent: [SyncHTTPRequest], answered: [String: Int])>(([], [:]))
+    private let state = Mutex<(sent: [SyncHTTPRequest], answered: [String: Int], total: Int)>(([], [:], 0))
 
     init(script: [String: JSONValue], now: Int64) {
         self.script = script.compactMapValues { if case .array(let answers) = $0 { answers } else { nil } }
         self.now = now
+    }
+
+    /// More requests than any vector needs: the client retries what it should not (or never stops).
+    static let requestBound = 200
+    private let overrunSignal = AsyncStream<Void>.makeStream()
+
+    /// Returns once the server has answered more than ``requestBound`` requests.
+    func overrun() async {
+        for await _ in overrunSignal.stream { return }
     }
 
     func takeRequests() -> [SyncHTTPRequest] {
@@ -166,12 +273,18 @@ final class ScriptedServer: SyncTransport {
     func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
         let path = URLComponents(string: request.path)?.path ?? request.path
         let route = "\(request.method) \(path)"
-        let answer: JSONValue? = state.withLock { state in
+        let (answer, count): (JSONValue?, Int) = state.withLock { state in
             state.sent.append(request)
-            guard let answers = script[route], !answers.isEmpty else { return nil }
+            state.total += 1
+            let count = state.total
+            guard let answers = script[route], !answers.isEmpty else { return (nil, count) }
             let index = min(state.answered[route, default: 0], answers.count - 1)
             state.answered[route, default: 0] += 1
-            return answers[index]
+            return (answers[index], count)
+        }
+        if count > Self.requestBound {
+            overrunSignal.continuation.yield()
+            try await Task.sleep(for: .seconds(3600))  // held until the runner cancels the client
         }
         guard let answer, case .int(let status)? = answer["status"] else {
             let body = #"{"error":{"code":"not_found","message":"no such route","serverTime":\#(now)}}"#

@@ -160,7 +160,7 @@ extension SyncClient {
                 }
                 throw Self.rejection(SyncHTTPResponse(status: 401, body: body))
             }
-            throw SyncClientError.unauthorized(Self.errorCode(body)?.message ?? "401")
+            throw Self.refusedToken(body)
         }
     }
 

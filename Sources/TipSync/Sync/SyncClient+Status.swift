@@ -43,11 +43,25 @@ extension SyncClient {
     }
 
     /// Recomputes ``status`` from the replica and what the client saw, and tells subscribers when
-    /// it changed. `connected`/`error`: what the latest exchange said (`nil`: unchanged).
-    func publishStatus(connected: Bool? = nil, error: SyncClientError?? = nil, synced: Bool = false) {
+    /// it changed. `connected`: an exchange succeeded — the state becomes ``SyncState/connected``
+    /// only once no failure is outstanding (``lastError`` is cleared when a round completes), so a
+    /// round that pulls but whose push is refused never flashes `connected`; `state`: a failure's
+    /// state; `error`: the latest failure (`nil`: unchanged); `nextAttemptAt`: when a retry is due.
+    func publishStatus(
+        connected: Bool? = nil, state: SyncState? = nil, error: SyncClientError?? = nil, synced: Bool = false,
+        nextAttemptAt: Date? = nil
+    ) {
         var next = publishedStatus
-        if let connected { next.isConnected = connected }
         if let error { next.lastError = error }
+        if connected == true, next.lastError == nil {
+            next.state = .connected
+            next.nextAttemptAt = nil
+        }
+        if let state {
+            next.state = state
+            if state != .offline && state != .refused { next.nextAttemptAt = nil }
+        }
+        if let nextAttemptAt { next.nextAttemptAt = nextAttemptAt }
         if synced { next.lastSyncedAt = physicalNow() }
         next.hasSynced = replica.hasSynced
         next.isHeldForFirstSync = replica.isHeldForFirstSync

@@ -41,6 +41,9 @@ public actor SyncClient {
     /// The changes set aside this launch because the server refused them (protocol.md §17.2), oldest
     /// first; ``SyncConfiguration/onRefusedChange`` is told of each as it happens.
     public internal(set) var setAside: [RefusedChange] = []
+    /// The changes a push may hold after the server answered `413` to a larger one (halved each
+    /// time); `nil`: ``SyncConfiguration/pushBatchSize``.
+    var pushLimit: Int?
     /// Whether ``run()``'s push loop is parked waiting for the next local change, having found the
     /// outbox empty after it subscribed (simulations read it to know a device is quiet).
     public private(set) var isAwaitingLocalChanges = false
@@ -84,13 +87,22 @@ public actor SyncClient {
         #endif
     }
 
-    /// One full round: push everything unsent, then pull until the server has nothing more.
+    /// One full round: push everything unsent, then pull until the server has nothing more. A push
+    /// the server refuses does not keep the pull from happening: other devices' changes (a tip
+    /// dismissed elsewhere) arrive whatever this device's outbox holds; the push's refusal is thrown
+    /// after the pull.
     public func syncOnce() async throws {
         do {
             try await continueDeviceLogOnFirstContact()
             try await learnAccount()
-            try await pushAll()
+            var refusedPush: SyncClientError?
+            do {
+                try await pushAll()
+            } catch let error as SyncClientError where error.isRefusal && !error.endsSync {
+                refusedPush = error
+            }
             try await pullAll()
+            if let refusedPush { throw refusedPush }
             lastError = nil
             publishStatus(connected: true, error: .some(nil), synced: true)
         } catch let error as SyncClientError {
@@ -102,7 +114,7 @@ public actor SyncClient {
     /// Records a failed exchange: ``lastError`` and the status.
     func fail(_ error: SyncClientError) {
         lastError = error
-        publishStatus(connected: false, error: error)
+        publishStatus(state: error.endsSync ? .stopped : error.isRefusal ? .refused : .offline, error: error)
     }
 
     /// Pushes everything unsent: the first half of ``syncOnce()``.
@@ -134,14 +146,19 @@ public actor SyncClient {
     }
 
     /// Syncs until cancelled: a full round, then the live stream (or long-polls) for remote changes
-    /// alongside a push after every local change. Failures back off (``SyncConfiguration/backoff``:
-    /// a delay drawn from a range that doubles with each failure in a row, protocol.md §17.3) and
-    /// retry; a refused token stops.
+    /// alongside a push after every local change. Every failure — no answer, a `5xx`, a `429`, a
+    /// refused credential (`401`, `403`: the token provider is asked again first), a cursor the
+    /// server does not know, an answer that does not decode — is retried after a backoff
+    /// (``SyncConfiguration/backoff``: a delay drawn from a range that doubles with each failure in a
+    /// row up to a minute, protocol.md §17.3), for as long as the task runs. Only an answer that can
+    /// never change ends it (``SyncClientError/endsSync``: the account was erased): then ``status``
+    /// says ``SyncState/stopped`` and the error is thrown.
     ///
     /// No local change waits for another to be pushed: the push loop subscribes to local changes
     /// *before* it reads the outbox, so a change committed at any moment — during a round, a pull,
     /// a long-poll, a backoff or a re-stamp — is either in the outbox it reads or wakes it after.
     public func run() async throws {
+        defer { publishStatus(state: .stopped) }
         var failures = 0
         while !Task.isCancelled {
             do {
@@ -153,12 +170,29 @@ public actor SyncClient {
                     try await group.next()
                     group.cancelAll()
                 }
-            } catch let error as SyncClientError where error.isTransient {
-                fail(error)
-                try await sleep(Self.duration(configuration.backoff.delay(afterFailures: failures, draw: jitter())))
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                let failure = Self.failure(error)
+                fail(failure)
+                if failure.endsSync { throw failure }
+                // A refused credential may be fixed where it comes from (a reissued token, a server
+                // back on the right database): ask the provider again before the next attempt.
+                if failure.refusesCredential { token = nil }
+                let delay = configuration.backoff.delay(afterFailures: failures, draw: jitter())
+                publishStatus(nextAttemptAt: physicalNow().addingTimeInterval(delay))
+                try await sleep(Self.duration(delay))
                 failures += 1
             }
         }
+    }
+
+    /// Any error of a round as a ``SyncClientError``: a replica that cannot be read or written (a
+    /// full disk, say) is a failure like a network's, retried the same way.
+    static func failure(_ error: any Error) -> SyncClientError {
+        if let error = error as? SyncClientError { return error }
+        return .transport("\(error)")
     }
 
     /// Seconds as a `Duration` to sleep (whole nanoseconds; a backoff's seconds are finite and small).
@@ -245,9 +279,13 @@ public actor SyncClient {
     func pushAll() async throws {
         var restamped = false
         while true {
-            let batch = try replica.outbox(limit: configuration.pushBatchSize)
-            guard !batch.isEmpty else { return }
-            let body = Data(PushRequest(changes: batch).canonicalBody)
+            let outbox = try replica.outbox(limit: pushLimit ?? configuration.pushBatchSize)
+            guard !outbox.isEmpty else { return }
+            // At most ``PushRequest/maxClientBodyBytes`` a push: a large outbox goes in pushes that
+            // the server's body limit and budget admit (protocol.md §7).
+            let (count, bytes) = PushRequest.body(fitting: outbox)
+            let batch = Array(outbox.prefix(count))
+            let body = Data(bytes)
             let response: SyncHTTPResponse
             let sent: Date
             do {
@@ -271,6 +309,9 @@ public actor SyncClient {
                 // The server has less (or more) of our log than we thought: resume from what it expects.
                 guard let expected = Self.errorCode(response.body)?.expectedSeq else { throw Self.rejection(response) }
                 try replica.updateSyncProgress { $0.setPushed(through: expected > 0 ? expected - 1 : 0) }
+            case 413 where batch.count > 1:
+                // Over a limit this server sets lower than the protocol's defaults: smaller pushes.
+                pushLimit = max(1, batch.count / 2)
             case 422 where Self.errorCode(response.body)?.code == ErrorCode.clockSkew.rawValue && !restamped:
                 // Our clock is ahead of the server's: correct it, re-stamp what is unsent, push again.
                 let detail = Self.errorCode(response.body)
@@ -574,9 +615,18 @@ public actor SyncClient {
         (try? JSONCoding.decode(ErrorBody.self, from: data))?.error
     }
 
-    /// A `401` other than an expired token's: the credential is refused.
+    /// A `401` other than an expired token's: the credential is refused — or, with
+    /// `account_erased`, the account is gone for good (``SyncClientError/endsSync``).
     static func refusedToken(_ response: SyncHTTPResponse) -> SyncClientError {
-        .unauthorized(errorCode(response.body)?.message ?? "401")
+        refusedToken(response.body)
+    }
+
+    static func refusedToken(_ body: Data) -> SyncClientError {
+        let detail = errorCode(body)
+        if detail?.code == ErrorCode.accountErased.rawValue {
+            return .rejected(status: 401, code: ErrorCode.accountErased.rawValue, message: detail?.message ?? "")
+        }
+        return .unauthorized(detail?.message ?? "401")
     }
 
     static func rejection(_ response: SyncHTTPResponse) -> SyncClientError {

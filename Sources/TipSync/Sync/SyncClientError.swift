@@ -4,7 +4,9 @@ import TipSyncCore
 public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server did not answer (unreachable, timed out, connection dropped).
     case unreachable(String)
-    /// The token was refused: sync stops until it is replaced.
+    /// The credential was refused (`401`): ``SyncClient/run()`` asks its token provider again and
+    /// retries with backoff — a server on the wrong database or a revoked-then-reissued token heals
+    /// without touching the device.
     case unauthorized(String)
     /// The server rejected a request; `code` is the protocol error code.
     case rejected(status: Int, code: String, message: String)
@@ -25,17 +27,49 @@ public enum SyncClientError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// Retrying later may succeed. That includes `token_expired` right after a refresh (the token
-    /// provider is asked again after the backoff), and `clock_skew` after the client has already corrected
-    /// its clock: changes it must keep under far-future stamps go through once the server's clock
-    /// reaches them (`protocol.md`, section 10).
-    public var isTransient: Bool {
+    /// The failure in the protocol's words: the server's error code (`unauthorized`,
+    /// `server_error`…), or `unreachable`, `transport`, `invalid_server_url`, `invalid_catalog`.
+    public var code: String {
         switch self {
-        case .unreachable, .transport: true
-        case .rejected(let status, let code, _):
-            status >= 500 || status == 429 || code == ErrorCode.clockSkew.rawValue
-                || code == ErrorCode.tokenExpired.rawValue
-        case .unauthorized, .invalidServerURL, .invalidCatalog: false
+        case .unreachable: "unreachable"
+        case .unauthorized: ErrorCode.unauthorized.rawValue
+        case .rejected(_, let code, _): code
+        case .invalidServerURL: "invalid_server_url"
+        case .transport: "transport"
+        case .invalidCatalog: "invalid_catalog"
+        }
+    }
+
+    /// The answer can never change, so ``SyncClient/run()`` ends (protocol.md §17.3): the account
+    /// was erased (`account_erased`: syncing on would upload what its owner had erased), or the
+    /// configured server address is not one a request can be sent to. Nothing else ends a device's
+    /// sync: every other failure is retried with backoff, forever.
+    public var endsSync: Bool {
+        switch self {
+        case .invalidServerURL: true
+        case .rejected(_, let code, _): code == ErrorCode.accountErased.rawValue
+        case .unreachable, .unauthorized, .transport, .invalidCatalog: false
+        }
+    }
+
+    /// Whether ``SyncClient/run()`` tries again: every failure that does not ``endsSync``.
+    public var isTransient: Bool { !endsSync }
+
+    /// The server answered (a refusal), as opposed to no answer at all.
+    public var isRefusal: Bool {
+        switch self {
+        case .unauthorized, .rejected: true
+        case .unreachable, .transport, .invalidServerURL, .invalidCatalog: false
+        }
+    }
+
+    /// A refusal of the credential itself (`401` or `403`): the token provider is asked again
+    /// before the next attempt.
+    var refusesCredential: Bool {
+        switch self {
+        case .unauthorized: true
+        case .rejected(let status, _, _): status == 401 || status == 403
+        default: false
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TipSync
 import TipSyncCore
 
 /// Answers local API requests: one JSON line in, one JSON line out (`watch`: a stream of lines).
@@ -7,10 +8,16 @@ public struct LocalAPIHandler: Sendable {
     public let agent: Agent
     /// Runs one sync round for `{"op":"sync"}` (the daemon's client); `nil`: sync is unavailable.
     let sync: (@Sendable () async throws -> Void)?
+    /// The daemon's sync status for `{"op":"sync-status"}`; `nil`: this agent does not sync.
+    let syncStatus: (@Sendable () async -> SyncStatus)?
 
-    public init(agent: Agent, sync: (@Sendable () async throws -> Void)? = nil) {
+    public init(
+        agent: Agent, sync: (@Sendable () async throws -> Void)? = nil,
+        syncStatus: (@Sendable () async -> SyncStatus)? = nil
+    ) {
         self.agent = agent
         self.sync = sync
+        self.syncStatus = syncStatus
     }
 
     /// Decodes a request line; a clear error for anything malformed: `bad-json` for a line that is
@@ -64,6 +71,9 @@ public struct LocalAPIHandler: Sendable {
             case .sync:
                 guard let sync else { throw AgentError(.noSync, message: "this agent does not sync") }
                 do { try await sync() } catch { throw AgentError.wrap(error, "sync failed") }
+            case .syncStatus:
+                guard let syncStatus else { throw AgentError(.noSync, message: "this agent does not sync") }
+                return #"{"ok":true,"sync":\#(await syncStatus().json.canonicalText)}"#
             case .reload:
                 break  // done above: what another process wrote is merged, and a local change wakes the push
             case .watch:

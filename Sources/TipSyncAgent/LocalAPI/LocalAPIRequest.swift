@@ -13,6 +13,8 @@ public struct LocalAPIRequest: Sendable, Hashable, Decodable {
         case resetEligibility = "reset-eligibility"
         case parameterGet = "param-get"
         case parameterSet = "param-set"
+        /// The daemon's sync status (protocol.md §17.4).
+        case syncStatus = "sync-status"
     }
 
     public var op: Operation

@@ -45,6 +45,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unauthorized
     /// A JWT whose `exp` has passed (status 401): get a fresh token and retry.
     case tokenExpired = "token_expired"
+    /// The credential's account was erased after it was issued (status 401): the one answer that
+    /// ends a device's sync (protocol.md §6, §17.3) — syncing on would upload what was erased.
+    case accountErased = "account_erased"
     /// Too many requests or changes from this device (status 429, with `Retry-After`).
     case rateLimited = "rate_limited"
     case notFound = "not_found"

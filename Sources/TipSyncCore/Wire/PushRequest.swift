@@ -18,6 +18,32 @@ public struct PushRequest: Sendable, Hashable, Codable {
     }
 }
 
+extension PushRequest {
+    /// The most bytes of body a client puts in one push (protocol.md §7): a second of the server's
+    /// default body budget, and a quarter of its default body limit, so that every push fits what a
+    /// server with default settings admits however large the outbox.
+    public static let maxClientBodyBytes = 1_048_576
+
+    /// The body of a push of the first changes of `changes` — as many as fit in `maxBodyBytes`,
+    /// and never fewer than one — and how many it holds.
+    public static func body(fitting changes: some Collection<Change>, maxBodyBytes: Int = maxClientBodyBytes)
+        -> (count: Int, body: [UInt8])
+    {
+        var body = Array(#"{"changes":["#.utf8)
+        var count = 0
+        for change in changes {
+            let text = change.canonicalJSON.utf8
+            // The separator, the change, and the closing "]}".
+            if count > 0, body.count + 1 + text.count + 2 > maxBodyBytes { break }
+            if count > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: text)
+            count += 1
+        }
+        body.append(contentsOf: "]}".utf8)
+        return (count, body)
+    }
+}
+
 /// `POST /v1/push` success body.
 public struct PushResponse: Sendable, Hashable, Codable {
     /// Changes stored by this request.

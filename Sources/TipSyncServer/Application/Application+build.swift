@@ -30,7 +30,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
         compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: dependencies.tokens,
-        costlyWork: dependencies.costlyWork, now: now)
+        costlyWork: dependencies.costlyWork, logger: logger, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
         requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
@@ -101,14 +101,15 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
         store: dependencies.store, configuration: configuration, notifier: dependencies.notifier,
         activity: dependencies.activity, jwt: dependencies.jwt, compactor: nil, memory: nil,
         registry: dependencies.registry, metrics: ServerMetrics(registry: dependencies.registry),
-        tokens: dependencies.tokens, costlyWork: dependencies.costlyWork, now: dependencies.now)
+        tokens: dependencies.tokens, costlyWork: dependencies.costlyWork, logger: dependencies.logger,
+        now: dependencies.now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
     metrics: ServerMetrics, tokens: TokenIdentityCache, costlyWork: CostlyWork = .shared,
-    now: @escaping @Sendable () -> Int64
+    logger: Logger = Logger(label: "tipsync-server"), now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
     let table = RouteTable()
@@ -158,7 +159,8 @@ func buildRouter(
     memory?.onRelease { ResponseDeflater.shared.forgetIdle() }
     let auth = BearerAuthMiddleware(
         store: store, tokens: tokens, jwt: jwt, activity: activity, signIns: signIns,
-        maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now)
+        maxClockSkew: configuration.maxClockSkew.wholeMilliseconds, now: now,
+        unknownTokens: UnknownTokenWatch(logger: logger))
     let v1 = router.group("v1")
         .add(middleware: auth)
         .add(

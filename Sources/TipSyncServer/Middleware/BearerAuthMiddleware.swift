@@ -23,6 +23,8 @@ struct BearerAuthMiddleware: RouterMiddleware {
     /// How far ahead of the server's clock a JWT's `nbf` and `iat` may be (the changes' bound).
     let maxClockSkew: Int64
     let now: @Sendable () -> Int64
+    /// Says when many device tokens are unknown here (a server on the wrong database).
+    var unknownTokens: UnknownTokenWatch?
 
     func handle(
         _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
@@ -79,6 +81,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
     /// A cached token the store no longer knows: forgotten, and `401` as for any unknown token.
     private func refuse(_ request: Request, _ context: SyncRequestContext, _ token: UnconfirmedToken) -> SyncError {
         tokens.forget(tokenHash: token.hash)
+        unknownTokens?.note(now: now())
         return signIns.refuse(request, context, kind: .device, Self.unknownToken, now: now())
     }
 
@@ -103,14 +106,20 @@ struct BearerAuthMiddleware: RouterMiddleware {
             {
             case .identity(let signedIn): identity = signedIn
             case .erased:
-                throw SyncError.unauthorized("the account was erased after this JWT was issued; sign in again")
+                // Not a guess (the JWT verified), and it can never change: the device stops syncing
+                // instead of uploading what its account's owner erased.
+                throw SyncError.accountErased(
+                    "the account was erased after this JWT was issued; this device's data must not sync again")
             case .revoked:
                 throw SyncError.unauthorized("this device was revoked after this JWT was issued; sign in again")
             }
             context.credentialExpiresAt = claims.expiresAt
         } else {
             let hash = TokenHasher.hash(credential.token)
-            guard let found = try await store.identity(forTokenHash: hash) else { throw Self.unknownToken }
+            guard let found = try await store.identity(forTokenHash: hash) else {
+                unknownTokens?.note(now: now())
+                throw Self.unknownToken
+            }
             tokens.remember(found, forTokenHash: hash)
             identity = found
         }

@@ -72,11 +72,13 @@ extension SyncController {
     }
 
     /// The changes of a decoded push body, checked and encoded as they are stored; the decoded bytes
-    /// are spent from the device's body budget first, whether or not the push is accepted.
+    /// are spent from the device's body budget first, whether or not the push is accepted. A body
+    /// read while the device was not in debt is never refused for the budget — its work is done, and
+    /// refusing it would make the device send the same bytes again, and be refused again, forever
+    /// (issue 72) — the debt it leaves (at most one burst) refuses the device's *next* body, with a
+    /// `Retry-After` that says when the budget is out of debt.
     private func changes(in buffer: ByteBuffer, identity: DeviceIdentity, serverTime: Int64) throws -> PushedChanges {
-        if let wait = bodyByteLimiter.spend(identity, cost: Double(buffer.readableBytes), now: serverTime) {
-            throw bodyBudgetSpent(wait)
-        }
+        _ = bodyByteLimiter.spend(identity, cost: Double(buffer.readableBytes), now: serverTime)
         let pushRequest: PushRequest
         do {
             pushRequest = try JSONCoding.decode(PushRequest.self, from: buffer.readableBytesView)

@@ -34,6 +34,10 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 
     package static func unauthorized(_ message: String) -> SyncError { .init(.unauthorized, .unauthorized, message) }
     package static func tokenExpired(_ message: String) -> SyncError { .init(.unauthorized, .tokenExpired, message) }
+    /// `401 account_erased`: the answer that ends a device's sync (protocol.md §6, §17.3).
+    package static func accountErased(_ message: String) -> SyncError {
+        .init(.unauthorized, .accountErased, message)
+    }
     package static func rateLimited(_ message: String, retryAfter: Int) -> SyncError {
         var error = SyncError(.tooManyRequests, .rateLimited, message)
         error.retryAfter = retryAfter

@@ -14,7 +14,20 @@ import { keptThroughUncertainPush, noteServer, recordUncertainPush, setPushed } 
 
 /** @typedef {import('./replica.js').Replica} Replica */
 
-/** A failure of sync; `transient` ones are retried with backoff, others stop {@link SyncClient.run}. */
+/**
+ * The answers that can never change, and so end {@link SyncClient.run} (protocol.md §17.3): the
+ * account was erased (syncing on would upload what its owner erased), or the server address is not
+ * one a request can be sent to. Every other failure is retried with backoff, forever.
+ */
+const ENDS_SYNC = new Set(['account_erased', 'invalid_server_url']);
+
+/** The most bytes of body a client puts in one push (protocol.md §7). */
+export const MAX_PUSH_BODY_BYTES = 1_048_576;
+
+/**
+ * A failure of sync. {@link SyncClient.run} retries every one with backoff except those that
+ * `endsSync` (an erased account); `transient` is their opposite, kept for callers that read it.
+ */
 export class SyncError extends Error {
   /**
    * @param {string} message
@@ -25,7 +38,14 @@ export class SyncError extends Error {
     this.name = 'SyncError';
     this.status = status;
     this.code = code;
-    this.transient = transient;
+    /** The answer can never change: {@link SyncClient.run} ends. */
+    this.endsSync = ENDS_SYNC.has(code);
+    this.transient = transient || !this.endsSync;
+  }
+
+  /** The server answered with a refusal (as opposed to no answer at all). */
+  get isRefusal() {
+    return this.status > 0;
   }
 }
 
@@ -57,11 +77,18 @@ export class SyncError extends Error {
  * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
  * available (5; 0: no hold; protocol.md §17.1).
  *
+ * @typedef {'connecting' | 'connected' | 'offline' | 'refused' | 'stopped'} SyncState
+ * Where the exchange with the server stands (protocol.md §17.4): `connecting` before the first
+ * answer; `connected`; `offline` (no answer); `refused` (the server refused: `lastError.code`,
+ * `nextAttemptAt`); `stopped` (the app stopped it, or the account was erased).
+ *
  * @typedef {{
- *   connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number,
- *   lastSyncedAt: number | null, lastError: SyncError | null,
+ *   state: SyncState, connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number,
+ *   lastSyncedAt: number | null, lastError: SyncError | null, nextAttemptAt: number | null,
  * }} SyncStatus
- * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of
+ * `state`: see {@link SyncState}; `nextAttemptAt`: while offline or refused, when the client tries
+ * again (ms since 1970);
+ * `connected`: `state` is `connected`; `hasSynced`: a pull reached the end of
  * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
  * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
  * `lastError`: why the latest attempt failed, until one succeeds.
@@ -107,9 +134,11 @@ export class SyncClient {
     replica.holdForFirstSync(this.firstSyncTimeout).catch(() => {});
     /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
     this.status = {
-      connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
-      pendingChanges: 0, lastSyncedAt: null, lastError: null,
+      state: /** @type {SyncState} */ ('connecting'), connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
+      pendingChanges: 0, lastSyncedAt: null, lastError: null, nextAttemptAt: null,
     };
+    /** Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`. @type {number | null} */
+    this.pushLimit = null;
     // The bookkeeping moved (an answer settled, a tab adopted): the status follows at once.
     replica.onProgress(() => this.publishStatus());
   }
@@ -121,15 +150,26 @@ export class SyncClient {
   }
 
   /**
-   * Recomputes the status and tells listeners when it changed.
-   * @param {{connected?: boolean, error?: SyncError | null, synced?: boolean}} [what]
+   * Recomputes the status and tells listeners when it changed. `connected`: an exchange succeeded —
+   * the state becomes `connected` only once no failure is outstanding (a round clears it), so a round
+   * whose pull works but whose push is refused never flashes `connected`; `state`: a failure's state.
+   * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number}} [what]
    */
   publishStatus(what = {}) {
-    const { connected, error, synced = false } = what;
+    const { connected, state, error, synced = false, nextAttemptAt } = what;
     const before = this.status;
     const next = { ...before };
-    if (connected !== undefined) next.connected = connected;
     if (error !== undefined) next.lastError = error;
+    if (connected === true && next.lastError === null) {
+      next.state = 'connected';
+      next.nextAttemptAt = null;
+    }
+    if (state !== undefined) {
+      next.state = state;
+      if (state !== 'offline' && state !== 'refused') next.nextAttemptAt = null;
+    }
+    if (nextAttemptAt !== undefined) next.nextAttemptAt = nextAttemptAt;
+    next.connected = next.state === 'connected';
     if (synced) next.lastSyncedAt = this.replica.physicalNow();
     next.hasSynced = this.replica.progress.hasSynced;
     next.heldForFirstSync = this.replica.isHeldForFirstSync;
@@ -143,7 +183,7 @@ export class SyncClient {
   /** Records a failed exchange. @param {SyncError} error */
   #fail(error) {
     this.lastError = error;
-    this.publishStatus({ connected: false, error });
+    this.publishStatus({ state: error.endsSync ? 'stopped' : error.isRefusal ? 'refused' : 'offline', error });
   }
 
   /**
@@ -154,7 +194,11 @@ export class SyncClient {
     return this.replica.waitForFirstSync(timeout);
   }
 
-  /** One round: push everything unsent, then pull until the server has nothing more. */
+  /**
+   * One round: push everything unsent, then pull until the server has nothing more. A push the
+   * server refuses does not keep the pull from happening (changes made elsewhere arrive whatever
+   * this device's outbox holds); its refusal is thrown after the pull.
+   */
   async syncOnce() {
     try {
       if (this.server.protocol !== 'http:' && this.server.protocol !== 'https:') {
@@ -162,8 +206,16 @@ export class SyncClient {
       }
       await this.#firstContact();
       await this.#learnAccount();
-      await this.pushAll();
+      let refusedPush = null;
+      try {
+        await this.pushAll();
+      } catch (error) {
+        const failure = asSyncError(error);
+        if (!failure.isRefusal || failure.endsSync) throw failure;
+        refusedPush = failure;
+      }
       await this.pullAll(0);
+      if (refusedPush) throw refusedPush;
       this.lastError = null;
       this.publishStatus({ connected: true, error: null, synced: true });
     } catch (error) {
@@ -180,12 +232,24 @@ export class SyncClient {
 
   /**
    * Syncs until {@link stop}: a full round, then live updates (or long-polls) alongside a push after
-   * every local change. Transient failures back off (a delay drawn from a range that doubles with
-   * each failure in a row, protocol.md §17.3) and retry; others end it.
+   * every local change. Every failure — no answer, a `5xx`, a `429`, a refused credential (`401`,
+   * `403`: `tokenProvider` is asked again first), an answer that does not parse — is retried after a
+   * delay drawn from a range that doubles with each failure in a row up to `maximumBackoff`
+   * (protocol.md §17.3), for as long as the client runs. Only an answer that can never change
+   * (`account_erased`) ends it: `status.state` is then `stopped` and the promise rejects.
    */
   async run() {
     this.controller = new AbortController();
     const { signal } = this.controller;
+    try {
+      await this.#runUntil(signal);
+    } finally {
+      this.publishStatus({ state: 'stopped' });
+    }
+  }
+
+  /** @param {AbortSignal} signal */
+  async #runUntil(signal) {
     let failures = 0;
     while (!signal.aborted) {
       try {
@@ -206,8 +270,13 @@ export class SyncClient {
         if (signal.aborted) return;
         const failure = asSyncError(error);
         this.#fail(failure);
-        if (!failure.transient) throw failure;
-        await this.sleep(delayAfterFailures(failures, this.random(), this.#backoff));
+        if (failure.endsSync) throw failure;
+        // A refused credential may be fixed where it comes from (a reissued token, a server back on
+        // the right database): ask the provider again before the next attempt.
+        if ((failure.status === 401 || failure.status === 403) && this.tokenProvider) this.token = null;
+        const delay = delayAfterFailures(failures, this.random(), this.#backoff);
+        this.publishStatus({ nextAttemptAt: this.replica.physicalNow() + delay });
+        await this.sleep(delay);
         if (signal.aborted) return;
         failures += 1;
       }
@@ -409,9 +478,10 @@ export class SyncClient {
     await this.#firstContact();
     let restamped = false;
     for (;;) {
-      const batch = this.replica.outbox(this.pushBatchSize);
-      if (batch.length === 0) return;
-      const body = '{"changes":[' + batch.map((change) => canonicalText(encodeChange(change))).join(',') + ']}';
+      const outbox = this.replica.outbox(this.pushLimit ?? this.pushBatchSize);
+      if (outbox.length === 0) return;
+      // At most MAX_PUSH_BODY_BYTES a push: a large outbox goes in pushes the server admits (protocol.md §7).
+      const { batch, body } = pushBody(outbox);
       let response;
       let sent;
       try {
@@ -434,6 +504,11 @@ export class SyncClient {
         continue;
       }
       const detail = errorDetail(text);
+      if (response.status === 413 && batch.length > 1) {
+        // Over a limit this server sets lower than the protocol's defaults: smaller pushes.
+        this.pushLimit = Math.max(1, Math.floor(batch.length / 2));
+        continue;
+      }
       if (response.status === 409 && detail?.code === 'sequence_gap' && Number.isInteger(detail.expectedSeq)) {
         await this.replica.updateProgress((progress) => setPushed(progress, Math.max(0, detail.expectedSeq - 1)));
         continue;
@@ -635,6 +710,26 @@ export class SyncClient {
   }
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * The first changes of `outbox` whose push body is at most MAX_PUSH_BODY_BYTES of UTF-8 (never fewer
+ * than one), and that body.
+ * @param {import('./change.js').Change[]} outbox
+ */
+export function pushBody(outbox, maxBytes = MAX_PUSH_BODY_BYTES) {
+  const texts = [];
+  let bytes = '{"changes":[]}'.length;
+  for (const change of outbox) {
+    const text = canonicalText(encodeChange(change));
+    const size = encoder.encode(text).length + (texts.length > 0 ? 1 : 0);
+    if (texts.length > 0 && bytes + size > maxBytes) break;
+    texts.push(text);
+    bytes += size;
+  }
+  return { batch: outbox.slice(0, texts.length), body: '{"changes":[' + texts.join(',') + ']}' };
+}
+
 async function gzip(text) {
   const stream = new Blob([text]).stream().pipeThrough(new globalThis.CompressionStream('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -713,8 +808,7 @@ function errorDetail(text) {
 
 function rejectionOf(status, text) {
   const detail = errorDetail(text);
-  const transient = status >= 500 || status === 429 || (status === 401 && detail?.code === 'token_expired');
-  return new SyncError(detail?.message ?? `HTTP ${status}`, { status, code: detail?.code ?? 'unknown', transient });
+  return new SyncError(detail?.message ?? `HTTP ${status}`, { status, code: detail?.code ?? 'unknown' });
 }
 
 async function rejection(response) {
@@ -723,5 +817,5 @@ async function rejection(response) {
 
 function asSyncError(error) {
   if (error instanceof SyncError) return error;
-  return new SyncError(String(error?.message ?? error), { transient: false, code: 'client_error' });
+  return new SyncError(String(error?.message ?? error), { code: 'client_error' });
 }

@@ -41,7 +41,7 @@ import { localized } from './localization.js';
  */
 
 /** Failures that do not fix themselves: the console is told once each. */
-const PERMANENT = new Set(['unauthorized', 'invalid_server_url', 'client_error']);
+const PERMANENT = new Set(['account_erased', 'invalid_server_url']);
 
 
 /** A configured TipSync: the replica, its sync, and (in a browser) the tab that syncs. */
@@ -67,8 +67,8 @@ export class TipSync extends EventTarget {
     this.replica = replica;
     this.options = options;
     this.name = name;
-    /** Whether this tab syncs (holds the device's lock). */
-    this.isSyncing = false;
+    /** Whether this tab holds the device's lock: it writes the log and, with a server, syncs. */
+    this.leads = false;
     /** @type {SyncClient | null} */
     this.client = null;
     /** @type {BroadcastChannel | null} */
@@ -80,13 +80,15 @@ export class TipSync extends EventTarget {
     /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
     this.queue = Promise.resolve();
     /**
-     * The sync status (the syncing tab's, in every tab): `connected`, `hasSynced`, `heldForFirstSync`,
-     * `pendingChanges`, `lastSyncedAt`, `lastError` (a message). Changes fire `syncstatus`.
-     * @type {{connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number, lastSyncedAt: number | null, lastError: string | null}}
+     * The sync status (the syncing tab's, in every tab): `state` (`connecting`, `connected`,
+     * `offline`, `refused` or `stopped`, protocol.md §17.4), `connected`, `hasSynced`, `heldForFirstSync`,
+     * `pendingChanges`, `lastSyncedAt`, `lastError` (a message), `code` (the failure's protocol code),
+     * `nextAttemptAt` (while offline or refused). Changes fire `syncstatus`.
+     * @type {{state: string, connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number, lastSyncedAt: number | null, lastError: string | null, code?: string | null, nextAttemptAt: number | null}}
      */
     this.syncStatus = {
-      connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
-      pendingChanges: 0, lastSyncedAt: null, lastError: null,
+      state: 'connecting', connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
+      pendingChanges: 0, lastSyncedAt: null, lastError: null, nextAttemptAt: null,
     };
     /** Permanent failure codes already warned about on the console. */
     this.warned = new Set();
@@ -111,9 +113,17 @@ export class TipSync extends EventTarget {
     });
   }
 
+  /**
+   * Whether this tab syncs with a server now: it holds the lock, was given a server, and its sync has
+   * not stopped. Never true while nothing syncs.
+   */
+  get isSyncing() {
+    return this.leads && this.client !== null && this.syncStatus.state !== 'stopped';
+  }
+
   /** This tab writes the log and syncs. */
   #lead() {
-    this.isSyncing = true;
+    this.leads = true;
     // Writes made before this tab knew it would sync (right after `configure()`, before the lock
     // was granted) were offered to a syncing tab that did not exist: this tab runs them now, in the
     // order they were made. The other tabs offer theirs again, to this tab.
@@ -132,7 +142,7 @@ export class TipSync extends EventTarget {
         firstSyncTimeout: this.options.firstSyncTimeout,
       });
       this.client.onStatus((status, before) => {
-        const shared = { ...status, lastError: status.lastError?.message ?? null };
+        const shared = { ...status, lastError: status.lastError?.message ?? null, code: status.lastError?.code ?? null };
         this.channel?.postMessage({ type: 'status', status: shared, code: status.lastError?.code ?? null, failed: status.lastError !== before.lastError && status.lastError !== null });
         this.#status(shared, status.lastError !== before.lastError && status.lastError !== null ? status.lastError.code : null);
       });
@@ -171,7 +181,10 @@ export class TipSync extends EventTarget {
       if (warning && !this.warned.has(warning)) {
         this.warned.add(warning);
         console.warn(`TipSync cannot sync and will not until this is fixed: ${status.lastError}`);
-      } else if (!warning && !this.warned.has('unreachable')) {
+      } else if (!warning && status.state === 'refused' && !this.warned.has(`refused:${failedCode}`)) {
+        this.warned.add(`refused:${failedCode}`);
+        console.warn(`TipSync: ${this.options.server} refused to sync (${failedCode}): ${status.lastError}. Retrying with backoff.`);
+      } else if (!warning && status.state !== 'refused' && !this.warned.has('unreachable')) {
         this.warned.add('unreachable');
         console.warn(
           `TipSync cannot reach ${this.options.server}: ${status.lastError} ` +
@@ -191,13 +204,13 @@ export class TipSync extends EventTarget {
   }
 
   async #receive(message) {
-    if (message.type === 'status' && !this.isSyncing) {
+    if (message.type === 'status' && !this.leads) {
       this.#status(message.status, message.failed ? message.code : null);
-    } else if (message.type === 'state' && !this.isSyncing) {
+    } else if (message.type === 'state' && !this.leads) {
       this.replica.adopt(message.changes.map(decodeChange), message.progress, message.serverCatalog);
-    } else if (message.type === 'progress' && !this.isSyncing) {
+    } else if (message.type === 'progress' && !this.leads) {
       this.replica.adoptProgress(message.progress);
-    } else if (message.type === 'call' && this.isSyncing) {
+    } else if (message.type === 'call' && this.leads) {
       let reply;
       try {
         await this.replica[message.operation](...message.args);
@@ -207,7 +220,7 @@ export class TipSync extends EventTarget {
       }
       this.channel.postMessage(reply);
       this.#announce();
-    } else if (message.type === 'leader' && !this.isSyncing) {
+    } else if (message.type === 'leader' && !this.leads) {
       // A new syncing tab: what no tab has answered yet goes to it (the one it went to may have closed).
       for (const [id, call] of this.pending) this.channel.postMessage({ type: 'call', id, operation: call.operation, args: call.args });
     } else if (message.type === 'reply' && this.pending.has(message.id)) {
@@ -220,7 +233,7 @@ export class TipSync extends EventTarget {
 
   /** Runs a write here when this tab syncs, else in the tab that does. */
   #write(operation, args) {
-    if (this.isSyncing || !this.channel) {
+    if (this.leads || !this.channel) {
       // After any write made before this tab led, which runs first.
       const run = this.queue.catch(() => {}).then(() => this.replica[operation](...args));
       this.queue = run;

@@ -34,6 +34,7 @@ function contains(actual, wanted) {
  */
 function matches(sent, wanted) {
   if (sent.method !== wanted.method || sent.url.pathname !== wanted.path) return false;
+  if (wanted.authorization !== undefined && sent.authorization !== wanted.authorization) return false;
   for (const [name, value] of Object.entries(wanted.query ?? {})) {
     if (!jsonEquals(sent.url.searchParams.get(name), value)) return false;
   }
@@ -50,12 +51,21 @@ function matches(sent, wanted) {
  * anything not in the script is `404 not_found`. Records every request.
  */
 function scriptedServer(script, now) {
-  /** @type {{method: string, url: URL, body: unknown}[]} */
+  /** @type {{method: string, url: URL, body: unknown, authorization: string | undefined}[]} */
   let sent = [];
+  let total = 0;
+  let overrun = () => {};
+  const overran = new Promise((resolve) => (overrun = resolve));
   const answered = new Map();
   const fetch = async (url, init = {}) => {
-    const request = { method: init.method ?? 'GET', url: new URL(String(url)), body: init.body };
+    const request = { method: init.method ?? 'GET', url: new URL(String(url)), body: init.body, authorization: init.headers?.Authorization };
     sent.push(request);
+    total += 1;
+    if (total > REQUEST_BOUND) {
+      // More requests than any vector needs: the client retries what it should not, or never stops.
+      overrun();
+      await new Promise((resolve, reject) => init.signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+    }
     const route = `${request.method} ${request.url.pathname}`;
     const answers = script[route] ?? [];
     const headers = { 'Content-Type': 'application/json' };
@@ -67,7 +77,53 @@ function scriptedServer(script, now) {
     const answer = answers[index];
     return new Response(answer.json === undefined ? '' : canonicalText(answer.json), { status: answer.status, headers });
   };
-  return { fetch, take: () => { const taken = sent; sent = []; return taken; } };
+  return { fetch, overran, take: () => { const taken = sent; sent = []; return taken; } };
+}
+
+const REQUEST_BOUND = 200;
+
+/**
+ * Runs `client.run()` until its status says `until` (then stops it), the run ends, or the scripted
+ * server has answered more requests than any vector needs; the states it went through, each once in a row.
+ */
+async function runUntil(client, until, server) {
+  const seen = [];
+  const note = (state) => { if (seen[seen.length - 1] !== state) seen.push(state); };
+  let reach;
+  const reachedState = new Promise((resolve) => (reach = resolve));
+  const stopListening = client.onStatus((status) => {
+    note(status.state);
+    if (status.state === until) reach(true);
+  });
+  const running = client.run().then(() => client.status.state === until, () => client.status.state === until);
+  const reached = await Promise.race([reachedState, running, server.overran.then(() => false)]);
+  client.stop();
+  await running;
+  stopListening();
+  note(client.status.state);
+  return { reached, seen };
+}
+
+/** What differs from a check of the client's status: `states` (in order, others between) and `sync`. */
+function statusMismatches(client, states, expect) {
+  const found = [];
+  if (expect.states) {
+    let next = 0;
+    for (const state of expect.states) {
+      const at = states.indexOf(state, next);
+      if (at < 0) {
+        found.push(`states: expected ${JSON.stringify(expect.states)} in order, went through ${JSON.stringify(states)}`);
+        break;
+      }
+      next = at + 1;
+    }
+  }
+  const status = client.status;
+  const actual = { state: status.state, code: status.lastError?.code ?? undefined };
+  for (const [name, wanted] of Object.entries(expect.sync ?? {})) {
+    if (actual[name] !== wanted) found.push(`sync.${name}: got ${JSON.stringify(actual[name])}, expected ${JSON.stringify(wanted)}`);
+  }
+  return found;
 }
 
 /** What differs from a check: the requests sent since the last one (in order, others between), and what the replica reads. */
@@ -87,6 +143,7 @@ function mismatches(replica, sent, expect) {
   const compare = (what, actual, wanted) => {
     if (!jsonEquals(actual, wanted)) found.push(`${what}: got ${canonicalText(actual)}, expected ${canonicalText(wanted)}`);
   };
+  if (expect.requestCount !== undefined) compare('requestCount', sent.length, expect.requestCount);
   if (expect.localSeq !== undefined) compare('localSeq', replica.lastLocalSeq, expect.localSeq);
   if (expect.acknowledged !== undefined) compare('acknowledged', replica.progress.pushedSeq, expect.acknowledged);
   for (const [id, wanted] of Object.entries(expect.parameters ?? {})) compare(`parameter '${id}'`, replica.parameterValue(id), wanted);
@@ -108,13 +165,20 @@ for (const name of names) {
       device: vector.device, catalog: parseCatalog(vector.catalog ?? {}), store: new MemoryStore(), now: () => vector.now,
     });
     const server = scriptedServer(vector.server, vector.now);
+    // The credential source: the vector's tokens in turn, the last again once they run out.
+    let given = 0;
+    const tokenProvider = vector.tokens ? async () => vector.tokens[Math.min(given++, vector.tokens.length - 1)] : undefined;
     const client = new SyncClient(replica, {
-      server: 'http://conformance.invalid', token: 'token', fetch: server.fetch, sleep: async () => {}, compressPushes: false,
+      server: 'http://conformance.invalid', token: vector.tokens ? undefined : 'token', tokenProvider,
+      fetch: server.fetch, sleep: async () => {}, compressPushes: false, live: false, longPollSeconds: 1,
     });
     const problems = [];
+    let states = [];
     for (const [index, step] of vector.steps.entries()) {
       if (step.expect) {
         for (const mismatch of mismatches(replica, server.take(), step.expect)) problems.push(`steps[${index}]: ${mismatch}`);
+        for (const mismatch of statusMismatches(client, states, step.expect)) problems.push(`steps[${index}]: ${mismatch}`);
+        states = [];
         continue;
       }
       switch (step.do) {
@@ -123,6 +187,12 @@ for (const name of names) {
         case 'resetDatastore': await replica.resetDatastore(); break;
         case 'pull': await client.pullAll(0); break;
         case 'push': await client.pushAll(); break;
+        case 'run': {
+          const { reached, seen } = await runUntil(client, step.until, server);
+          states.push(...seen);
+          if (!reached) problems.push(`steps[${index}]: the client never reached '${step.until}'; its states: ${JSON.stringify(seen)}`);
+          break;
+        }
         default: throw new Error(`${name} steps[${index}]: unknown step ${canonicalText(step)}`);
       }
     }

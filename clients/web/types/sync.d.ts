@@ -1,5 +1,18 @@
-/** @typedef {import('./replica.js').Replica} Replica */
-/** A failure of sync; `transient` ones are retried with backoff, others stop {@link SyncClient.run}. */
+/**
+ * The first changes of `outbox` whose push body is at most MAX_PUSH_BODY_BYTES of UTF-8 (never fewer
+ * than one), and that body.
+ * @param {import('./change.js').Change[]} outbox
+ */
+export function pushBody(outbox: import('./change.js').Change[], maxBytes?: number): {
+    batch: import("./change.js").Change[];
+    body: string;
+};
+/** The most bytes of body a client puts in one push (protocol.md §7). */
+export const MAX_PUSH_BODY_BYTES: 1048576;
+/**
+ * A failure of sync. {@link SyncClient.run} retries every one with backoff except those that
+ * `endsSync` (an erased account); `transient` is their opposite, kept for callers that read it.
+ */
 export class SyncError extends Error {
     /**
      * @param {string} message
@@ -12,7 +25,11 @@ export class SyncError extends Error {
     });
     status: number;
     code: string;
+    /** The answer can never change: {@link SyncClient.run} ends. */
+    endsSync: boolean;
     transient: boolean;
+    /** The server answered with a refusal (as opposed to no answer at all). */
+    get isRefusal(): boolean;
 }
 /**
  * @typedef {{
@@ -42,11 +59,18 @@ export class SyncError extends Error {
  * `firstSyncTimeout`: seconds a device that never completed a sync holds back tips that would be
  * available (5; 0: no hold; protocol.md §17.1).
  *
+ * @typedef {'connecting' | 'connected' | 'offline' | 'refused' | 'stopped'} SyncState
+ * Where the exchange with the server stands (protocol.md §17.4): `connecting` before the first
+ * answer; `connected`; `offline` (no answer); `refused` (the server refused: `lastError.code`,
+ * `nextAttemptAt`); `stopped` (the app stopped it, or the account was erased).
+ *
  * @typedef {{
- *   connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number,
- *   lastSyncedAt: number | null, lastError: SyncError | null,
+ *   state: SyncState, connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number,
+ *   lastSyncedAt: number | null, lastError: SyncError | null, nextAttemptAt: number | null,
  * }} SyncStatus
- * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of
+ * `state`: see {@link SyncState}; `nextAttemptAt`: while offline or refused, when the client tries
+ * again (ms since 1970);
+ * `connected`: `state` is `connected`; `hasSynced`: a pull reached the end of
  * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
  * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
  * `lastError`: why the latest attempt failed, until one succeeds.
@@ -95,37 +119,52 @@ export class SyncClient {
     firstSyncTimeout: number;
     /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
     status: {
+        state: SyncState;
         connected: boolean;
         hasSynced: boolean;
         heldForFirstSync: boolean;
         pendingChanges: number;
         lastSyncedAt: any;
         lastError: any;
+        nextAttemptAt: any;
     };
+    /** Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`. @type {number | null} */
+    pushLimit: number;
     /** Calls `listener(status, before)` on every change of {@link status}. @returns {() => void} stop */
     onStatus(listener: any): () => boolean;
     /**
-     * Recomputes the status and tells listeners when it changed.
-     * @param {{connected?: boolean, error?: SyncError | null, synced?: boolean}} [what]
+     * Recomputes the status and tells listeners when it changed. `connected`: an exchange succeeded —
+     * the state becomes `connected` only once no failure is outstanding (a round clears it), so a round
+     * whose pull works but whose push is refused never flashes `connected`; `state`: a failure's state.
+     * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number}} [what]
      */
     publishStatus(what?: {
         connected?: boolean;
+        state?: SyncState;
         error?: SyncError | null;
         synced?: boolean;
+        nextAttemptAt?: number;
     }): void;
     /**
      * Resolves true once this device has completed its first sync (now or before), false when
      * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
      */
     waitForFirstSync(timeout: any): Promise<boolean>;
-    /** One round: push everything unsent, then pull until the server has nothing more. */
+    /**
+     * One round: push everything unsent, then pull until the server has nothing more. A push the
+     * server refuses does not keep the pull from happening (changes made elsewhere arrive whatever
+     * this device's outbox holds); its refusal is thrown after the pull.
+     */
     syncOnce(): Promise<void>;
     /** Returns once every local change made before the call is on the server. */
     pushPending(): Promise<void>;
     /**
      * Syncs until {@link stop}: a full round, then live updates (or long-polls) alongside a push after
-     * every local change. Transient failures back off (a delay drawn from a range that doubles with
-     * each failure in a row, protocol.md §17.3) and retry; others end it.
+     * every local change. Every failure — no answer, a `5xx`, a `429`, a refused credential (`401`,
+     * `403`: `tokenProvider` is asked again first), an answer that does not parse — is retried after a
+     * delay drawn from a range that doubles with each failure in a row up to `maximumBackoff`
+     * (protocol.md §17.3), for as long as the client runs. Only an answer that can never change
+     * (`account_erased`) ends it: `status.state` is then `stopped` and the promise rejects.
      */
     run(): Promise<void>;
     /** Ends {@link run} (and any request it has open). */
@@ -185,16 +224,26 @@ export type SyncOptions = {
     }) => void;
 };
 /**
- * `connected`: the latest exchange with the server succeeded; `hasSynced`: a pull reached the end of
+ * Where the exchange with the server stands (protocol.md §17.4): `connecting` before the first
+ * answer; `connected`; `offline` (no answer); `refused` (the server refused: `lastError.code`,
+ * `nextAttemptAt`); `stopped` (the app stopped it, or the account was erased).
+ */
+export type SyncState = 'connecting' | 'connected' | 'offline' | 'refused' | 'stopped';
+/**
+ * `state`: see {@link SyncState }; `nextAttemptAt`: while offline or refused, when the client tries
+ * again (ms since 1970);
+ * `connected`: `state` is `connected`; `hasSynced`: a pull reached the end of
  * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
  * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
  * `lastError`: why the latest attempt failed, until one succeeds.
  */
 export type SyncStatus = {
+    state: SyncState;
     connected: boolean;
     hasSynced: boolean;
     heldForFirstSync: boolean;
     pendingChanges: number;
     lastSyncedAt: number | null;
     lastError: SyncError | null;
+    nextAttemptAt: number | null;
 };

@@ -10,8 +10,8 @@ export class TipSync extends EventTarget {
     replica: Replica;
     options: any;
     name: any;
-    /** Whether this tab syncs (holds the device's lock). */
-    isSyncing: boolean;
+    /** Whether this tab holds the device's lock: it writes the log and, with a server, syncs. */
+    leads: boolean;
     /** @type {SyncClient | null} */
     client: SyncClient | null;
     /** @type {BroadcastChannel | null} */
@@ -23,20 +23,30 @@ export class TipSync extends EventTarget {
     /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
     queue: Promise<void>;
     /**
-     * The sync status (the syncing tab's, in every tab): `connected`, `hasSynced`, `heldForFirstSync`,
-     * `pendingChanges`, `lastSyncedAt`, `lastError` (a message). Changes fire `syncstatus`.
-     * @type {{connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number, lastSyncedAt: number | null, lastError: string | null}}
+     * The sync status (the syncing tab's, in every tab): `state` (`connecting`, `connected`,
+     * `offline`, `refused` or `stopped`, protocol.md §17.4), `connected`, `hasSynced`, `heldForFirstSync`,
+     * `pendingChanges`, `lastSyncedAt`, `lastError` (a message), `code` (the failure's protocol code),
+     * `nextAttemptAt` (while offline or refused). Changes fire `syncstatus`.
+     * @type {{state: string, connected: boolean, hasSynced: boolean, heldForFirstSync: boolean, pendingChanges: number, lastSyncedAt: number | null, lastError: string | null, code?: string | null, nextAttemptAt: number | null}}
      */
     syncStatus: {
+        state: string;
         connected: boolean;
         hasSynced: boolean;
         heldForFirstSync: boolean;
         pendingChanges: number;
         lastSyncedAt: number | null;
         lastError: string | null;
+        code?: string | null;
+        nextAttemptAt: number | null;
     };
     /** Permanent failure codes already warned about on the console. */
     warned: Set<any>;
+    /**
+     * Whether this tab syncs with a server now: it holds the lock, was given a server, and its sync has
+     * not stopped. Never true while nothing syncs.
+     */
+    get isSyncing(): boolean;
     syncing: Promise<void>;
     /**
      * Resolves true once this device has completed its first sync (in this tab or the one that syncs),
