@@ -29,11 +29,11 @@ func firstLaunch() async throws {
         print("offline: tips show once the bounded wait has passed")
     }
     if let status = await Tips.syncStatus, let error = status.lastError {
-        print("not syncing: \(error)")                // plain words: unreachable, token refused…
+        print("\(status.state): \(error)")             // refused: sync token refused… (retrying)
     }
     guard let client = Tips.syncClient else { return }
     for await status in await client.statusUpdates() {   // every change, as it happens
-        print(status.isConnected, status.hasSynced, status.pendingChanges)
+        print(status.state, status.nextAttemptAt as Any, status.hasSynced, status.pendingChanges)
     }
 }
 

@@ -41,7 +41,7 @@ import TipSyncTestSupport
         #expect(result.status == 64)
         #expect(
             result.stderr
-                == "tipsync-agent: unknown command 'stauts'; did you mean 'status'? (commands: init, catalog, donate, param, display, invalidate, reset-eligibility, status, sync, run, watch, export-history)\n"
+                == "tipsync-agent: unknown command 'stauts'; did you mean 'status'? (commands: init, catalog, donate, param, display, invalidate, reset-eligibility, status, sync, sync-status, run, watch, export-history)\n"
         )
     }
 
