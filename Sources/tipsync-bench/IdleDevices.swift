@@ -23,27 +23,9 @@ struct IdleDevices: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
-        func tool(_ name: String) -> URL {
-            URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
-                .appendingPathComponent(name)
-        }
-        func command(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-            let process = Process()
-            process.executableURL = tool(name)
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw ValidationError("\(name) \(arguments) failed") }
-            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        _ = try command("tipsync-server", ["accounts", "create", "alice", "--database", database])
+        _ = try BenchTools.command("tipsync-server", ["accounts", "create", "alice", "--database", database])
         func token(_ device: String) throws -> String {
-            try command(
+            try BenchTools.command(
                 "tipsync-server",
                 ["tokens", "create", "--account", "alice", "--device", device, "--database", database])
         }
@@ -54,14 +36,13 @@ struct IdleDevices: AsyncParsableCommand {
         let url = "http://127.0.0.1:\(port)"
 
         let store = directory.appendingPathComponent("agent").path
-        _ = try command(
+        _ = try BenchTools.command(
             "tipsync-agent",
             ["init", "--server", url, "--token", try token("agent"), "--device", "agent", "--store", store])
-        let catalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Examples/catalog.json").path
-        _ = try command("tipsync-agent", ["catalog", "load", catalog, "--store", store])
+        let catalog = BenchTools.root.appendingPathComponent("Examples/catalog.json").path
+        _ = try BenchTools.command("tipsync-agent", ["catalog", "load", catalog, "--store", store])
         let agent = Process()
-        agent.executableURL = tool("tipsync-agent")
+        agent.executableURL = BenchTools.tool("tipsync-agent")
         agent.arguments = ["run", "--store", store]
         agent.standardError = FileHandle.nullDevice
         try agent.run()
@@ -78,8 +59,7 @@ struct IdleDevices: AsyncParsableCommand {
         try program.run()
         defer { program.terminate() }
 
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = BenchTools.root
         var devices = [
             ("tipsync-agent run", agent.processIdentifier), ("Swift program (idle-app)", program.processIdentifier),
         ]
