@@ -17,6 +17,10 @@ public protocol IdentityStore: Sendable {
     func accountName(id: Int64) async throws -> String?
     /// The device a token hash belongs to.
     func identity(forTokenHash hash: String) async throws -> DeviceIdentity?
+    /// Whether a token with this hash belonged to an account that was erased since: the device is
+    /// answered `401 account_erased`, which ends its sync (protocol.md §6), instead of `unauthorized`,
+    /// which it retries.
+    func wasErased(tokenHash hash: String) async throws -> Bool
     /// Creates the account unless one has this name. Returns its id and whether it was created.
     func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool)
     /// Up to `limit` accounts ordered by name (UTF-8 bytes), starting after the name `after`.
@@ -24,7 +28,9 @@ public protocol IdentityStore: Sendable {
     /// The account's log counters and devices (``DeviceDetails/live`` is left `false`), or `nil`.
     func accountDetails(name: String) async throws -> AccountDetails?
     /// Erases the account's log, devices and tokens (a person's right to erasure). Keeps only a hash
-    /// of the name and the time, so that credentials issued before the erasure stay refused.
+    /// of the name and the time, so that credentials issued before the erasure stay refused, and the
+    /// hashes of its device tokens (random, naming no one), so that their devices learn the account is
+    /// gone and stop.
     /// Returns the account's id and how many log entries were erased, or `nil` for no such account.
     func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)?
     /// Deletes every token of the device and refuses JWTs issued before `now` for it. Returns the

@@ -101,6 +101,11 @@ extension PostgresSyncStore {
                     as: Int64.self, on: connection
                 ).first ?? 0
             try await connection.query("DELETE FROM kept_state_page WHERE account = \(id)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO erased_token (hash, erased_at) SELECT hash, \(now) FROM token WHERE account = \(id)
+                ON CONFLICT (hash) DO NOTHING
+                """, logger: logger)
             try await connection.query("DELETE FROM token WHERE account = \(id)", logger: logger)
             try await connection.query("DELETE FROM device WHERE account = \(id)", logger: logger)
             try await apply(

@@ -184,6 +184,8 @@ public struct PostgresSyncStore: SyncStore {
                 """
             ]
         ),
+        // The hashes of erased accounts' device tokens: their devices are told `account_erased`.
+        (11, ["CREATE TABLE erased_token (hash TEXT PRIMARY KEY, erased_at BIGINT NOT NULL)"]),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
@@ -274,6 +276,12 @@ public struct PostgresSyncStore: SyncStore {
             identity = DeviceIdentity(accountID: row.account, device: row.device)
         }
         return identity
+    }
+
+    public func wasErased(tokenHash hash: String) async throws -> Bool {
+        let rows = try await client.query("SELECT 1 FROM erased_token WHERE hash = \(hash)", logger: logger)
+        for try await _ in rows.decode(Int.self) { return true }
+        return false
     }
 
     public func highestSeq(account: Int64, device: String) async throws -> Int64? {

@@ -74,6 +74,9 @@ extension SQLiteSyncStore {
             try db.execute(sql: "DELETE FROM change WHERE account = ?", arguments: [id])
             let entries = db.changesCount
             try db.execute(sql: "DELETE FROM kept_state_page WHERE account = ?", arguments: [id])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO erased_token (hash, erasedAt) SELECT hash, ? FROM token WHERE account = ?",
+                arguments: [now, id])
             try db.execute(sql: "DELETE FROM token WHERE account = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM device WHERE account = ?", arguments: [id])
             try Self.apply(TipUsageCounters.deltas(replacing: try Self.tipUsage(account: id, db), with: []), db)

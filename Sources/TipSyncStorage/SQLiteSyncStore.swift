@@ -218,6 +218,13 @@ public struct SQLiteSyncStore: SyncStore {
                         PRIMARY KEY (account, afterPosition)) WITHOUT ROWID;
                     """)
         }
+        // The hashes of erased accounts' device tokens: their devices are told `account_erased`.
+        migrator.registerMigration("v13-erased-tokens") { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE erased_token (hash TEXT PRIMARY KEY NOT NULL, erasedAt INTEGER NOT NULL) WITHOUT ROWID"
+            )
+        }
         return migrator
     }
 
@@ -274,6 +281,12 @@ public struct SQLiteSyncStore: SyncStore {
                 db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [hash]
             )
             .map { DeviceIdentity(accountID: $0["account"], device: $0["device"]) }
+        }
+    }
+
+    public func wasErased(tokenHash hash: String) async throws -> Bool {
+        try await pool.read { db in
+            try db.cachedStatement(sql: "SELECT 1 FROM erased_token WHERE hash = ?").hasRow(.text(hash), in: db)
         }
     }
 

@@ -127,6 +127,10 @@ struct GatedStore: SyncStore {
         lookups.count.add(1, ordering: .relaxed)
         return try await base.identity(forTokenHash: hash)
     }
+
+    func wasErased(tokenHash hash: String) async throws -> Bool {
+        try await base.wasErased(tokenHash: hash)
+    }
     func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await base.highestSeq(account: account, device: device)
     }

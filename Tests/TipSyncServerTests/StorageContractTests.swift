@@ -41,6 +41,25 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         return (account, DeviceIdentity(accountID: account, device: "phone"))
     }
 
+    /// An erased account's device tokens are remembered as erased (their hashes only), so their
+    /// devices are told `account_erased` and stop (protocol.md §6); revoked ones are not.
+    @Test(arguments: Backend.allCases)
+    func anErasedAccountsTokensAreKnownAsErased(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            _ = try await store.createAccount(name: "alice")
+            let erased = try await store.createToken(accountName: "alice", device: "phone")
+            _ = try await store.createAccount(name: "bob")
+            let revoked = try await store.createToken(accountName: "bob", device: "phone")
+            _ = try await store.revokeTokens(accountName: "bob", device: "phone", at: 1)
+            #expect(try await store.wasErased(tokenHash: TokenHasher.hash(erased)) == false)
+            _ = try await store.eraseAccount(name: "alice", at: 2)
+            #expect(try await store.wasErased(tokenHash: TokenHasher.hash(erased)))
+            #expect(try await store.identity(forTokenHash: TokenHasher.hash(erased)) == nil)
+            #expect(try await store.wasErased(tokenHash: TokenHasher.hash(revoked)) == false)
+            #expect(try await store.wasErased(tokenHash: TokenHasher.hash("ts_never")) == false)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func accountsDevicesAndTokens(_ backend: Backend) async throws {
         try await backend.withStore { store in

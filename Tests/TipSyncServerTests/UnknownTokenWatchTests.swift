@@ -1,6 +1,8 @@
+import Foundation
 import HummingbirdTesting
 import Logging
 import Testing
+import TipSyncCore
 
 @testable import TipSyncServer
 
@@ -33,5 +35,29 @@ import Testing
             ) { #expect($0.status == .unauthorized) }
         }
         #expect(capture.text.contains("presented device tokens this database never issued"))
+    }
+
+    /// A device token of an erased account is answered `401 account_erased` — the answer that ends
+    /// its sync — not `unauthorized`, which it retries forever; and it does not count as a token
+    /// this database never issued.
+    @Test func anErasedAccountsDeviceTokenIsAnsweredAccountErased() async throws {
+        let capture = LogCapture()
+        let fixture = try await ServerFixture.make()
+        let dependencies = ServerDependencies(store: fixture.store, logger: Logger(label: "test") { _ in capture })
+        let app = buildApplication(configuration: ServerConfiguration.test.onAnyPort, dependencies: dependencies)
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
+                #expect($0.status == .ok)
+            }
+            let accountName = try #require(try await fixture.store.accountName(id: fixture.accountID))
+            _ = try await fixture.store.eraseAccount(name: accountName, at: Int64(Date().timeIntervalSince1970 * 1000))
+            for _ in 0..<2 {  // the token cache's path and the store's
+                try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) { response in
+                    #expect(response.status == .unauthorized)
+                    #expect((try? decode(ErrorBody.self, response.body))?.error.code == "account_erased")
+                }
+            }
+        }
+        #expect(!capture.text.contains("never issued"))
     }
 }

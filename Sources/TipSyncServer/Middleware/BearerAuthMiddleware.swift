@@ -68,10 +68,10 @@ struct BearerAuthMiddleware: RouterMiddleware {
             activity.seen(token.identity, at: now())
             return response
         } catch is UnconfirmedToken.Gone {
-            throw refuse(request, context, token)
+            throw try await refuse(request, context, token)
         } catch {
             guard try await store.identity(forTokenHash: token.hash) == token.identity else {
-                throw refuse(request, context, token)
+                throw try await refuse(request, context, token)
             }
             activity.seen(token.identity, at: now())
             throw error
@@ -79,11 +79,25 @@ struct BearerAuthMiddleware: RouterMiddleware {
     }
 
     /// A cached token the store no longer knows: forgotten, and `401` as for any unknown token.
-    private func refuse(_ request: Request, _ context: SyncRequestContext, _ token: UnconfirmedToken) -> SyncError {
+    private func refuse(_ request: Request, _ context: SyncRequestContext, _ token: UnconfirmedToken) async throws
+        -> SyncError
+    {
         tokens.forget(tokenHash: token.hash)
+        return try await refuseUnknown(request, context, tokenHash: token.hash)
+    }
+
+    /// A device token the store does not hold: `401 account_erased` when its account was erased
+    /// (the device stops syncing), else `401 unauthorized` as for any unknown token.
+    private func refuseUnknown(_ request: Request, _ context: SyncRequestContext, tokenHash: String) async throws
+        -> SyncError
+    {
+        if try await store.wasErased(tokenHash: tokenHash) { return Self.erasedAccount }
         unknownTokens?.note(now: now())
         return signIns.refuse(request, context, kind: .device, Self.unknownToken, now: now())
     }
+
+    static let erasedAccount = SyncError.accountErased(
+        "the account of this token was erased; this device's data must not sync again")
 
     static let unknownToken = SyncError.unauthorized(
         "unknown or revoked token; create one with 'tipsync-server tokens create'"
@@ -117,6 +131,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
         } else {
             let hash = TokenHasher.hash(credential.token)
             guard let found = try await store.identity(forTokenHash: hash) else {
+                if try await store.wasErased(tokenHash: hash) { throw Self.erasedAccount }
                 unknownTokens?.note(now: now())
                 throw Self.unknownToken
             }
