@@ -376,13 +376,29 @@ test('configure() tells the page why it cannot sync: events on failure and recov
     assert.equal(error.code, 'unauthorized');
     assert.match(refused.syncStatus.lastError, /token/);
     assert.equal(refused.syncStatus.connected, false);
+    // A refused token is retried with backoff (protocol.md §17.3), and the status says so.
+    assert.equal(refused.syncStatus.state, 'refused');
+    assert.equal(refused.syncStatus.code, 'unauthorized');
+    // …and when it tries again (published as it starts waiting).
+    const retrying = typeof refused.syncStatus.nextAttemptAt === 'number' ? refused.syncStatus
+      : await new Promise((resolve) => refused.addEventListener('syncstatus', (event) => {
+        if (typeof event.detail.nextAttemptAt === 'number') resolve(event.detail);
+      }));
+    assert.equal(retrying.state, 'refused');
+    assert.equal(refused.isSyncing, true);
     refused.stop();
+    await refused.syncing;
+    assert.equal(refused.syncStatus.state, 'stopped');
+    assert.equal(refused.isSyncing, false, 'never says it syncs once it has stopped');
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0], /will not until this is fixed/);
+    assert.match(warnings[0], /refused to sync \(unauthorized\).*Retrying with backoff/);
 
     const badURL = await TipSync.configure({ device: 'tablet', catalog, storage: 'memory', server: 'htp://127.0.0.1:1', token: 'ts_x' });
     const badError = await new Promise((resolve) => badURL.addEventListener('syncerror', (event) => resolve(event), { once: true }));
     assert.equal(badError.code, 'invalid_server_url');
+    assert.equal(badURL.syncStatus.state, 'stopped', 'an address no request can be sent to ends sync');
+    assert.equal(warnings.length, 2);
+    assert.match(warnings[1], /will not until this is fixed/);
     badURL.stop();
 
     // `search` was dismissed on the account by an earlier test: a new device never shows it.
