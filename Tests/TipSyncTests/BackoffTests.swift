@@ -28,6 +28,42 @@ import TipSyncTestSupport
         #expect(backoff.delay(afterFailures: 2, draw: .nan) == 2)
     }
 
+    /// Issue 72, item 3: after a 5 s outage the web page came back 13.7 s after the server (the
+    /// ceiling had doubled to 8 s, then 16 s). The ceiling is never above what was already waited.
+    @Test func theCeilingIsNeverAboveWhatWasAlreadyWaited() {
+        let backoff = Backoff()
+        #expect(backoff.ceiling(afterFailures: 0, waited: 0) == 1)
+        #expect(backoff.ceiling(afterFailures: 3, waited: 2.5) == 2.5)
+        #expect(backoff.ceiling(afterFailures: 3, waited: 100) == 8)
+        #expect(backoff.ceiling(afterFailures: 10, waited: 100) == 60)
+        #expect(backoff.ceiling(afterFailures: 3, waited: .nan) == 1)
+        // Full draws from a device that keeps failing: each wait at most what came before it.
+        var waited = 0.0
+        var delays: [Double] = []
+        for failures in 0..<9 {
+            let delay = backoff.delay(afterFailures: failures, waited: waited, draw: 1)
+            delays.append(delay)
+            waited += delay
+        }
+        #expect(delays == [1, 1, 2, 4, 8, 16, 32, 60, 60])
+        // Whatever the draws, the server back after an outage of 5 s finds the device back within 5 s
+        // more: the wait that spans its return is at most what was waited before it.
+        var generator = SeededGenerator(seed: 72)
+        for _ in 0..<1000 {
+            var time = 0.0
+            var failures = 0
+            var waited = 0.0
+            while time < 5 {
+                let delay = backoff.delay(
+                    afterFailures: failures, waited: waited, draw: Double.random(in: 0...1, using: &generator))
+                time += delay
+                waited += delay
+                failures += 1
+            }
+            #expect(time <= 10)
+        }
+    }
+
     @Test func aStreamTheServerEndedReopensWithinTheBase() {
         let backoff = Backoff(base: 2, maximum: 60)
         #expect(backoff.delayAfterStreamEnded(draw: 0) == 0)

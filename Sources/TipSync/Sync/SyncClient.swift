@@ -160,10 +160,12 @@ public actor SyncClient {
     public func run() async throws {
         defer { publishStatus(state: .stopped) }
         var failures = 0
+        var waited = 0.0  // seconds waited since the first failure in a row
         while !Task.isCancelled {
             do {
                 try await syncOnce()
                 failures = 0
+                waited = 0
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.pullLive() }
                     group.addTask { try await self.pushOnLocalChanges() }
@@ -180,7 +182,8 @@ public actor SyncClient {
                 // A refused credential may be fixed where it comes from (a reissued token, a server
                 // back on the right database): ask the provider again before the next attempt.
                 if failure.refusesCredential { token = nil }
-                let delay = configuration.backoff.delay(afterFailures: failures, draw: jitter())
+                let delay = configuration.backoff.delay(afterFailures: failures, waited: waited, draw: jitter())
+                waited += delay
                 publishStatus(nextAttemptAt: physicalNow().addingTimeInterval(delay))
                 try await sleep(Self.duration(delay))
                 failures += 1

@@ -14,13 +14,17 @@ export function ceiling(failures, { base, maximum }) {
 }
 
 /**
- * The delay after `failures` failures in a row: `draw` (uniform in 0…1) of the ceiling.
+ * The delay after `failures` failures in a row: `draw` (uniform in 0…1) of the ceiling, which is
+ * never above `waited` — what was already waited since the first of them — or the base: a device is
+ * back within about as long as the outage lasted once the server returns (protocol.md §17.3).
  * @param {number} failures
  * @param {number} draw
  * @param {{base: number, maximum: number}} settings
+ * @param {number} [waited]
  */
-export function delayAfterFailures(failures, draw, settings) {
-  return clamped(draw) * ceiling(failures, settings);
+export function delayAfterFailures(failures, draw, settings, waited = Infinity) {
+  const capped = Math.min(ceiling(failures, settings), Math.max(settings.base, Number.isNaN(waited) ? 0 : waited));
+  return clamped(draw) * capped;
 }
 
 /**

@@ -251,10 +251,12 @@ export class SyncClient {
   /** @param {AbortSignal} signal */
   async #runUntil(signal) {
     let failures = 0;
+    let waited = 0; // milliseconds waited since the first failure in a row
     while (!signal.aborted) {
       try {
         await this.syncOnce();
         failures = 0;
+        waited = 0;
         // Stopped during the round: an abort that already happened fires no event.
         if (signal.aborted) return;
         const round = new AbortController();
@@ -274,7 +276,8 @@ export class SyncClient {
         // A refused credential may be fixed where it comes from (a reissued token, a server back on
         // the right database): ask the provider again before the next attempt.
         if ((failure.status === 401 || failure.status === 403) && this.tokenProvider) this.token = null;
-        const delay = delayAfterFailures(failures, this.random(), this.#backoff);
+        const delay = delayAfterFailures(failures, this.random(), this.#backoff, waited);
+        waited += delay;
         this.publishStatus({ nextAttemptAt: this.replica.physicalNow() + delay });
         await this.sleep(delay);
         if (signal.aborted) return;

@@ -9,15 +9,18 @@ export function ceiling(failures: number, { base, maximum }: {
     maximum: number;
 }): number;
 /**
- * The delay after `failures` failures in a row: `draw` (uniform in 0…1) of the ceiling.
+ * The delay after `failures` failures in a row: `draw` (uniform in 0…1) of the ceiling, which is
+ * never above `waited` — what was already waited since the first of them — or the base: a device is
+ * back within about as long as the outage lasted once the server returns (protocol.md §17.3).
  * @param {number} failures
  * @param {number} draw
  * @param {{base: number, maximum: number}} settings
+ * @param {number} [waited]
  */
 export function delayAfterFailures(failures: number, draw: number, settings: {
     base: number;
     maximum: number;
-}): number;
+}, waited?: number): number;
 /**
  * The delay before reopening a live stream that began and then ended without a failure (the server
  * restarted or closed it): `draw` of the base.
