@@ -1,5 +1,20 @@
 import TipSyncServerBasics
 
+/// A device not seen since a time: what the console lists so an operator finds devices that stopped
+/// syncing (a refused device is never seen: its requests do not sign in).
+public struct QuietDevice: Sendable, Hashable {
+    public var account: String
+    public var device: String
+    /// When it was last seen (milliseconds since 1970); `nil`: never.
+    public var lastSeen: Int64?
+
+    public init(account: String, device: String, lastSeen: Int64?) {
+        self.account = account
+        self.device = device
+        self.lastSeen = lastSeen
+    }
+}
+
 /// What the admin API, the CLI and the console show about an account: one row of a listing.
 public struct AccountSummary: Sendable, Hashable, Codable {
     public var name: String

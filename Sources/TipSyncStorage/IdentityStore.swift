@@ -38,6 +38,9 @@ public protocol IdentityStore: Sendable {
     func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
         account: Int64, tokens: Int
     )?
+    /// Up to `limit` devices (of any account) last seen before `seenBefore`, or never, the longest
+    /// quiet first.
+    func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice]
     /// Records when devices were last seen; an earlier time than the stored one is ignored.
     func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws
     /// Records the log position each device's latest pull reached.

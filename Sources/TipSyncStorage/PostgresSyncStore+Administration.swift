@@ -47,6 +47,21 @@ extension PostgresSyncStore {
         return accounts
     }
 
+    public func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
+        let rows = try await client.query(
+            """
+            SELECT account.name, device.name, device.last_seen
+            FROM device JOIN account ON account.id = device.account
+            WHERE device.last_seen IS NULL OR device.last_seen < \(seenBefore)
+            ORDER BY COALESCE(device.last_seen, 0), account.name COLLATE "C", device.name COLLATE "C" LIMIT \(limit)
+            """, logger: logger)
+        var devices: [QuietDevice] = []
+        for try await (account, device, lastSeen) in rows.decode((String, String, Int64?).self) {
+            devices.append(QuietDevice(account: account, device: device, lastSeen: lastSeen))
+        }
+        return devices
+    }
+
     public func accountDetails(name: String) async throws -> AccountDetails? {
         try await transaction { connection in
             var found: (Int64, Int64?, Int64, Int64, Int64?, Int64)?

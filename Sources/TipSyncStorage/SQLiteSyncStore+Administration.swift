@@ -32,6 +32,20 @@ extension SQLiteSyncStore {
         }
     }
 
+    public func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT account.name AS account, device.name AS device, device.lastSeen AS lastSeen
+                    FROM device JOIN account ON account.id = device.account
+                    WHERE device.lastSeen IS NULL OR device.lastSeen < ?
+                    ORDER BY COALESCE(device.lastSeen, 0), account.name, device.name LIMIT ?
+                    """, arguments: [seenBefore, limit]
+            ).map { QuietDevice(account: $0["account"], device: $0["device"], lastSeen: $0["lastSeen"]) }
+        }
+    }
+
     public func accountDetails(name: String) async throws -> AccountDetails? {
         try await pool.read { db in
             guard

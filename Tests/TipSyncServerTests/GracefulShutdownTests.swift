@@ -131,6 +131,10 @@ struct GatedStore: SyncStore {
     func wasErased(tokenHash hash: String) async throws -> Bool {
         try await base.wasErased(tokenHash: hash)
     }
+
+    func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
+        try await base.quietDevices(seenBefore: seenBefore, limit: limit)
+    }
     func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await base.highestSeq(account: account, device: device)
     }

@@ -121,6 +121,12 @@ enum ConsoleTemplates {
         {{#compactions}}<tr><td data-label="Account" class="wrap"><a href="/console/accounts/{{path}}">{{account}}</a></td><td data-label="When">{{at}}</td></tr>{{/compactions}}
         {{^compactions}}<tr><td colspan="2" class="muted">No compaction yet.</td></tr>{{/compactions}}
         </table></div>
+        <h2 id="quiet">Devices not seen for {{quietHours}} hours</h2>
+        <form method="get" action="/console"><label>Hours <input name="quiet" type="number" min="1" value="{{quietHours}}"></label> <button>Show</button></form>
+        <div class="panel"><table><tr><th>Account</th><th>Device</th><th>Last seen</th></tr>
+        {{#quietDevices}}<tr><td data-label="Account" class="wrap"><a href="/console/accounts/{{path}}">{{account}}</a></td><td data-label="Device" class="wrap">{{device}}</td><td data-label="Last seen">{{lastSeen}}</td></tr>{{/quietDevices}}
+        {{^quietDevices}}<tr><td colspan="3" class="muted">Every device was seen within that time.</td></tr>{{/quietDevices}}
+        </table></div>
         {{> foot}}
         """
 
