@@ -1,0 +1,116 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+import TipSync
+import TipSyncCore
+import TipSyncServer
+
+/// Faults made by others, from a Swift device's side (issue 72, item 4), against a real server: 30 s
+/// of `500`s, 30 s of `503` with `Retry-After` (a proxy before the server), 30 s of connections
+/// reset, 30 s of `401` (a server on the wrong database). Time is the client's own: its backoff and
+/// `Retry-After` waits move a virtual clock the faults are read from, so nothing sleeps. After each,
+/// the dismissal made on another device during the fault reaches the running device, and its status
+/// said what happened while it happened.
+@Suite struct ServerFaultsFromTheDeviceTests {
+    enum Fault: Sendable, Equatable {
+        case status(Int, code: String, retryAfter: Int?)
+        case reset
+    }
+
+    /// The device's way to the server, with a fault in it until the virtual clock passes `until`.
+    final class FaultyTransport: SyncTransport {
+        let base: any SyncTransport
+        private let state = Mutex<(now: Double, fault: Fault?, until: Double)>((0, nil, 0))
+
+        init(base: any SyncTransport) {
+            self.base = base
+        }
+
+        /// The client's waits: virtual time passes.
+        func advance(by duration: Duration) {
+            state.withLock {
+                $0.now += Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            }
+        }
+
+        /// `fault` for the next `seconds` of the client's time.
+        func inject(_ fault: Fault, for seconds: Double) {
+            state.withLock { $0 = ($0.now, fault, $0.now + seconds) }
+        }
+
+        var current: Fault? {
+            state.withLock { $0.now < $0.until ? $0.fault : nil }
+        }
+
+        func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+            switch current {
+            case .status(let status, let code, let retryAfter):
+                let body = #"{"error":{"code":"\#(code)","message":"injected fault"}}"#
+                var headers = ["content-type": "application/json"]
+                if let retryAfter { headers["retry-after"] = String(retryAfter) }
+                return SyncHTTPResponse(status: status, body: Data(body.utf8), headers: headers)
+            case .reset:
+                throw SyncClientError.unreachable("connection reset by peer")
+            case nil:
+                return try await base.send(request)
+            }
+        }
+    }
+
+    static let catalog =
+        #"{"tips":[{"id":"t0","title":"0"},{"id":"t1","title":"1"},{"id":"t2","title":"2"},{"id":"t3","title":"3"}]}"#
+
+    @Test func aRunningDeviceSyncsAgainAfterEachFault() async throws {
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone")
+        let laptop = try makeDevice("laptop")
+        for replica in [phone, laptop] { try replica.load(catalog: try Catalog(validating: Array(Self.catalog.utf8))) }
+        try await fixture.app().test(.live) { server in
+            let url = URL(string: "http://127.0.0.1:\(try #require(server.port))")!
+            let faulty = FaultyTransport(base: SyncClient.defaultTransport(url))
+            var configuration = SyncConfiguration(server: url, token: fixture.tokens["phone"]!)
+            configuration.liveStream = false  // long-polls: each one a request the fault can answer
+            configuration.longPollSeconds = 1
+            let phoneClient = SyncClient(
+                replica: phone, configuration: configuration, transport: faulty,
+                sleep: { faulty.advance(by: $0) })
+            var laptopConfiguration = SyncConfiguration(server: url, token: fixture.tokens["laptop"]!)
+            laptopConfiguration.liveStream = false
+            let laptopClient = SyncClient(replica: laptop, configuration: laptopConfiguration)
+            var updates = await phoneClient.statusUpdates().makeAsyncIterator()
+            let running = Task { try await phoneClient.run() }
+            defer { running.cancel() }
+            func until(_ state: SyncState) async -> [SyncState] {
+                var seen: [SyncState] = []
+                while let status = await updates.next() {
+                    if seen.last != status.state { seen.append(status.state) }
+                    // A client that gave up says `stopped`: the expectations below then fail.
+                    if status.state == state || status.state == .stopped { return seen }
+                }
+                return seen
+            }
+            #expect(await until(.connected).last == .connected)
+
+            let faults: [(Fault, SyncState)] = [
+                (.status(500, code: "server_error", retryAfter: nil), .refused),
+                (.status(503, code: "server_error", retryAfter: 1), .refused),
+                (.reset, .offline),
+                (.status(401, code: "unauthorized", retryAfter: nil), .refused),
+            ]
+            for (index, (fault, state)) in faults.enumerated() {
+                faulty.inject(fault, for: 30)
+                try laptop.invalidate(tip: "t\(index)", reason: .tipClosed)
+                try await laptopClient.syncOnce()
+                // The status says what happens while it happens, then that it syncs again.
+                let during = await until(state)
+                let after = await until(.connected)
+                #expect(during.last != nil && after.last == .connected, "\(fault): went through \(during + after)")
+                #expect(phone.status(ofTip: "t\(index)") == .invalidated(.tipClosed), "\(fault)")
+                let status = await phoneClient.status
+                #expect(status.lastError == nil && status.nextAttemptAt == nil)
+            }
+        }
+    }
+}
