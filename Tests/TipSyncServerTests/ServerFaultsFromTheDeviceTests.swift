@@ -35,9 +35,17 @@ import TipSyncServer
             }
         }
 
-        /// `fault` for the next `seconds` of the client's time.
-        func inject(_ fault: Fault, for seconds: Double) {
-            state.withLock { $0 = ($0.now, fault, $0.now + seconds) }
+        /// `fault` from now until ``end(after:)`` says when it ends; returns the client's time now.
+        func inject(_ fault: Fault) -> Double {
+            state.withLock {
+                $0 = ($0.now, fault, .infinity)
+                return $0.now
+            }
+        }
+
+        /// The fault ends `seconds` of the client's time after `start`.
+        func end(after seconds: Double, from start: Double) {
+            state.withLock { $0.until = start + seconds }
         }
 
         var current: Fault? {
@@ -100,16 +108,21 @@ import TipSyncServer
                 (.status(401, code: "unauthorized", retryAfter: nil), .refused),
             ]
             for (index, (fault, state)) in faults.enumerated() {
-                faulty.inject(fault, for: 30)
+                // The fault lasts until the other device has pushed its dismissal, and 30 s of the
+                // phone's time.
+                let start = faulty.inject(fault)
                 try laptop.invalidate(tip: "t\(index)", reason: .tipClosed)
                 try await laptopClient.syncOnce()
                 // The status says what happens while it happens, then that it syncs again.
                 let during = await until(state)
+                faulty.end(after: 30, from: start)
                 let after = await until(.connected)
                 #expect(during.last != nil && after.last == .connected, "\(fault): went through \(during + after)")
+                // …and the page that carries the dismissal is merged (each merge moves the status).
+                while phone.status(ofTip: "t\(index)") != .invalidated(.tipClosed), await updates.next() != nil {}
                 #expect(phone.status(ofTip: "t\(index)") == .invalidated(.tipClosed), "\(fault)")
                 let status = await phoneClient.status
-                #expect(status.lastError == nil && status.nextAttemptAt == nil)
+                #expect(status.state == .connected && status.lastError == nil && status.nextAttemptAt == nil)
             }
         }
     }

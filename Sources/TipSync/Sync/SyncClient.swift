@@ -553,11 +553,20 @@ public actor SyncClient {
             case 429 where rateLimited < configuration.rateLimitRetries,
                 503 where rateLimited < configuration.rateLimitRetries && response.headers["retry-after"] != nil:
                 // The server (or a proxy before it) says when it will accept the request: wait that
-                // long, never less (protocol.md §17.3).
+                // long, never less (protocol.md §17.3), and say so meanwhile (§17.4).
                 rateLimited += 1
-                let seconds = response.headers["retry-after"].flatMap { Int($0) } ?? 1
-                try await sleep(.seconds(min(max(seconds, 1), 3600)))
+                let seconds = min(max(response.headers["retry-after"].flatMap { Int($0) } ?? 1, 1), 3600)
+                lastError = Self.rejection(response)
+                publishStatus(
+                    state: .refused, error: .some(lastError),
+                    nextAttemptAt: physicalNow().addingTimeInterval(TimeInterval(seconds)))
+                try await sleep(.seconds(seconds))
             default:
+                if rateLimited > 0, response.status < 400 {
+                    // The refusal the waits reported is over: this request was answered.
+                    lastError = nil
+                    publishStatus(connected: true, error: .some(nil))
+                }
                 return (response, sent)
             }
         }

@@ -654,6 +654,7 @@ export class SyncClient {
    */
   async #send(method, path, { body = undefined, signal = undefined, headers = {}, stream = false } = {}) {
     let refreshed = false;
+    let waitedOut = false; // a Retry-After was waited: the refusal it reported ends with an answer
     for (;;) {
       /** @type {{[name: string]: string}} */
       const requestHeaders = { Authorization: `Bearer ${await this.#currentToken()}`, ...headers };
@@ -673,11 +674,19 @@ export class SyncClient {
         if (signal?.aborted) throw error;
         throw new SyncError(`the server could not be reached: ${error.message}`, { transient: true });
       }
+      if (waitedOut && response.status < 400) {
+        this.lastError = null;
+        this.publishStatus({ error: null, connected: true });
+      }
       if (stream && response.status === 200) return response;
-      // The server (or a proxy before it) says when it will take the request: wait that long, never less.
+      // The server (or a proxy before it) says when it will take the request: wait that long, never
+      // less — and say so meanwhile (protocol.md §17.4).
       if (response.status === 429 || (response.status === 503 && response.headers.has('Retry-After'))) {
-        await response.arrayBuffer();
-        await this.sleep(retryAfterSeconds(response.headers.get('Retry-After')) * 1000);
+        const wait = retryAfterSeconds(response.headers.get('Retry-After')) * 1000;
+        this.lastError = rejectionOf(response.status, await response.text());
+        this.publishStatus({ state: 'refused', error: this.lastError, nextAttemptAt: this.replica.physicalNow() + wait });
+        waitedOut = true;
+        await this.sleep(wait);
         continue;
       }
       if (payload !== body && (response.status === 415 || response.status === 400)) {
