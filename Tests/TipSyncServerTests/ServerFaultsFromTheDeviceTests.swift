@@ -126,4 +126,48 @@ import TipSyncServer
             }
         }
     }
+
+    /// The device's clock jumps an hour ahead while it syncs: its next change is refused as
+    /// `clock_skew`, the client corrects its clock and re-stamps, and both ways keep working — its
+    /// dismissal reaches the other device, the other's reaches it, and no stamp stays an hour ahead.
+    @Test func aRunningDeviceWhoseClockJumpsAnHourSyncsOn() async throws {
+        final class JumpingClock: Sendable {
+            let offset = Mutex(0.0)
+            var clock: TipsClock { TipsClock { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
+        }
+        let jumping = JumpingClock()
+        let fixture = try await ServerFixture.make()
+        let phone = try makeDevice("phone", clock: jumping.clock)
+        let laptop = try makeDevice("laptop")
+        for replica in [phone, laptop] { try replica.load(catalog: try Catalog(validating: Array(Self.catalog.utf8))) }
+        try await fixture.app().test(.live) { server in
+            let url = URL(string: "http://127.0.0.1:\(try #require(server.port))")!
+            var configuration = SyncConfiguration(server: url, token: fixture.tokens["phone"]!)
+            configuration.liveStream = false
+            configuration.longPollSeconds = 1
+            let phoneClient = SyncClient(replica: phone, configuration: configuration, sleep: { _ in })
+            var laptopConfiguration = SyncConfiguration(server: url, token: fixture.tokens["laptop"]!)
+            laptopConfiguration.liveStream = false
+            let laptopClient = SyncClient(replica: laptop, configuration: laptopConfiguration)
+            var updates = await phoneClient.statusUpdates().makeAsyncIterator()
+            let running = Task { try await phoneClient.run() }
+            defer { running.cancel() }
+            while let status = await updates.next(), status.state != .connected {}
+
+            jumping.offset.withLock { $0 = 3600 }
+            try phone.invalidate(tip: "t0", reason: .tipClosed)
+            try await phoneClient.pushPending()
+            #expect(
+                try phone.localChanges().allSatisfy {
+                    $0.hlc.milliseconds < UInt64(Date().timeIntervalSince1970 * 1000) + 300_000
+                }, "re-stamped from the corrected clock")
+            try await laptopClient.syncOnce()
+            #expect(laptop.status(ofTip: "t0") == .invalidated(.tipClosed))
+            try laptop.invalidate(tip: "t1", reason: .actionPerformed)
+            try await laptopClient.syncOnce()
+            while phone.status(ofTip: "t1") != .invalidated(.actionPerformed), await updates.next() != nil {}
+            #expect(phone.status(ofTip: "t1") == .invalidated(.actionPerformed))
+            #expect(await phoneClient.status.state == .connected)
+        }
+    }
 }
