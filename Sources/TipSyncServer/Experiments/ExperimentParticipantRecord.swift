@@ -1,5 +1,6 @@
 import Foundation
 import TipSyncCore
+import TipSyncServerBasics
 
 /// One reached account in an export.
 public struct ExperimentParticipantRecord: Codable, Sendable, Hashable {
@@ -17,16 +18,13 @@ public struct ExperimentParticipantRecord: Codable, Sendable, Hashable {
         convertedAt = participation.convertedAt
     }
 
-    /// RFC 4180 CSV with a header line; a field with a comma, quote or line break is quoted.
+    /// The records as CSV with a header line (``CSVText``: every cell neutralized against formula
+    /// injection, quoted as RFC 4180 asks).
     public static func csv(_ rows: [ExperimentParticipantRecord]) -> String {
-        func field(_ text: String) -> String {
-            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-        }
-        var text = "account,arm,reachedAt,exposedAt,convertedAt\r\n"
+        var text = CSVText.line(["account", "arm", "reachedAt", "exposedAt", "convertedAt"])
         for row in rows {
             let times = [row.reachedAt, row.exposedAt, row.convertedAt].map { $0.map(String.init) ?? "" }
-            text += ([field(row.account), row.arm.rawValue] + times).joined(separator: ",") + "\r\n"
+            text += CSVText.line([row.account, row.arm.rawValue] + times)
         }
         return text
     }
