@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Metrics
 import Synchronization
 import Testing
 import TipSync
@@ -156,6 +157,27 @@ import TipSync
         #expect(try await pull(from: "203.0.113.7") == 429)
         #expect(try await pull(from: "203.0.113.8") == 401, "another client behind the same proxy")
         await server.stop()
+    }
+
+    /// Issue 74, item 4: behind two trusted proxies the last `X-Forwarded-For` entry is the outer
+    /// proxy, and every client shared its bucket. The right-most entry that is not a trusted proxy
+    /// names the client (nginx's `real_ip_recursive`), behind one proxy or two.
+    @Test func theClientIsTheRightMostForwardedAddressThatIsNotATrustedProxy() {
+        let throttle = SignInThrottle(
+            rate: RateLimit(perSecond: 1, burst: 1), trustedProxies: ["10.0.0.1", "10.0.0.2"],
+            factory: NOOPMetricsHandler.instance)
+        func client(_ forwarded: String?, peer: String = "10.0.0.2") -> String {
+            var headers = HTTPFields()
+            if let forwarded { headers[.init("X-Forwarded-For")!] = forwarded }
+            return throttle.client(headers: headers, peer: peer)
+        }
+        #expect(client("203.0.113.7") == "203.0.113.7", "one proxy")
+        #expect(client("203.0.113.7, 10.0.0.1") == "203.0.113.7", "two proxies: the outer one is skipped")
+        #expect(client("198.51.100.9, 203.0.113.7, 10.0.0.1") == "203.0.113.7", "what the client wrote is not believed")
+        #expect(client("10.0.0.1") == "10.0.0.1", "only proxies: the left-most of them")
+        #expect(client(nil) == "10.0.0.2", "no header: the peer")
+        #expect(client("203.0.113.7", peer: "198.51.100.1") == "198.51.100.1", "an untrusted peer's header is ignored")
+        #expect(client("203.0.113.7, ") == "10.0.0.2", "an empty entry: the peer")
     }
 
     @Test func onlyLoopbackAndPrivatePeersAreTrustedAsProxies() {

@@ -62,15 +62,29 @@ final class SignInThrottle: Sendable {
     /// The client's address: the connection's peer, or — when the peer is a trusted proxy
     /// (``ServerConfiguration/trustedProxies``: one of its addresses, or with `private` any peer on
     /// loopback or a private network — 10/8, 172.16/12, 192.168/16, fc00::/7 — as `deploy/`'s Caddy
-    /// is) — the last address that proxy put in `X-Forwarded-For`. Anyone else's header is ignored:
-    /// a client cannot pick its bucket (to evade the throttle, or to lock out an address it names).
+    /// is) — the right-most address of `X-Forwarded-For` that is not itself a trusted proxy, as
+    /// nginx's `real_ip_recursive` does: behind two trusted proxies the last entry is the inner
+    /// proxy's view of the outer one, and taking it put every client in the outer proxy's bucket
+    /// (issue 74, item 4). Anyone else's header is ignored: a client cannot pick its bucket (to evade
+    /// the throttle, or to lock out an address it names).
     func client(headers: HTTPFields, peer: String?) -> String {
         let peer = peer ?? "unknown"
-        let trusted = trustedProxies.contains(peer) || (trustedProxies.contains("private") && Self.isPrivate(peer))
-        guard trusted, let forwarded = headers[.init("X-Forwarded-For")!],
-            let last = forwarded.split(separator: ",").last?.trimmingHTTPWhitespace, !last.isEmpty
-        else { return peer }
-        return String(last.prefix(64))
+        guard isTrusted(peer), let forwarded = headers[.init("X-Forwarded-For")!] else { return peer }
+        let entries = forwarded.split(separator: ",", omittingEmptySubsequences: false).map {
+            String($0.trimmingHTTPWhitespace.prefix(64))
+        }
+        var client = peer
+        for entry in entries.reversed() {
+            guard !entry.isEmpty else { break }
+            client = entry
+            guard isTrusted(entry) else { break }
+        }
+        return client
+    }
+
+    /// Whether `address` is a proxy the operator trusts.
+    func isTrusted(_ address: String) -> Bool {
+        trustedProxies.contains(address) || (trustedProxies.contains("private") && Self.isPrivate(address))
     }
 
     static func isPrivate(_ address: String) -> Bool {
