@@ -11,6 +11,9 @@ public struct JSONParser {
         /// Whether the text is JSON but an object in it has two members whose names are equal or
         /// canonically equivalent (`protocol.md` §1): a refused value, not malformed text.
         public var isDuplicateMemberName: Bool
+        /// Whether the text is JSON but a number in it is too large for any finite binary64
+        /// (`protocol.md` §1): it cannot be read, and the message names where it is, not only the byte.
+        public var isNumberOutOfRange = false
         /// Path components, innermost first (each enclosing value adds one as the error leaves it).
         var components: [Component] = []
 
@@ -26,9 +29,12 @@ public struct JSONParser {
         }
 
         public var description: String {
-            isDuplicateMemberName
-                ? "\(path.isEmpty ? "the top-level object" : path): \(message)"
-                : "malformed JSON at byte \(offset): \(message)"
+            if isDuplicateMemberName { return "\(path.isEmpty ? "the top-level object" : path): \(message)" }
+            if isNumberOutOfRange {
+                return "\(path.isEmpty ? "the top-level value" : path): a number too large for any finite binary64 "
+                    + "(protocol.md §1), at byte \(offset)"
+            }
+            return "malformed JSON at byte \(offset): \(message)"
         }
 
         static func render(_ components: some Sequence<Component>) -> String {
@@ -328,7 +334,11 @@ public struct JSONParser {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
-        guard let value = Double(text), value.isFinite else { throw error("number out of range") }
+        guard let value = Double(text), value.isFinite else {
+            var outOfRange = error("number out of range")
+            outOfRange.isNumberOutOfRange = true
+            throw outOfRange
+        }
         return .double(value)
     }
 }

@@ -29,8 +29,9 @@ public struct TipExperiment: Sendable, Hashable, Codable {
         case actionPerformed
     }
 
-    /// Content variants the accounts outside the holdout are split among evenly; absent or empty:
-    /// one arm, `treatment`, shown the tip as written.
+    /// Content variants the accounts outside the holdout are split among evenly: 1 to
+    /// ``maximumVariants`` when present (an empty list is refused); absent: one arm, `treatment`,
+    /// shown the tip as written.
     public var variants: [Variant]?
 
     /// An arm, by its protocol name: `holdout`, `treatment`, or a variant's id.
@@ -156,6 +157,11 @@ public struct TipExperiment: Sendable, Hashable, Codable {
                 description: "\(path).stoppedAt: milliseconds since 1970 from 0 to \(JSONNumberLimits.maxInteger)")
         }
         if let variants {
+            guard !variants.isEmpty else {
+                throw Catalog.ValidationError(
+                    description:
+                        "\(path).variants: 1 to \(Self.maximumVariants) variants; got none (leave it out for one arm)")
+            }
             guard variants.count <= Self.maximumVariants else {
                 throw Catalog.ValidationError(
                     description: "\(path).variants: at most \(Self.maximumVariants) variants; got \(variants.count)")

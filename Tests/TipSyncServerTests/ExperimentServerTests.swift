@@ -173,6 +173,20 @@ import TipSyncCore
                     "experiment.holdout:"
                 ),
                 (#"{"experiment": {}}"#, "tip:"),
+                // Issue 74, item 3: an unknown member started the experiment; a number no binary64
+                // holds was refused naming a byte; an empty list of variants was taken for none.
+                (
+                    #"{"tip": "search", "experiment": {"id": "x", "holdout": 25, "goal": {"actionPerformed": true}}, "dryRun": true}"#,
+                    "dryRun: unknown member"
+                ),
+                (
+                    #"{"tip": "search", "experiment": {"id": "x", "holdout": 1e400, "goal": {"actionPerformed": true}}}"#,
+                    "experiment.holdout: a number too large"
+                ),
+                (
+                    #"{"tip": "search", "experiment": {"id": "x", "holdout": 25, "goal": {"actionPerformed": true}, "variants": []}}"#,
+                    "experiment.variants: 1 to 8 variants"
+                ),
             ] {
                 try await client.execute(
                     uri: "/admin/v1/experiments", method: .post, headers: admin.headers, body: ByteBuffer(string: body)

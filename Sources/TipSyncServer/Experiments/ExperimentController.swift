@@ -37,11 +37,19 @@ struct ExperimentController: Sendable {
         let json: JSONValue
         do {
             json = try JSONParser.parse(body.readableBytesView)
+        } catch let error as JSONParser.Error where error.isNumberOutOfRange || error.isDuplicateMemberName {
+            throw SyncError.invalidParameter(error.description)  // JSON, but a value the body may not hold
         } catch {
             throw SyncError.malformedJSON("\(error)")
         }
         guard case .object(let members) = json else {
             throw SyncError.invalidParameter(#"body: expected {"tip": ID, "experiment": {…}}"#)
+        }
+        // A member this route does not know is refused, not ignored (as a catalog's are): a
+        // misspelled one must not start an experiment the operator did not describe.
+        for name in members.keys.sorted() where name != "tip" && name != "experiment" {
+            throw SyncError.invalidParameter(
+                "\(name): unknown member; the body is {\"tip\": ID, \"experiment\": {…}} (protocol.md §15)")
         }
         guard case .string(let tip)? = members["tip"] else {
             throw SyncError.invalidParameter("tip: the id of a tip of the stored catalog, as a string")

@@ -101,6 +101,7 @@ export function experimentProblem(experiment, path, events) {
     return `${path}.window: seconds from 3600 (an hour) to 7776000 (90 days); got ${window}`;
   }
   if (experiment.variants !== undefined) {
+    if (experiment.variants.length === 0) return `${path}.variants: 1 to ${MAXIMUM_VARIANTS} variants; got none (leave it out for one arm)`;
     if (experiment.variants.length > MAXIMUM_VARIANTS) return `${path}.variants: at most ${MAXIMUM_VARIANTS} variants; got ${experiment.variants.length}`;
     const seen = new Set();
     for (const [index, variant] of experiment.variants.entries()) {
