@@ -76,6 +76,9 @@ import TipSyncCore
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body).hasPrefix(Self.expected), "\(String(buffer: response.body))")
             }
+            // Issue 74, item 5: the experiment's page says participation shows a few seconds late.
+            let page = try await ConsoleTests.get(client, "/console/experiments/search-holdout", cookie: cookie)
+            #expect(page.contains("id=\"participation-delay\""))
         }
     }
 

@@ -260,6 +260,31 @@ final class ManualClock: Sendable {
         }
     }
 
+    /// Issue 74, item 2: a gzip bomb refused with 413 was charged to the request budget only, so one
+    /// device sent 20–33 a second, each inflated to the body limit, beside everyone else. What it
+    /// inflated is charged to the body budget: the third bomb is refused before it is inflated.
+    @Test func aGzipBombIsChargedToTheBodyBudget() async throws {
+        let fixture = try await ServerFixture.make()
+        var configuration = ServerConfiguration()
+        configuration.maxBodyBytes = 64 * 1024
+        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: 128 * 1024)
+        let clock = ManualClock(Self.start)
+        let bomb = try StrictInflationTests.compressed(String(repeating: " ", count: 1 << 20), .gzip())
+        try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<3 {
+                try await client.execute(
+                    uri: "/v1/push", method: .post, headers: headers(fixture, "phone"), body: bomb
+                ) { statuses.append($0.status) }
+            }
+            #expect(statuses == [.contentTooLarge, .contentTooLarge, .tooManyRequests])
+            // Another device is not charged for it.
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: headers(fixture, "laptop"), body: bomb
+            ) { #expect($0.status == .contentTooLarge) }
+        }
+    }
+
     /// Issue 72, item 6: a push retried after its `Retry-After` was refused again every time — the
     /// budget refilled to less than the body, which was charged and refused again — so a device
     /// whose push is larger than a second of budget never drained its outbox.

@@ -309,6 +309,7 @@ enum ConsoleTemplates {
         {{^sampleSize}}<p class="muted">Sized once the holdout has a conversion rate.</p>{{/sampleSize}}
         <div class="actions"><a href="/console/experiments/{{path}}/export?format=csv">Export per-account records (CSV)</a> <a href="/console/experiments/{{path}}/export?format=json">(JSON)</a>
         {{#running}}<form method="post" action="/console/experiments/{{path}}/stop"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger" id="stop-experiment">Stop the experiment</button></form>{{/running}}</div>
+        <p class="muted" id="participation-delay">An account is counted a few seconds after its device's reach reaches the server (logs are summarized every 2 s, later under load); nothing is lost meanwhile.</p>
         {{> foot}}
         """
 }

@@ -66,7 +66,16 @@ extension SyncController {
             return try changes(in: small, identity: identity, serverTime: serverTime)
         }
         return try await costlyWork.run { [self] in
-            let decoded = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+            let decoded: ByteBuffer
+            do {
+                decoded = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+            } catch let error as SyncError where error.code == .bodyTooLarge {
+                // A body that inflates past the limit (a gzip bomb) cost its inflating up to the
+                // limit: charged to the body budget like any decoded bytes, so one device cannot send
+                // them 20–33 times a second beside others (issue 74, item 2).
+                _ = bodyByteLimiter.spend(identity, cost: Double(configuration.maxBodyBytes), now: serverTime)
+                throw error
+            }
             return try changes(in: decoded, identity: identity, serverTime: serverTime)
         }
     }
