@@ -19,33 +19,16 @@ struct IdleDevices: AsyncParsableCommand {
     @Option(help: "The server's port.") var port = 18_480
 
     func run() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-idle-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
-        _ = try BenchTools.command("tipsync-server", ["accounts", "create", "alice", "--database", database])
-        func token(_ device: String) throws -> String {
-            try BenchTools.command(
-                "tipsync-server",
-                ["tokens", "create", "--account", "alice", "--device", device, "--database", database])
-        }
+        let scratch = try BenchTools.Scratch("idle")
+        defer { scratch.remove() }
+        let (directory, database, token) = (scratch.directory, scratch.database, scratch.token)
         // The page's origin (served on the next port) may call the server. Heartbeats every 30 s.
         let server = try await ServerProcess.start(
             port: port, database: database, more: ["--cors-origins", "http://127.0.0.1:\(port + 1)"])
         defer { server.stop() }
         let url = "http://127.0.0.1:\(port)"
 
-        let store = directory.appendingPathComponent("agent").path
-        _ = try BenchTools.command(
-            "tipsync-agent",
-            ["init", "--server", url, "--token", try token("agent"), "--device", "agent", "--store", store])
-        let catalog = BenchTools.root.appendingPathComponent("Examples/catalog.json").path
-        _ = try BenchTools.command("tipsync-agent", ["catalog", "load", catalog, "--store", store])
-        let agent = Process()
-        agent.executableURL = BenchTools.tool("tipsync-agent")
-        agent.arguments = ["run", "--store", store]
-        agent.standardError = FileHandle.nullDevice
-        try agent.run()
+        let agent = try scratch.startAgent(server: url, catalog: true)
         defer { agent.terminate() }
 
         let program = Process()

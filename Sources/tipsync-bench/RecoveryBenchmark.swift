@@ -21,30 +21,14 @@ struct RecoveryBenchmark: AsyncParsableCommand {
     @Option(help: "The server's port (the page is served on the next one).") var port = 18_490
 
     func run() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tipsync-recovery-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = "sqlite:" + directory.appendingPathComponent("server.sqlite").path
-        _ = try BenchTools.command("tipsync-server", ["accounts", "create", "alice", "--database", database])
-        func token(_ device: String) throws -> String {
-            try BenchTools.command(
-                "tipsync-server",
-                ["tokens", "create", "--account", "alice", "--device", device, "--database", database])
-        }
+        let scratch = try BenchTools.Scratch("recovery")
+        defer { scratch.remove() }
+        let (directory, database, token) = (scratch.directory, scratch.database, scratch.token)
         let cors = ["--cors-origins", "http://127.0.0.1:\(port + 1)"]
         var server = try await ServerProcess.start(port: port, database: database, more: cors)
         let url = "http://127.0.0.1:\(port)"
 
-        // The agent daemon.
-        let store = directory.appendingPathComponent("agent").path
-        _ = try BenchTools.command(
-            "tipsync-agent",
-            ["init", "--server", url, "--token", try token("agent"), "--device", "agent", "--store", store])
-        let agent = Process()
-        agent.executableURL = BenchTools.tool("tipsync-agent")
-        agent.arguments = ["run", "--store", store]
-        agent.standardError = FileHandle.nullDevice
-        try agent.run()
+        let agent = try scratch.startAgent(server: url, catalog: false)
         defer { agent.terminate() }
 
         // A Swift program's sync client, in this process.
