@@ -9,19 +9,27 @@ import TipSyncTestSupport
 /// After each fault the dismissal made elsewhere reaches the daemon, and its status said what
 /// happened while it happened.
 @Suite struct DeviceFaultTests {
+    /// A server, the agent `phone` (CLI) and the agent `laptop` whose daemon has completed its first sync.
+    static func synced() async throws -> (URL, TestServer, TestAgent, TestAgent, Background) {
+        let directory = scratchDirectory()
+        let server = try await TestServer(directory: directory)
+        try await server.start()
+        let phone = try await TestAgent("phone", in: directory, server: server)
+        let laptop = try await TestAgent("laptop", in: directory, server: server)
+        let daemon = try await laptop.startDaemon()
+        #expect(await within(60) { await daemon.waitForLog("first sync complete") }, "\(daemon.log)")
+        return (directory, server, phone, laptop, daemon)
+    }
+
     /// The reproduction: the operator restarts the server from another folder, so it runs on a new,
     /// empty database and refuses every token; then on the right one again. The daemon used to log
     /// `sync stopped` and never sync again while it kept answering `available`.
     @Test func aDaemonSyncsAgainAfterAServerOnTheWrongDatabase() async throws {
-        let directory = scratchDirectory()
-        let server = try await TestServer(directory: directory)
-        try await server.start()
-        defer { server.terminate() }
-        let phone = try await TestAgent("phone", in: directory, server: server)
-        let laptop = try await TestAgent("laptop", in: directory, server: server)
-        let daemon = try await laptop.startDaemon()
-        defer { daemon.process.terminate() }
-        #expect(await within(60) { await daemon.waitForLog("first sync complete") })
+        let (directory, server, phone, laptop, daemon) = try await Self.synced()
+        defer {
+            server.terminate()
+            daemon.process.terminate()
+        }
         #expect(try await laptop.syncState()["state"] as? String == "connected")
 
         // The wrong database: empty, at the same address. The server says so when it creates it.
@@ -56,15 +64,11 @@ import TipSyncTestSupport
     /// A revoked token, then a new one written with `init` while the daemon runs: the daemon reads
     /// its credential again after the refusal and syncs on, without a restart.
     @Test func aDaemonSyncsAgainWithATokenReissuedWhileItRuns() async throws {
-        let directory = scratchDirectory()
-        let server = try await TestServer(directory: directory)
-        try await server.start()
-        defer { server.terminate() }
-        let phone = try await TestAgent("phone", in: directory, server: server)
-        let laptop = try await TestAgent("laptop", in: directory, server: server)
-        let daemon = try await laptop.startDaemon()
-        defer { daemon.process.terminate() }
-        #expect(await within(60) { await daemon.waitForLog("first sync complete") })
+        let (_, server, phone, laptop, daemon) = try await Self.synced()
+        defer {
+            server.terminate()
+            daemon.process.terminate()
+        }
 
         // Revoked while the server restarts (a revocation through the CLI takes effect at the
         // device's next request; the restart makes one).
