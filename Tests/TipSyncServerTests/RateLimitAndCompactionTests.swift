@@ -230,12 +230,18 @@ final class ManualClock: Sendable {
         return headers
     }
 
-    @Test func aDeviceInDebtIsRefusedBeforeItsNextBodyIsInflated() async throws {
-        let fixture = try await ServerFixture.make()
+    /// A body limit of 64 KiB and a body budget of 1,000 bytes a second, `burst` at once, on a clock
+    /// the test moves.
+    static func bodyBudget(burst: Double) -> (ServerConfiguration, ManualClock) {
         var configuration = ServerConfiguration()
         configuration.maxBodyBytes = 64 * 1024
-        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: 64 * 1024)
-        let clock = ManualClock(Self.start)
+        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: burst)
+        return (configuration, ManualClock(start))
+    }
+
+    @Test func aDeviceInDebtIsRefusedBeforeItsNextBodyIsInflated() async throws {
+        let fixture = try await ServerFixture.make()
+        let (configuration, clock) = Self.bodyBudget(burst: 64 * 1024)
         try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
             func push(_ body: ByteBuffer, _ device: String = "phone") async throws -> (HTTPResponse.Status, String?) {
                 try await client.execute(
@@ -265,10 +271,7 @@ final class ManualClock: Sendable {
     /// inflated is charged to the body budget: the third bomb is refused before it is inflated.
     @Test func aGzipBombIsChargedToTheBodyBudget() async throws {
         let fixture = try await ServerFixture.make()
-        var configuration = ServerConfiguration()
-        configuration.maxBodyBytes = 64 * 1024
-        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: 128 * 1024)
-        let clock = ManualClock(Self.start)
+        let (configuration, clock) = Self.bodyBudget(burst: 128 * 1024)
         let bomb = try StrictInflationTests.compressed(String(repeating: " ", count: 1 << 20), .gzip())
         try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
             var statuses: [HTTPResponse.Status] = []
@@ -290,10 +293,7 @@ final class ManualClock: Sendable {
     /// whose push is larger than a second of budget never drained its outbox.
     @Test func aPushRetriedAfterRetryAfterGoesThrough() async throws {
         let fixture = try await ServerFixture.make()
-        var configuration = ServerConfiguration()
-        configuration.maxBodyBytes = 64 * 1024
-        configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: 64 * 1024)
-        let clock = ManualClock(Self.start)
+        let (configuration, clock) = Self.bodyBudget(burst: 64 * 1024)
         try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
             func push(_ body: ByteBuffer) async throws -> (HTTPResponse.Status, String?) {
                 try await client.execute(

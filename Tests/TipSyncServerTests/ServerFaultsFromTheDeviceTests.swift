@@ -67,6 +67,18 @@ import TipSyncServer
         }
     }
 
+    /// A client of `replica` that long-polls (each poll a request a fault can answer); its waits go
+    /// through `sleep` (default: they pass at once).
+    static func client(
+        _ replica: TipsReplica, _ fixture: ServerFixture, _ url: URL, transport: (any SyncTransport)? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { _ in }
+    ) -> SyncClient {
+        var configuration = SyncConfiguration(server: url, token: fixture.tokens[replica.deviceID]!)
+        configuration.liveStream = false
+        configuration.longPollSeconds = 1
+        return SyncClient(replica: replica, configuration: configuration, transport: transport, sleep: sleep)
+    }
+
     static let catalog =
         #"{"tips":[{"id":"t0","title":"0"},{"id":"t1","title":"1"},{"id":"t2","title":"2"},{"id":"t3","title":"3"}]}"#
 
@@ -78,15 +90,8 @@ import TipSyncServer
         try await fixture.app().test(.live) { server in
             let url = URL(string: "http://127.0.0.1:\(try #require(server.port))")!
             let faulty = FaultyTransport(base: SyncClient.defaultTransport(url))
-            var configuration = SyncConfiguration(server: url, token: fixture.tokens["phone"]!)
-            configuration.liveStream = false  // long-polls: each one a request the fault can answer
-            configuration.longPollSeconds = 1
-            let phoneClient = SyncClient(
-                replica: phone, configuration: configuration, transport: faulty,
-                sleep: { faulty.advance(by: $0) })
-            var laptopConfiguration = SyncConfiguration(server: url, token: fixture.tokens["laptop"]!)
-            laptopConfiguration.liveStream = false
-            let laptopClient = SyncClient(replica: laptop, configuration: laptopConfiguration)
+            let phoneClient = Self.client(phone, fixture, url, transport: faulty) { faulty.advance(by: $0) }
+            let laptopClient = Self.client(laptop, fixture, url)
             var updates = await phoneClient.statusUpdates().makeAsyncIterator()
             let running = Task { try await phoneClient.run() }
             defer { running.cancel() }
@@ -142,13 +147,8 @@ import TipSyncServer
         for replica in [phone, laptop] { try replica.load(catalog: try Catalog(validating: Array(Self.catalog.utf8))) }
         try await fixture.app().test(.live) { server in
             let url = URL(string: "http://127.0.0.1:\(try #require(server.port))")!
-            var configuration = SyncConfiguration(server: url, token: fixture.tokens["phone"]!)
-            configuration.liveStream = false
-            configuration.longPollSeconds = 1
-            let phoneClient = SyncClient(replica: phone, configuration: configuration, sleep: { _ in })
-            var laptopConfiguration = SyncConfiguration(server: url, token: fixture.tokens["laptop"]!)
-            laptopConfiguration.liveStream = false
-            let laptopClient = SyncClient(replica: laptop, configuration: laptopConfiguration)
+            let phoneClient = Self.client(phone, fixture, url)
+            let laptopClient = Self.client(laptop, fixture, url)
             var updates = await phoneClient.statusUpdates().makeAsyncIterator()
             let running = Task { try await phoneClient.run() }
             defer { running.cancel() }

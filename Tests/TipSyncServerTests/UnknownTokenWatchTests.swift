@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
@@ -9,6 +10,18 @@ import TipSyncCore
 /// The operator's trap (issue 72): a server on the wrong database refuses every device's token, and
 /// said so only as one `info` line per refusal, indistinguishable from a guesser's.
 @Suite struct UnknownTokenWatchTests {
+    /// Runs `body` against a server whose log lines the capture keeps; the capture, afterwards.
+    static func withLoggedServer(
+        _ body: @Sendable (ServerFixture, any TestClientProtocol) async throws -> Void
+    ) async throws -> LogCapture {
+        let capture = LogCapture()
+        let fixture = try await ServerFixture.make()
+        let dependencies = ServerDependencies(store: fixture.store, logger: Logger(label: "test") { _ in capture })
+        let app = buildApplication(configuration: ServerConfiguration.test.onAnyPort, dependencies: dependencies)
+        try await app.test(.router) { client in try await body(fixture, client) }
+        return capture
+    }
+
     @Test func unknownTokensAreOneWarningAMinuteWithTheirCount() {
         let capture = LogCapture()
         let watch = UnknownTokenWatch(logger: Logger(label: "test") { _ in capture })
@@ -24,11 +37,7 @@ import TipSyncCore
     }
 
     @Test func aRunningServerWarnsOfTokensItNeverIssued() async throws {
-        let capture = LogCapture()
-        let fixture = try await ServerFixture.make()
-        let dependencies = ServerDependencies(store: fixture.store, logger: Logger(label: "test") { _ in capture })
-        let app = buildApplication(configuration: ServerConfiguration.test.onAnyPort, dependencies: dependencies)
-        try await app.test(.router) { client in
+        let capture = try await Self.withLoggedServer { _, client in
             try await client.execute(
                 uri: "/v1/pull", method: .get,
                 headers: [.authorization: "Bearer ts_" + String(repeating: "A", count: 43)]
@@ -41,11 +50,7 @@ import TipSyncCore
     /// its sync — not `unauthorized`, which it retries forever; and it does not count as a token
     /// this database never issued.
     @Test func anErasedAccountsDeviceTokenIsAnsweredAccountErased() async throws {
-        let capture = LogCapture()
-        let fixture = try await ServerFixture.make()
-        let dependencies = ServerDependencies(store: fixture.store, logger: Logger(label: "test") { _ in capture })
-        let app = buildApplication(configuration: ServerConfiguration.test.onAnyPort, dependencies: dependencies)
-        try await app.test(.router) { client in
+        let capture = try await Self.withLoggedServer { fixture, client in
             try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
                 #expect($0.status == .ok)
             }
