@@ -150,7 +150,8 @@ public actor SyncClient {
     /// refused credential (`401`, `403`: the token provider is asked again first), a cursor the
     /// server does not know, an answer that does not decode — is retried after a backoff
     /// (``SyncConfiguration/backoff``: a delay drawn from a range that doubles with each failure in a
-    /// row up to a minute, protocol.md §17.3), for as long as the task runs. Only an answer that can
+    /// row up to a minute and is never wider than what was already waited, protocol.md §17.3), for as
+    /// long as the task runs. Only an answer that can
     /// never change ends it (``SyncClientError/endsSync``: the account was erased): then ``status``
     /// says ``SyncState/stopped`` and the error is thrown.
     ///
