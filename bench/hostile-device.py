@@ -16,7 +16,10 @@ its answers come.
 
 The other costly requests of the outside attack run the same way (`--attacks`): `batch` re-sends a
 1,000-change push (~120 KB; duplicates after the first), `deep` a body nested 100,000 arrays deep
-(refused 400). Each attack's victims are measured in a window of their own.
+(refused 400), `streams` opens live streams at distinct cursors of its 11,000-change log
+(limit=5000) on two connections at a time, reads the first 64 KiB of each and closes it (issue 74,
+item 2: every opening at a new cursor is a store read no other stream shares). Each attack's victims
+are measured in a window of their own.
 
 Stdlib only; prints one line per figure. The server runs with its default settings.
 """
@@ -101,6 +104,64 @@ def hostile(port, token, body, extra, stop, report):
     report.put((totals["sent"], totals["answers"]))
 
 
+def hostile_streams(port, token, generation, end, stop, report):
+    """The hostile device: two connections at a time, each opening a live stream at a cursor of its
+    own, reading its first 64 KiB and closing it, as fast as answers come."""
+    lock, totals = threading.Lock(), {"sent": 0, "answers": {}, "bytes": 0}
+
+    def attack(offset):
+        position = offset
+        while not stop.is_set():
+            position = (position + 97) % end
+            sock = connect(port)
+            sock.sendall((f"GET /v1/live?cursor={generation}.{position}&limit=5000 HTTP/1.1\r\nHost: x\r\n"
+                          f"Authorization: Bearer {token}\r\n\r\n").encode())
+            data = b""
+            try:
+                while len(data) < 65536 and not stop.is_set():
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            sock.close()
+            status = int(data.split(b" ")[1]) if data.startswith(b"HTTP/1.1 ") else 0
+            with lock:
+                totals["sent"] += 1
+                totals["bytes"] += len(data)
+                totals["answers"][status] = totals["answers"].get(status, 0) + 1
+    threads = [threading.Thread(target=attack, args=(i * 5000,)) for i in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    report.put((totals["sent"], totals["answers"]))
+
+
+def fill(port, token):
+    """11,000 changes of ~1 KB in the hostile device's log (distinct ids: compaction keeps them);
+    returns the log's generation and end."""
+    sock = connect(port)
+    padding = "x" * 1000
+    status, body = request(sock, "GET", "/v1/pull?limit=1", token)
+    seq = json.loads(body).get("highestSeq") or 0  # what the attacks stored
+    for batch in range(22):
+        now = int(time.time() * 1000)
+        changes = []
+        for _ in range(500):
+            seq += 1
+            changes.append({"device": "phone", "seq": seq, "hlc": hlc(now), "kind": "parameter", "id": f"p{seq}", "value": padding})
+        while True:  # within the device's change budget (1,000 a second): wait as told
+            status, body = request(sock, "POST", "/v1/push", token, json.dumps({"changes": changes}).encode())
+            if status != 429:
+                break
+            time.sleep(1)
+        assert status == 200, (status, body)
+    status, body = request(sock, "GET", "/v1/pull?limit=1", token)
+    cursor = json.loads(body)["cursor"]
+    sock.close()
+    return cursor.split(".")[0], seq
+
+
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(p * len(values)))]
@@ -113,7 +174,7 @@ def main():
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--server-arg", action="append", default=[], help="passed to `serve` (repeatable)")
-    parser.add_argument("--attacks", default="gzip,batch,deep", help="comma-separated: gzip, batch, deep")
+    parser.add_argument("--attacks", default="gzip,batch,deep", help="comma-separated: gzip, batch, deep, streams")
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="tipsync-hostile-")
     database = f"sqlite:{directory}/server.sqlite"
@@ -159,6 +220,10 @@ def main():
             for t in threads: t.join()
             return [x for a in ["v0", "v1", "v2", "v3"] for x in results[a]]
 
+        filled = None
+        if "streams" in args.attacks.split(","):
+            time.sleep(10)  # the change budget the fill spends refills before the victims' windows
+            filled = fill(args.port, tokens["hostile"])
         results = {}
         victims(3, {})  # warm-up: token caches, connections
         alone = victims(args.seconds, results)
@@ -178,11 +243,16 @@ def main():
         }
         print(f"victims alone:        n={len(alone)} p50={percentile(alone, .5):.2f} ms p99={percentile(alone, .99):.2f} ms")
         for name in args.attacks.split(","):
-            body, extra, what = attacks[name]
             # The hostile device is a process of its own: its threads never hold the victims'
             # interpreter lock, so the victims' figures are the server's, not Python's.
             stop, report = multiprocessing.Event(), multiprocessing.Queue()
-            attacker = multiprocessing.Process(target=hostile, args=(args.port, tokens["hostile"], body, extra, stop, report))
+            if name == "streams":
+                what = f"live streams at distinct cursors of {filled[1]} changes, 64 KiB read of each"
+                attacker = multiprocessing.Process(
+                    target=hostile_streams, args=(args.port, tokens["hostile"], filled[0], filled[1], stop, report))
+            else:
+                body, extra, what = attacks[name]
+                attacker = multiprocessing.Process(target=hostile, args=(args.port, tokens["hostile"], body, extra, stop, report))
             attacker.start()
             for account in ["v0", "v1", "v2", "v3"]: results[account] = []  # this window's latencies only
             beside = victims(args.seconds, results)
@@ -194,24 +264,9 @@ def main():
             time.sleep(10)  # the hostile device's budget refills a little; the victims' next window starts clean
 
         # Memory: 11,000 changes of ~1 KB, then non-reading streams at distinct cursors.
-        sock = connect(args.port)
-        padding = "x" * 1000
-        status, body = request(sock, "GET", "/v1/pull?limit=1", tokens["hostile"])
-        seq = json.loads(body).get("highestSeq") or 0  # what the attacks stored
-        for batch in range(22):
-            now = int(time.time() * 1000)
-            changes = []
-            for _ in range(500):
-                seq += 1
-                changes.append({"device": "phone", "seq": seq, "hlc": hlc(now), "kind": "parameter", "id": f"p{seq}", "value": padding})
-            while True:  # within the device's change budget (1,000 a second): wait as told
-                status, body = request(sock, "POST", "/v1/push", tokens["hostile"], json.dumps({"changes": changes}).encode())
-                if status != 429:
-                    break
-                time.sleep(1)
-            assert status == 200, (status, body)
-        status, body = request(sock, "GET", "/v1/pull?limit=1", tokens["hostile"])
-        generation = json.loads(body)["cursor"].split(".")[0]
+        if args.streams == 0:
+            return
+        generation = (filled or fill(args.port, tokens["hostile"]))[0]
         before = rss(server.pid)
         streams = []
         for index in range(args.streams):

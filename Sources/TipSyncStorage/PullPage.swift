@@ -9,6 +9,9 @@ public struct PullPage: Sendable, Hashable {
     public var kept: KeptStatePage?
     /// How many changes the page holds.
     public var count: Int { kept?.count ?? changes.count }
+    /// The bytes of change text read from the log for this page: what it cost to read (a kept page
+    /// is read whole, already compressed, and counts none).
+    public var readBytes: Int { kept == nil ? changes.joined.readableBytes : 0 }
     /// Whether it holds none.
     public var isEmpty: Bool { count == 0 }
     /// Each change's canonical JSON, in log order.

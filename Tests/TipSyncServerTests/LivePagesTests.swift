@@ -41,7 +41,7 @@ import TipSyncCore
             let metrics = ServerMetrics(registry: nil)
             let feed = LiveFeed(
                 account: fixture.accountID, device: laptop, limit: 100, store: fixture.store, notifier: notifier,
-                activity: DeviceActivity(), metrics: metrics, now: { 0 })
+                activity: DeviceActivity(), metrics: metrics, readBudget: RateLimiter(.unlimited), now: { 0 })
             stream = LiveStream(
                 subscription: notifier.subscribeLive(laptop),
                 mode: .carrying(feed, generation: start.generation, opened: nil), position: start.cursor,

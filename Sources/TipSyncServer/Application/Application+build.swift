@@ -149,9 +149,11 @@ func buildRouter(
     let requestLimiter = RateLimiter<DeviceIdentity>(configuration.requestRate)
     let changeLimiter = RateLimiter<DeviceIdentity>(configuration.changeRate)
     let bodyByteLimiter = RateLimiter<DeviceIdentity>(configuration.bodyByteRate)
+    let readByteLimiter = RateLimiter<DeviceIdentity>(configuration.readByteRate)
     memory?.onRelease { requestLimiter.forgetRefilled(now: now()) }
     memory?.onRelease { changeLimiter.forgetRefilled(now: now()) }
     memory?.onRelease { bodyByteLimiter.forgetRefilled(now: now()) }
+    memory?.onRelease { readByteLimiter.forgetRefilled(now: now()) }
     let signIns = SignInThrottle(
         rate: configuration.failedSignInRate, trustedProxies: configuration.trustedProxies, factory: metrics.factory)
     memory?.onRelease { signIns.forgetRefilled(now: now()) }
@@ -168,7 +170,8 @@ func buildRouter(
                 limiter: requestLimiter, metrics: metrics, now: now, refusalDelay: configuration.rateRefusalDelay))
     let sync = SyncController(
         store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
-        changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, costlyWork: costlyWork,
+        changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, readByteLimiter: readByteLimiter,
+        costlyWork: costlyWork,
         compactor: compactor, activity: activity)
     sync.addRoutes(to: v1, table: table)
     CatalogController(store: store).addRoutes(to: v1, table: table)

@@ -16,8 +16,9 @@ extension ServerConfiguration {
     ///     `tipsync.requestHeadTimeout`, `tipsync.requestBodyTimeout`, `tipsync.memoryReleaseInterval`
     ///     (seconds); `tipsync.maxLiveStreamsPerDevice` (int)
     ///   - `tipsync.longPollGather` (milliseconds), `tipsync.maxConnections` (int, optional)
-    ///   - `tipsync.rate.requests`, `tipsync.rate.changes`, `tipsync.rate.failedSignIns` and each
-    ///     `….burst` (numbers), `tipsync.autoCompactAfter` (int)
+    ///   - `tipsync.rate.requests`, `tipsync.rate.changes`, `tipsync.rate.bodyBytes`,
+    ///     `tipsync.rate.readBytes`, `tipsync.rate.failedSignIns` and each `….burst` (numbers),
+    ///     `tipsync.autoCompactAfter` (int)
     ///   - `tipsync.console` (bool), `tipsync.corsOrigins`, `tipsync.trustedProxies` (lists)
     ///   - `tipsync.jwt.secretFile`, `tipsync.jwt.jwksFile`, `tipsync.jwt.issuer`, `tipsync.jwt.audience`
     ///   - `tipsync.configFile` (string, optional)
@@ -141,6 +142,14 @@ extension ServerConfiguration {
                 key: "tipsync.rate.bodyBytes.burst",
                 "must be at least the largest body, --max-body-bytes (\(maxBodyBytes))")
         }
+        readByteRate = RateLimit(
+            perSecond: try settings.number(
+                "tipsync.rate.readBytes", default: 4_194_304, unit: "bytes per second",
+                "Change text per second per device read from the log for its pulls and live streams, on average (0: no limit)."
+            ),
+            burst: try settings.number(
+                "tipsync.rate.readBytes.burst", default: 33_554_432, unit: "bytes",
+                "Change text per device read from the log at once."))
         failedSignInRate = RateLimit(
             perSecond: try settings.number(
                 "tipsync.rate.failedSignIns", default: 0.2, unit: "per second",

@@ -71,6 +71,13 @@ public struct ServerConfiguration: Sendable {
     /// parse and check. A body's bytes are spent whether or not the push is then accepted, and a
     /// device whose budget is spent is refused before its next body is even inflated.
     public var bodyByteRate: RateLimit
+    /// Bytes of change text each device's pulls and live streams make the server read from the
+    /// log (pages read for it alone: a page a push handed over, or one another stream of the account
+    /// read, costs nothing; kept state pages neither). A device in debt is answered `429` before its
+    /// next pull or stream opening reads anything, and its open streams wait before reading their
+    /// next page, so one device opening streams at many distinct cursors cannot hold the store and
+    /// the event loops others need (issue 74, item 2).
+    public var readByteRate: RateLimit
     /// How long a request refused for its device's request rate waits before its `429` is sent: a
     /// client that ignores `Retry-After` and re-sends as soon as it is answered then costs the
     /// server a request a second per connection, not thousands. Zero answers at once.

@@ -12,16 +12,28 @@ struct LiveFeed: Sendable {
     let notifier: ChangeNotifier
     let activity: DeviceActivity
     let metrics: ServerMetrics
+    /// The device's budget for reading the log (``ServerConfiguration/readByteRate``): each page
+    /// this stream alone makes the store read is spent from it, and while it is in debt the stream
+    /// waits before reading on.
+    let readBudget: RateLimiter<DeviceIdentity>
     let now: @Sendable () -> Int64
+    /// Waits out the read budget's debt (tests pass one that moves their clock instead).
+    var pause: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// Writes every page after `position` (one page when nothing more waits) and returns the position
     /// after the last.
     func catchUp(after position: Int64, to writer: inout any ResponseBodyWriter) async throws -> Int64 {
         var position = position
         while true {
+            // A device whose reads are in debt waits before the next page, unless the page is at hand
+            // (pushed, or read for another stream of the account): it costs nothing then.
+            while readyPage(after: position) == nil, let wait = readBudget.wait(device, now: now()) {
+                try await pause(.seconds(wait))
+            }
             let page = try await notifier.livePages.page(account: account, after: position, limit: limit) {
-                [store, account, limit, now, position] in
+                [store, account, device, limit, readBudget, now, position] in
                 let page = try await store.pull(account: account, after: position, limit: limit)
+                _ = readBudget.spend(device, cost: Double(page.readBytes), now: now())
                 return LivePages.event(page, from: position, serverTime: now())
             }
             try await write(page, to: &writer)

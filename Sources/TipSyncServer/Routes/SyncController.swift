@@ -19,6 +19,8 @@ struct SyncController: Sendable {
     let changeLimiter: RateLimiter<DeviceIdentity>
     /// Decoded push-body bytes per device (``ServerConfiguration/bodyByteRate``).
     let bodyByteLimiter: RateLimiter<DeviceIdentity>
+    /// Change text read from the log for each device (``ServerConfiguration/readByteRate``).
+    let readByteLimiter: RateLimiter<DeviceIdentity>
     /// Where a large or compressed push body is decoded and checked, behind every other request.
     let costlyWork: CostlyWork
     /// Background compaction, told how far each push grew its account's log (`nil`: none).
@@ -66,10 +68,12 @@ struct SyncController: Sendable {
         }
         // A compressed answer may carry a page of the account's state as kept compressed (KeptStatePage).
         let coding = ContentCoding.negotiate(request.headers[.acceptEncoding])
+        try refuseReadingInDebt(identity)
         // Each read also gives the device's highest stored seq (the answer's `highestSeq`), with the page.
         var page = try await store.pull(
             account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
             confirming: context.unconfirmedToken, keptPages: coding != nil)
+        charge(read: page, to: identity)
         try Self.check(cursor, against: page)
         var waited = false
         if page.isEmpty, wait > 0 {
@@ -79,6 +83,7 @@ struct SyncController: Sendable {
             page = try await store.pull(
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                 confirming: nil)
+            charge(read: page, to: identity)
             if page.isEmpty {
                 metrics.longPolls.increment()
                 await Self.firstOf(news, timeout: .seconds(wait), orClose: context.connectionClosed)
@@ -86,6 +91,7 @@ struct SyncController: Sendable {
                 page = try await store.pull(
                     account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                     confirming: nil)
+                charge(read: page, to: identity)
             }
         }
         if wait > 0, !waited, !page.isEmpty, !page.more, configuration.longPollGather > .zero {
@@ -98,6 +104,7 @@ struct SyncController: Sendable {
             page = try await store.pull(
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
                 confirming: nil)
+            charge(read: page, to: identity)
         }
         metrics.changesServed.increment(by: page.count)
         activity.pulled(identity, through: page.cursor)
@@ -150,8 +157,10 @@ struct SyncController: Sendable {
                 guard (1...configuration.maxPullLimit).contains(limit) else {
                     throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
                 }
+                try refuseReadingInDebt(identity)
                 // Refused before the stream begins, like a pull's (protocol.md §8).
                 let page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+                charge(read: page, to: identity)
                 try Self.check(cursor, against: page)
                 start = (cursor.position, limit, page.generation)
                 firstPage = page
@@ -177,7 +186,8 @@ struct SyncController: Sendable {
                 .carrying(
                     LiveFeed(
                         account: identity.accountID, device: identity, limit: start.limit, store: store,
-                        notifier: notifier, activity: activity, metrics: metrics, now: now),
+                        notifier: notifier, activity: activity, metrics: metrics, readBudget: readByteLimiter,
+                        now: now),
                     generation: start.generation, opened: firstPage)
             } ?? .notifyOnly
         let stream = LiveStream(
@@ -214,6 +224,20 @@ struct SyncController: Sendable {
     }
 
     // MARK: Helpers
+
+    /// `429 rate_limited` for a device whose reads of the log are in debt
+    /// (``ServerConfiguration/readByteRate``), before anything is read for its pull or stream.
+    func refuseReadingInDebt(_ identity: DeviceIdentity) throws {
+        guard let wait = readByteLimiter.wait(identity, now: now()) else { return }
+        metrics.rateLimited.increment()
+        throw SyncError.overBudget("reads", readByteLimiter.rate.perSecond, "bytes of changes", wait: wait)
+    }
+
+    /// Spends what reading `page` from the log cost from the device's read budget (its work is done:
+    /// the page is answered whatever the budget holds; the debt refuses the next read).
+    func charge(read page: PullPage, to identity: DeviceIdentity) {
+        _ = readByteLimiter.spend(identity, cost: Double(page.readBytes), now: now())
+    }
 
     /// A pull's cursor: `GENERATION.POSITION` as minted by ``Cursor/text(_:)``, the position counted
     /// within the caller's account. No cursor means the start (position 0). A bare position (a cursor
