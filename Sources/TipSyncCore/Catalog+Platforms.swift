@@ -91,6 +91,24 @@ extension Catalog {
         }
     }
 
+    /// What uploading `new` as the whole catalog in place of this one would remove of the parts
+    /// platforms merged (protocol.md §13.11): each tip for some platforms only that `new` does not
+    /// hold (`widgets (ios)`), and each platform's settings that `new` does not hold
+    /// (`platformSettings.ios`). Empty: replacing this catalog with `new` loses no platform's part,
+    /// and the upload is taken as it is; otherwise it is refused naming these unless the operator
+    /// says to replace everything (issue 73, item 1).
+    public func platformPartsRemoved(by new: Catalog) -> [String] {
+        let kept = Set(new.tips.map(\.id))
+        var removed = tips.compactMap { tip -> String? in
+            guard let platforms = tip.platforms, !kept.contains(tip.id) else { return nil }
+            return "\(tip.id) (\(platforms.joined(separator: ", ")))"
+        }
+        for platform in (platformSettings ?? [:]).keys.sorted() where new.platformSettings?[platform] == nil {
+            removed.append("platformSettings.\(platform)")
+        }
+        return removed
+    }
+
     /// This catalog without `platform`'s part (`DELETE /admin/v1/catalog/platforms/{platform}`): the
     /// tips for `platform` alone and its settings go; a tip for several platforms loses `platform`
     /// from its list (`keepingShared`: it is kept as it is, for a merge that replaces the part);

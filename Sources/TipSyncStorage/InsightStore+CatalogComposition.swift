@@ -24,6 +24,23 @@ extension InsightStore {
         return (version, merged.tips.count)
     }
 
+    /// Stores `text` (a validated catalog) as the whole catalog, the one way every whole upload
+    /// stores (the admin API, the CLI, the console). Unless `replacingParts`, an upload that would
+    /// remove what a platform's part added (``TipSyncCore/Catalog/platformPartsRemoved(by:)``) is
+    /// refused with ``PlatformPartsWouldGo`` naming each, and nothing is stored: one team's upload
+    /// never deletes another team's tips silently.
+    public func putWholeCatalog(_ text: String, replacingParts: Bool, uploadedBy: String, at now: Int64)
+        async throws -> Int64
+    {
+        if !replacingParts, let stored = try await storedCatalog(),
+            let new = try? Catalog(validating: Array(text.utf8))
+        {
+            let removed = stored.platformPartsRemoved(by: new)
+            if !removed.isEmpty { throw PlatformPartsWouldGo(removed: removed) }
+        }
+        return try await putCatalogJSON(text, uploadedBy: uploadedBy, at: now, restoredFrom: nil)
+    }
+
     /// Removes `platform`'s part of the stored catalog; `nil` when no catalog is stored.
     public func removePlatformPart(_ platform: String, uploadedBy: String, at now: Int64) async throws -> (
         version: Int64, tips: Int
@@ -53,5 +70,23 @@ public struct CatalogCompositionError: Error, CustomStringConvertible, Sendable 
 
     package init(description: String) {
         self.description = description
+    }
+}
+
+/// A whole-catalog upload refused because it would remove what platforms' parts added
+/// (``InsightStore/putWholeCatalog(_:replacingParts:uploadedBy:at:)``).
+public struct PlatformPartsWouldGo: Error, CustomStringConvertible, Sendable {
+    /// What would go: `widgets (ios)`, `platformSettings.ios`.
+    public var removed: [String]
+
+    /// The refusal in protocol terms, for every surface; each adds how to say "replace everything".
+    public var description: String {
+        "tips: this upload would remove what platform parts added: \(removed.joined(separator: ", ")); "
+            + "include them in the catalog, upload only your platform's part, or replace the whole catalog "
+            + "including them"
+    }
+
+    package init(removed: [String]) {
+        self.removed = removed
     }
 }

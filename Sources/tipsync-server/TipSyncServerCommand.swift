@@ -449,11 +449,20 @@ struct CatalogCommand: AsyncParsableCommand {
                 "Merge the file as this platform's part (ios, web…; protocol.md §13.11): it replaces that platform's own tips and settings and leaves every other platform's tips."
         )
         var platform: String?
+        @Flag(
+            help:
+                "Store the file as the whole catalog even when that removes tips or settings that platforms' parts added (without it, such an upload is refused, naming them)."
+        )
+        var replaceAll = false
         @OptionGroup var databaseOptions: DatabaseOptions
 
         func validate() throws {
             if let platform, let problem = Catalog.platformProblem(platform) {
                 throw ValidationError("--platform: \(problem)")
+            }
+            if platform != nil, replaceAll {
+                throw ValidationError(
+                    "--replace-all: a platform's part replaces only that platform's tips; drop one of them")
             }
         }
 
@@ -486,9 +495,14 @@ struct CatalogCommand: AsyncParsableCommand {
             }
             let version = try await databaseOptions.withStore { store in
                 do {
-                    return try await store.putCatalogJSON(String(decoding: data, as: UTF8.self), uploadedBy: "cli")
+                    return try await store.putWholeCatalog(
+                        String(decoding: data, as: UTF8.self), replacingParts: replaceAll, uploadedBy: "cli",
+                        at: Int64(Date().timeIntervalSince1970 * 1000))
                 } catch let error as CatalogCompositionError {
                     throw ValidationError("\(file): \(error.description)")
+                } catch let error as PlatformPartsWouldGo {
+                    throw ValidationError(
+                        "\(file): \(error.description) (--platform NAME uploads a part; --replace-all removes them)")
                 }
             }
             print("stored a catalog of \(catalog.tips.count) tips as version \(version)")

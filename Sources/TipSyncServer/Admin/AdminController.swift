@@ -159,8 +159,15 @@ struct AdminController: Sendable {
         return SyncController.json(text: text)
     }
 
-    /// Validates a catalog (protocol.md section 13) and stores it; a bad one is refused whole.
+    /// Validates a catalog (protocol.md section 13) and stores it; a bad one is refused whole, and
+    /// so is one that would remove what platforms' parts added unless `?replaceAll=true` (§13.11).
     @Sendable func putCatalog(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let replaceAll: Bool
+        switch request.uri.queryParameters["replaceAll"].map(String.init) {
+        case nil, "false": replaceAll = false
+        case "true": replaceAll = true
+        case let other?: throw SyncError.invalidParameter("replaceAll: 'true' or 'false', not '\(other)'")
+        }
         let body = try await request.body.collect(upTo: context.maxUploadSize)
         let catalog: Catalog
         do {
@@ -169,7 +176,15 @@ struct AdminController: Sendable {
             // The message starts with the field (protocol.md §13: `tips[0].rules[1]: …`).
             throw SyncError.invalidParameter(error.description)
         }
-        let version = try await storeCatalog(String(buffer: body), by: context.adminKey ?? "admin")
+        let version: Int64
+        do {
+            version = try await storeCatalog(
+                String(buffer: body), by: context.adminKey ?? "admin", replacingParts: replaceAll)
+        } catch let error as PlatformPartsWouldGo {
+            throw SyncError.invalidParameter(
+                error.description + " (PUT /admin/v1/catalog/platforms/{platform} uploads a part; "
+                    + "PUT /admin/v1/catalog?replaceAll=true removes them)")
+        }
         return SyncController.json(text: #"{"tips":\#(catalog.tips.count),"version":\#(version)}"#)
     }
 
@@ -240,10 +255,22 @@ struct AdminController: Sendable {
     /// console, all do. Returns the new version.
     /// A catalog that would change a running experiment is refused (`400 invalid_parameter` naming
     /// the field, protocol.md §13.12).
-    func storeCatalog(_ text: String, by uploader: String, restoring restored: Int64? = nil) async throws -> Int64 {
+    /// Stores a whole catalog (an upload, or `restored`'s text). An upload that would remove what
+    /// platforms' parts added is refused unless `replacingParts`; a restore takes the version as it
+    /// was, parts and all.
+    /// - Throws: ``PlatformPartsWouldGo`` (each surface says how to replace everything), or `400
+    ///   invalid_parameter` when the catalog would change a running experiment.
+    func storeCatalog(
+        _ text: String, by uploader: String, restoring restored: Int64? = nil, replacingParts: Bool = false
+    ) async throws -> Int64 {
         let version: Int64
         do {
-            version = try await store.putCatalogJSON(text, uploadedBy: uploader, at: now(), restoredFrom: restored)
+            if let restored {
+                version = try await store.putCatalogJSON(text, uploadedBy: uploader, at: now(), restoredFrom: restored)
+            } else {
+                version = try await store.putWholeCatalog(
+                    text, replacingParts: replacingParts, uploadedBy: uploader, at: now())
+            }
         } catch let error as CatalogCompositionError {
             throw SyncError.invalidParameter(error.description)
         }

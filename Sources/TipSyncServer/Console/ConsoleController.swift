@@ -373,10 +373,14 @@ struct ConsoleController: Sendable {
         try await renderCatalog(signedIn, notice: request.uri.queryParameters["notice"].map(String.init))
     }
 
-    func renderCatalog(_ signedIn: SignedIn, notice: String? = nil, error: String? = nil, draft: String? = nil)
-        async throws -> Response
-    {
+    /// The catalog page; `removing`: what an upload refused for removing platforms' parts would
+    /// remove, named beside the box that replaces the whole catalog anyway.
+    func renderCatalog(
+        _ signedIn: SignedIn, notice: String? = nil, error: String? = nil, draft: String? = nil,
+        removing: [String] = []
+    ) async throws -> Response {
         var view = signedIn.view
+        if !removing.isEmpty { view["removing"] = removing.joined(separator: ", ") }
         view["title"] = "Catalog"
         if let notice { view["notice"] = notice }
         if let error { view["error"] = error }
@@ -450,11 +454,18 @@ struct ConsoleController: Sendable {
         }
         let version: Int64
         do {
-            version = try await admin.storeCatalog(text, by: signedIn.session.adminKeyName)
+            version = try await admin.storeCatalog(
+                text, by: signedIn.session.adminKeyName, replacingParts: signedIn.form["replaceAll"] == "1")
         } catch let error as SyncError where error.code == .invalidParameter {
             // It would change a running experiment (protocol.md §13.12).
             return try await renderCatalog(
                 signedIn, error: "Not stored, nothing changed: \(error.message)", draft: text)
+        } catch let error as PlatformPartsWouldGo {
+            return try await renderCatalog(
+                signedIn,
+                error: "Not stored, nothing changed: \(error.description). "
+                    + "To remove them, tick “Replace the whole catalog” and upload again.",
+                draft: text, removing: error.removed)
         }
         return Self.redirect(
             "/console/catalog?notice="

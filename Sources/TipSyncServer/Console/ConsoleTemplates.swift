@@ -257,6 +257,7 @@ enum ConsoleTemplates {
         <div class="panel"><form method="post" action="/console/catalog"><input type="hidden" name="csrf" value="{{csrf}}">
         <textarea name="catalog" id="catalog-text" rows="14" style="width:100%;font-family:monospace" spellcheck="false">{{draft}}</textarea>
         <p><label>Platform part (optional: ios, web…) <input name="platform" id="catalog-platform" size="12" autocomplete="off"></label></p>
+        <p><label><input type="checkbox" name="replaceAll" value="1" id="catalog-replace-all"> Replace the whole catalog, removing what platforms' parts added{{#removing}}: <strong>{{removing}}</strong>{{/removing}}</label></p>
         <p><button type="submit" id="upload-catalog">Upload as a new version</button> <button type="submit" name="remove" value="1" id="remove-platform">Remove this platform's part</button></p>
         <p class="muted">With a platform, the text is that platform's part (a Swift export, say): it replaces that platform's own tips and settings and leaves the others' (protocol.md §13.11).</p></form></div>
         <div class="panel"><table id="catalog-versions"><tr><th>Version</th><th>Uploaded</th><th>By</th><th>Tips</th><th>Changes from the one before</th><th></th></tr>
