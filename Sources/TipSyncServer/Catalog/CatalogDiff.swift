@@ -1,14 +1,18 @@
 import TipSyncCore
 
 /// What changed from one catalog version to the next, as operators read it: tips added and removed,
-/// the fields of each tip that changed (content, rules, options), and the other members that changed.
+/// the members of each tip that changed, and the other members of the catalog that changed — every
+/// member devices evaluate or show, by its name in the catalog format (protocol.md §13), found by
+/// comparing the members as they are encoded, so a member added to the model is never left out
+/// (issue 73, item 2: an off switch, a translation and an experiment's start were each "no change").
 public struct CatalogDiff: Sendable, Hashable, Codable {
     public var tipsAdded: [String] = []
     public var tipsRemoved: [String] = []
-    /// Each changed tip with the members that differ: `title`, `message`, `image`, `actions`,
-    /// `rules`, `options`.
+    /// Each changed tip with the members that differ (`title`, `enabled`, `localizations`,
+    /// `experiment`, …), in the order the tip's model declares them.
     public var tipsChanged: [TipChange] = []
-    /// Other catalog members that differ: `displayFrequency`, `parameters`, `events`, `groups`.
+    /// Other catalog members that differ (`enabled`, `displayFrequency`, `platformSettings`,
+    /// `parameters`, `events`, `groups`, …), in the order the catalog's model declares them.
     public var otherChanges: [String] = []
 
     public struct TipChange: Sendable, Hashable, Codable {
@@ -25,20 +29,29 @@ public struct CatalogDiff: Sendable, Hashable, Codable {
                 tipsAdded.append(tip.id)
                 continue
             }
-            var fields: [String] = []
-            if previous.title != tip.title { fields.append("title") }
-            if previous.message != tip.message { fields.append("message") }
-            if previous.image != tip.image { fields.append("image") }
-            if previous.actions != tip.actions { fields.append("actions") }
-            if previous.rules != tip.rules { fields.append("rules") }
-            if previous.options != tip.options { fields.append("options") }
+            let fields = Self.changedMembers(previous, tip, ignoring: ["id"])
             if !fields.isEmpty { tipsChanged.append(TipChange(tip: tip.id, fields: fields)) }
         }
         tipsRemoved = (old?.tips ?? []).map(\.id).filter { !after.contains($0) }
-        if old?.displayFrequency != new.displayFrequency { otherChanges.append("displayFrequency") }
-        if (old?.parameters ?? []) != new.parameters { otherChanges.append("parameters") }
-        if (old?.events ?? []) != new.events { otherChanges.append("events") }
-        if (old?.groups ?? []) != new.groups { otherChanges.append("groups") }
+        otherChanges = Self.changedMembers(old ?? Catalog(), new, ignoring: ["tips"])
+    }
+
+    /// The members of `old` and `new` (both of one model type) whose encoded values differ — a
+    /// member present in one and absent from the other differs too — in the order the model
+    /// declares its properties, then any other encoded member by name.
+    static func changedMembers<Model: Encodable>(_ old: Model, _ new: Model, ignoring: Set<String>) -> [String] {
+        let before = members(old)
+        let after = members(new)
+        let changed = Set(before.keys).union(after.keys).subtracting(ignoring).filter { before[$0] != after[$0] }
+        let declared = Mirror(reflecting: new).children.compactMap(\.label)
+        return declared.filter(changed.contains) + changed.subtracting(declared).sorted()
+    }
+
+    /// A model's members as encoded (the catalog format's names and values).
+    static func members(_ model: some Encodable) -> [String: JSONValue] {
+        guard let data = try? JSONCoding.encoder.encode(model), case .object(let members)? = try? JSONParser.parse(data)
+        else { return [:] }
+        return members
     }
 
     /// The tips a summary names in each list before it counts the rest.
