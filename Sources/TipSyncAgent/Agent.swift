@@ -72,8 +72,11 @@ public final class Agent: Sendable {
     var tipIDs: [String] { replica.catalogTips.map(\.id) }
 
     func tip(_ id: String) throws -> TipDefinition {
-        guard let tip = replica.catalogTip(id) else { throw AgentError.unknownTip(id, known: tipIDs) }
-        return tip
+        if let tip = replica.catalogTip(id) { return tip }
+        if let platforms = replica.platforms(ofTipForOthers: id) {
+            throw AgentError.notForThisPlatform(id, platforms: platforms, device: replica.deviceContext.platform)
+        }
+        throw AgentError.unknownTip(id, known: tipIDs)
     }
 
     // MARK: Reading
@@ -85,12 +88,18 @@ public final class Agent: Sendable {
         let tips = try id.map { [try tip($0)] } ?? replica.catalogTips
         var statuses: [TipStatus] = []
         try write { statuses = try tips.map { try replica.recordingReach(of: $0) } }
-        return StatusReport(
-            tips: zip(tips, statuses).map { tip, status in
-                TipReport(
-                    id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count,
-                    heldForFirstSync: replica.isHeldForFirstSync(tip))
-            })
+        return StatusReport(tips: zip(tips, statuses).map { Self.report(of: $0, status: $1, in: replica) })
+    }
+
+    /// `tip`'s report with `status`: its content as this device shows it, and for a pending tip the
+    /// step that holds it (protocol.md §13.9).
+    static func report(of tip: TipDefinition, status: TipStatus, in replica: TipsReplica) -> TipReport {
+        let content = replica.content(of: tip)
+        let pendingReason = status == .pending ? replica.explanation(of: tip).reason.code : nil
+        return TipReport(
+            id: tip.id, status: status, displayCount: replica.displayTotals(ofTip: tip.id).count,
+            heldForFirstSync: replica.isHeldForFirstSync(tip), pendingReason: pendingReason, title: content.title,
+            message: content.message, image: content.image, actions: content.actions)
     }
 
     /// A parameter's current value (its default until written).
@@ -264,11 +273,7 @@ public final class Agent: Sendable {
                     group.addTask {
                         // What an app that shows tips follows: records reach as `status` does.
                         for await status in replica.catalogDisplayStatusUpdates(ofTip: tip.id, lastKnown: tip) {
-                            continuation.yield(
-                                TipReport(
-                                    id: tip.id, status: status,
-                                    displayCount: replica.displayTotals(ofTip: tip.id).count,
-                                    heldForFirstSync: replica.isHeldForFirstSync(tip)))
+                            continuation.yield(Self.report(of: tip, status: status, in: replica))
                         }
                     }
                 }

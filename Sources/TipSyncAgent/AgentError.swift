@@ -27,6 +27,8 @@ public struct AgentError: Error, Sendable, Hashable, Codable, CustomStringConver
         case noStore = "no-store"
         /// this agent does not sync
         case noSync = "no-sync"
+        /// a catalog tip for other platforms only
+        case notForThisPlatform = "not-for-this-platform"
         /// no agent listens on the store's socket
         case notRunning = "not-running"
         /// the local socket could not be made
@@ -69,6 +71,15 @@ public struct AgentError: Error, Sendable, Hashable, Codable, CustomStringConver
             .noStore,
             message:
                 "no agent store at \(path); run `tipsync-agent init --server URL --token TOKEN --device NAME` first")
+    }
+
+    /// A tip the catalog has for other platforms only (protocol.md §13.11).
+    static func notForThisPlatform(_ id: String, platforms: [String], device: String?) -> AgentError {
+        AgentError(
+            .notForThisPlatform,
+            message:
+                "\(id): not for this platform (\(platforms.joined(separator: ", ")); this device: \(device ?? "unknown"))"
+        )
     }
 
     static func unknownTip(_ id: String, known: [String]) -> AgentError {

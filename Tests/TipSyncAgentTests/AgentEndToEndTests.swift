@@ -3,6 +3,10 @@ import Testing
 import TipSyncAgent
 import TipSyncTestSupport
 
+/// The example catalog's `welcome` content, as every report of it carries it (issue 73, item 3).
+let welcomeContent =
+    #""title":"Welcome to Yards","message":"Close this tip here and it stays closed on your phone and every other device.","image":"sparkles","actions":[]"#
+
 /// The real `tipsync-server` and `tipsync-agent` executables, as people and scripts use them.
 @Suite struct AgentEndToEndTests {
     @Test func readmeWalkthroughRunsAsWritten() async throws {
@@ -24,7 +28,11 @@ import TipSyncTestSupport
         let output = result.stdout
         #expect(result.status == 0, "stderr: \(result.stderr)")
         ReadmeOutputs.check(output, against: outputs)
-        #expect(output.contains(#"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#))
+        #expect(
+            output.contains(
+                #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0,\#(welcomeContent)}"#))
+        // The walkthrough waits for the server before `init` (issue 73, item 7): the token is checked.
+        #expect(!result.stderr.contains("not checked yet"), "stderr: \(result.stderr)")
     }
 
     @Test func aDismissalReachesAnotherDeviceAfterSyncAndErrorsAreOneClearLine() async throws {
@@ -48,10 +56,14 @@ import TipSyncTestSupport
         // The whole report's shape.
         let all = try await laptop.check(["status", "--json"])
         #expect(
-            all == #"{"tips":[{"id":"favorite","status":"pending","reason":null,"displayCount":0},"#
-                + #"{"id":"upgrade","status":"available","reason":null,"displayCount":0},"#
-                + #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0},"#
-                + #"{"id":"search","status":"pending","reason":null,"displayCount":0}]}"# + "\n")
+            all == #"{"tips":[{"id":"favorite","status":"pending","reason":"rule","displayCount":0,"#
+                + #""title":"Save as a Favorite","message":"Your favorites always appear at the top.","image":"star","#
+                + #""actions":[{"id":"learn-more","title":"Learn More"}]},"#
+                + #"{"id":"upgrade","status":"available","reason":null,"displayCount":0,"title":"Go Pro","#
+                + #""message":"Unlimited yards and offline maps.","image":null,"actions":[]},"#
+                + #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0,\#(welcomeContent)},"#
+                + #"{"id":"search","status":"pending","reason":"rule","displayCount":0,"title":"Search every yard","#
+                + #""message":"Type a street or a plant name.","image":"magnifyingglass","actions":[]}]}"# + "\n")
 
         // Errors: one line on stderr, exit status 1, nothing written.
         let before = try await phone.check(["export-history", "-"])
@@ -133,12 +145,13 @@ import TipSyncTestSupport
         let watcher = try LocalAPIClient(path: laptop.socketPath)
         try watcher.send(#"{"op":"watch","tip":"welcome"}"#)
         #expect(
-            try await watcher.nextLine() == #"{"id":"welcome","status":"available","reason":null,"displayCount":0}"#)
+            try await watcher.nextLine()
+                == #"{"id":"welcome","status":"available","reason":null,"displayCount":0,\#(welcomeContent)}"#)
         let started = ContinuousClock.now
         try await phone.check(["invalidate", "welcome"])
         #expect(
             try await watcher.nextLine()
-                == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
+                == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0,\#(welcomeContent)}"#)
         print("dismiss on phone (CLI) → laptop watch line: \(ContinuousClock.now - started)")
         // With the daemon up, `status` asks it over the socket; same answers, same errors.
         let viaDaemon = try await laptop.status("welcome")
@@ -154,7 +167,7 @@ import TipSyncTestSupport
         let api = try LocalAPIClient(path: laptop.socketPath)
         #expect(
             try await api.ask(#"{"op":"status","tip":"welcome"}"#)
-                == #"{"ok":true,"tips":[{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}]}"#
+                == #"{"ok":true,"tips":[{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0,\#(welcomeContent)}]}"#
         )
         #expect(try await api.ask(#"{"op":"param-set","name":"inTrial","value":true}"#) == #"{"ok":true}"#)
         #expect(try await api.ask(#"{"op":"param-get","name":"inTrial"}"#) == #"{"ok":true,"value":true}"#)
@@ -173,10 +186,14 @@ import TipSyncTestSupport
         #expect(try await phoneAPI.nextLine()?.contains(#""status":"invalidated""#) == true)
         #expect(try await api.ask(#"{"op":"reset-eligibility","tip":"welcome"}"#) == #"{"ok":true}"#)
         #expect(
-            try await phoneAPI.nextLine() == #"{"id":"welcome","status":"available","reason":null,"displayCount":0}"#)
+            try await phoneAPI.nextLine()
+                == #"{"id":"welcome","status":"available","reason":null,"displayCount":0,\#(welcomeContent)}"#)
         // A display there throttles welcome here too (daily display frequency, counted on all devices).
         #expect(try await api.ask(#"{"op":"display","tip":"upgrade","duration":2}"#) == #"{"ok":true}"#)
-        #expect(try await phoneAPI.nextLine() == #"{"id":"welcome","status":"pending","reason":null,"displayCount":0}"#)
+        #expect(
+            try await phoneAPI.nextLine()
+                == #"{"id":"welcome","status":"pending","reason":"displayFrequency","displayCount":0,\#(welcomeContent)}"#
+        )
 
         // SIGTERM: clean exit, socket removed.
         #expect(await phoneDaemon.stop() == 0)

@@ -33,7 +33,7 @@ import TipSyncTestSupport
         try await phone.check(["invalidate", "welcome"])
         #expect(
             try await watcher.nextLine()
-                == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0}"#)
+                == #"{"id":"welcome","status":"invalidated","reason":"tipClosed","displayCount":0,\#(welcomeContent)}"#)
         let phoneStatus = await phoneDaemon.stop()
         let laptopStatus = await laptopDaemon.stop()
         #expect(phoneStatus == 0 && laptopStatus == 0)

@@ -37,11 +37,13 @@ extension TipsReplica {
         try catalog.validate()
         core.withLock { core in
             // The tips for this device's platform, with its settings (protocol.md §13.11).
+            let whole = catalog
             let catalog = catalog.forPlatform(core.deviceContext.platform)
             core.catalogIsServers = fromServer
             if replacing {
                 core.catalog = [:]
                 core.catalogOrder = []
+                core.otherPlatformsTips = [:]
                 core.groups = [:]
                 core.parameters = [:]
                 core.catalogEvents = []
@@ -55,6 +57,9 @@ extension TipsReplica {
             }
             for tip in catalog.tips where core.catalog.updateValue(tip, forKey: tip.id) == nil {
                 core.catalogOrder.append(tip.id)
+            }
+            for tip in whole.tips where core.catalog[tip.id] == nil {
+                core.otherPlatformsTips[tip.id] = tip.platforms ?? []
             }
             for group in catalog.groups { core.groups[group.id] = group }
             if let frequency = catalog.displayFrequency { core.displayFrequency = frequency }
@@ -81,6 +86,12 @@ extension TipsReplica {
     /// A catalog tip by id.
     public func catalogTip(_ id: String) -> TipDefinition? {
         core.withLock { $0.catalog[id] }
+    }
+
+    /// The platforms a loaded catalog gives tip `id` when it is not for this device's platform
+    /// (protocol.md §13.11): `["web", "linux"]`; `nil` when the tip is for this device, or unknown.
+    public func platforms(ofTipForOthers id: String) -> [String]? {
+        core.withLock { $0.otherPlatformsTips[id] }
     }
 
     /// A catalog group by id.

@@ -34,6 +34,9 @@ public final class TipsReplica: Sendable {
         var catalog: [String: TipDefinition] = [:]
         /// Catalog tip ids in the order catalogs declared them (what `status` lists).
         var catalogOrder: [String] = []
+        /// The platforms of each catalog tip that is not for this device's platform (protocol.md
+        /// §13.11), by id: asked about, it is "not for this platform", not unknown.
+        var otherPlatformsTips: [String: [String]] = [:]
         /// Whether the catalog is the server's (``applyServerCatalog(_:tag:)``): its tips then also
         /// override tips declared in code with the same id (rules, options, content).
         var catalogIsServers = false

@@ -42,8 +42,17 @@ extension Tip {
     /// ``TipsReplica/deviceContext``): a catalog tip's `localizations` give its strings in the first
     /// locale of the fallback chain that has them (`fr-CA` → `fr` → as written; protocol.md §13.10).
     public func content(in replica: TipsReplica, locale: String? = nil) -> TipContent {
+        replica.content(of: definition, locale: locale)
+    }
+}
+
+extension TipsReplica {
+    /// What to show for `definition` now (``Tip/content``, the agent's reports): the server catalog's
+    /// tip of that id when it overrides the definition, with the account's experiment variant
+    /// (protocol.md §13.12), in `locale` (default: the device's; §13.10).
+    public func content(of definition: TipDefinition, locale: String? = nil) -> TipContent {
         TipContent(
-            replica.effectiveDefinition(of: definition).content(for: replica.deviceContext.account)
-                .localized(for: locale ?? replica.deviceContext.locale))
+            effectiveDefinition(of: definition).content(for: deviceContext.account)
+                .localized(for: locale ?? deviceContext.locale))
     }
 }

@@ -54,6 +54,9 @@ public struct LocalAPIHandler: Sendable {
                 return #"{"ok":true,"tips":["#
                     + (try agent.status(tip: request.tip)).tips.map(\.jsonLine)
                     .joined(separator: ",") + "]}"
+            case .explain:
+                return #"{"ok":true,"tips":["#
+                    + (try agent.explanations(tip: request.tip)).map(\.json.canonicalText).joined(separator: ",") + "]}"
             case .donate:
                 try agent.donate(event: try request.require(request.event, "event"), value: request.value)
             case .display:

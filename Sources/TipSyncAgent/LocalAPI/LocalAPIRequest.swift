@@ -6,7 +6,8 @@ import TipSyncCore
 /// `{"op":"display","tip":"favorite","duration":3}` · `{"op":"invalidate","tip":"favorite","reason":"tipClosed"}` ·
 /// `{"op":"reset-eligibility","tip":"favorite"}` · `{"op":"param-get","name":"plan"}` ·
 /// `{"op":"param-set","name":"plan","value":"pro"}` · `{"op":"watch"}` · `{"op":"sync"}` ·
-/// `{"op":"reload"}` (another process wrote to the store: pick it up and push it now)
+/// `{"op":"reload"}` (another process wrote to the store: pick it up and push it now) ·
+/// `{"op":"sync-status"}` · `{"op":"explain"}` · `{"op":"explain","tip":"favorite"}`
 public struct LocalAPIRequest: Sendable, Hashable, Decodable {
     public enum Operation: String, Sendable, Hashable, Decodable, CaseIterable {
         case status, donate, display, invalidate, watch, sync, reload
@@ -15,6 +16,8 @@ public struct LocalAPIRequest: Sendable, Hashable, Decodable {
         case parameterSet = "param-set"
         /// The daemon's sync status (protocol.md §17.4).
         case syncStatus = "sync-status"
+        /// Why each tip (or one) has its status (protocol.md §13.9).
+        case explain
     }
 
     public var op: Operation
