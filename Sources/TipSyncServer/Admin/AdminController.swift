@@ -39,6 +39,9 @@ struct AdminController: Sendable {
         group.on(
             "accounts/:account/devices/:device/tokens", method: .delete, recordingIn: table, prefix: prefix,
             use: revokeTokens)
+        group.on(
+            "accounts/:account/tips/:tip/:action", method: .post, recordingIn: table, prefix: prefix, use: changeTip)
+        group.on("tips", method: .get, recordingIn: table, prefix: prefix, use: tipFigures)
     }
 
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> Response {

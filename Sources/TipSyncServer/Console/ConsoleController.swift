@@ -37,6 +37,9 @@ struct ConsoleController: Sendable {
         group.on("accounts/:account/erase", method: .get, recordingIn: table, prefix: prefix, use: signedIn(erasePage))
         group.on("accounts/:account/erase", method: .post, recordingIn: table, prefix: prefix, use: signedIn(erase))
         group.on(
+            "accounts/:account/tips/:tip/:action", method: .post, recordingIn: table, prefix: prefix,
+            use: signedIn(changeTip))
+        group.on(
             "accounts/:account/devices/:device/revoke", method: .post, recordingIn: table, prefix: prefix,
             use: signedIn(revoke))
         group.on("tips", method: .get, recordingIn: table, prefix: prefix, use: signedIn(tips))
@@ -242,6 +245,13 @@ struct ConsoleController: Sendable {
         let catalog = try await storedCatalog()
         view["hasCatalog"] = catalog != nil
         view["tips"] = AccountStateView.tips(state, catalog: catalog, now: Double(now()) / 1000, account: details.name)
+            .map { row in
+                var row = row
+                row["accountPath"] = path
+                row["tipPath"] = Self.pathSegment(row["tip"] as? String ?? "")
+                row["csrf"] = signedIn.session.csrf
+                return row
+            }
         view["parameters"] = AccountStateView.parameters(state)
         view["events"] = AccountStateView.events(state)
         view["changes"] = recent.suffix(Self.recentChanges).reversed().map(AccountStateView.change)
@@ -282,6 +292,21 @@ struct ConsoleController: Sendable {
     {
         _ = try await admin.erase(request, context: context)
         return Self.redirect("/console/accounts")
+    }
+
+    /// Support's reset or dismissal of one tip (``AdminController/changeTip(_:context:)``).
+    @Sendable func changeTip(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws
+        -> Response
+    {
+        let name = try NameRules.pathSegment(context, "account")
+        let tip = try NameRules.pathSegment(context, "tip")
+        guard let text = context.parameters.get("action"), let action = AdminController.TipAction(rawValue: text)
+        else { throw SyncError.notFound("no such action; reset or dismiss") }
+        _ = try await admin.write(action, tip: tip, account: name, by: signedIn.session.adminKeyName, context.logger)
+        let done = action == .reset ? "Reset \(tip): it may show again" : "Dismissed \(tip)"
+        return Self.redirect(
+            "/console/accounts/\(Self.pathSegment(name))?notice="
+                + Self.queryValue("\(done) on every device of the account (as device tipsync-admin)."))
     }
 
     @Sendable func revoke(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws

@@ -58,6 +58,7 @@ enum ConsoleTemplates {
         input[type=text], input[type=password], input[type=search] { font:inherit; padding:7px 10px; border:1px solid var(--line); border-radius:8px; width:100%; max-width:420px; }
         .actions { display:flex; gap:8px; flex-wrap:wrap; margin:12px 0; }
         .actions form { margin:0; }
+        form.inline { display:inline; margin:0; }
         .notice { background:#fff8e1; border:1px solid #f3dea0; border-radius:8px; padding:10px 14px; margin:12px 0; }
         .login { max-width:420px; margin:12vh auto; background:#fff; border:1px solid var(--line); border-radius:12px; padding:28px; }
         .bars { display:flex; align-items:flex-end; gap:3px; height:40px; }
@@ -170,12 +171,14 @@ enum ConsoleTemplates {
         <p class="muted">Live shows this instance's connections. Behind the log: positions between the end of the log and where the device's latest pull reached (recorded within a few seconds).</p>
         <h2>Tips (merged state, as every device computes it)</h2>
         {{#hasCatalog}}<p class="muted">Status now and why, as a device of this account would compute them; targeting on a device's platform, version or locale reads <code>null</code> here.</p>{{/hasCatalog}}
-        <div class="panel"><table id="tips"><tr><th>Tip</th>{{#hasCatalog}}<th>Status now</th>{{/hasCatalog}}<th>Synced state</th><th>Written by</th><th>Displays (this epoch)</th></tr>
+        <div class="panel"><table id="tips"><tr><th>Tip</th>{{#hasCatalog}}<th>Status now</th>{{/hasCatalog}}<th>Synced state</th><th>Written by</th><th>Displays (this epoch)</th><th>Support</th></tr>
         {{#tips}}<tr><td data-label="Tip" class="wrap"><code>{{tip}}</code>{{#tipTitle}}<br><span class="muted">{{tipTitle}}</span>{{/tipTitle}}</td>
         {{#hasCatalog}}<td data-label="Status now" class="status">{{status}}<br><span class="muted why">{{why}}</span></td>{{/hasCatalog}}
         <td data-label="Synced state">{{#reason}}<span class="pill invalidated">invalidated · {{reason}}</span>{{/reason}}{{^reason}}<span class="pill eligible">{{state}}</span>{{/reason}}</td>
-        <td data-label="Written by" class="mono">{{writer}}</td><td data-label="Displays (this epoch)" class="wrap">{{displays}}</td></tr>{{/tips}}
-        {{^tips}}<tr><td colspan="5" class="muted">No tip state yet.</td></tr>{{/tips}}
+        <td data-label="Written by" class="mono">{{writer}}</td><td data-label="Displays (this epoch)" class="wrap">{{displays}}</td>
+        <td data-label="Support"><form method="post" action="/console/accounts/{{accountPath}}/tips/{{tipPath}}/reset" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="reset-tip" data-tip="{{tip}}">Reset</button></form> <form method="post" action="/console/accounts/{{accountPath}}/tips/{{tipPath}}/dismiss" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="dismiss-tip" data-tip="{{tip}}">Dismiss</button></form></td></tr>{{/tips}}
+        {{^tips}}<tr><td colspan="6" class="muted">No tip state yet.</td></tr>{{/tips}}
+        <p class="muted">Reset makes a tip eligible again, Dismiss closes it (<code>tipClosed</code>), for every device of the account: written to its log as the device <code>tipsync-admin</code>, it syncs like any change.</p>
         </table></div>
         {{^hasCatalog}}<p class="muted">Store a catalog (<code>tipsync-server catalog put FILE</code>) to see titles and each tip's status now.</p>{{/hasCatalog}}
         <h2>Parameters</h2>
