@@ -122,9 +122,8 @@ struct ExperimentCommand: AsyncParsableCommand {
             }
             print("\(id) on tip \(results.tip): \(results.state), \(results.experiment.holdout)% held out")
             for arm in results.arms {
-                let rate = arm.rate.map { String(format: "%.1f%%", $0 * 100) } ?? "—"
                 print(
-                    "  \(arm.arm.rawValue):\treached \(arm.reached), exposed \(arm.exposed), analysed \(arm.analysed), converted \(arm.converted) (\(rate))"
+                    "  \(arm.arm.rawValue):\treached \(arm.reached), exposed \(arm.exposed), converted \(arm.conversionSummary)"
                 )
             }
             print(results.verdict)

@@ -285,7 +285,8 @@ import TipSyncCore
             ) { response in
                 #expect(
                     String(buffer: response.body)
-                        == "account,arm,reachedAt,exposedAt,convertedAt\r\ncarol,holdout,\(Self.start),,\r\n")
+                        == "account,arm,reachedAt,exposedAt,convertedAt\r\ncarol,holdout,"
+                        + ExperimentParticipantRecord.isoTime(Int64(Self.start)) + ",,\r\n")
             }
         }
     }

@@ -133,7 +133,10 @@ extension ConsoleController {
             [
                 "arm": arm.arm.rawValue, "reached": arm.reached,
                 "exposed": arm.arm != .holdout ? "\(arm.exposed)" : "—",
-                "analysed": arm.analysed, "converted": arm.converted,
+                "analysed": arm.analysed,
+                "converted": arm.convertedSoFar > arm.converted
+                    ? "\(arm.converted) (\(arm.convertedSoFar - arm.converted) more so far, windows open)"
+                    : "\(arm.converted)",
                 "rate": arm.rate.map { String(format: "%.1f%%", $0 * 100) } ?? "—",
                 "versus": arm.difference.map {
                     "\(ExperimentResults.points($0.estimate)) (\(ExperimentResults.points($0.lower)) to \(ExperimentResults.points($0.upper)))"
@@ -141,6 +144,7 @@ extension ConsoleController {
             ] as [String: Any]
         }
         view["confidence"] = String(format: "%g", (results.confidence * 1000).rounded() / 10)
+        view["confidenceSentence"] = results.confidenceSentence
         if let difference = results.difference {
             view["difference"] = [
                 "estimate": ExperimentResults.points(difference.estimate),

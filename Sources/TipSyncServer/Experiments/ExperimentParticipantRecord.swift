@@ -19,14 +19,31 @@ public struct ExperimentParticipantRecord: Codable, Sendable, Hashable {
     }
 
     /// The records as CSV with a header line (``CSVText``: every cell neutralized against formula
-    /// injection, quoted as RFC 4180 asks).
+    /// injection, quoted as RFC 4180 asks), times in ISO 8601 UTC to the millisecond
+    /// (`2026-12-06T07:14:03.250Z`) as spreadsheets read them, rows in ``ordered(_:)``.
     public static func csv(_ rows: [ExperimentParticipantRecord]) -> String {
         var text = CSVText.line(["account", "arm", "reachedAt", "exposedAt", "convertedAt"])
-        for row in rows {
-            let times = [row.reachedAt, row.exposedAt, row.convertedAt].map { $0.map(String.init) ?? "" }
+        for row in ordered(rows) {
+            let times = [row.reachedAt, row.exposedAt, row.convertedAt].map { $0.map(Self.isoTime) ?? "" }
             text += CSVText.line([row.account, row.arm.rawValue] + times)
         }
         return text
+    }
+
+    /// Rows in a stable order whatever the store returned: by account (its UTF-8 bytes), then arm.
+    public static func ordered(_ rows: [ExperimentParticipantRecord]) -> [ExperimentParticipantRecord] {
+        rows.sorted {
+            $0.account != $1.account
+                ? $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
+                : $0.arm.rawValue.utf8.lexicographicallyPrecedes($1.arm.rawValue.utf8)
+        }
+    }
+
+    /// Milliseconds since 1970 as ISO 8601 UTC with milliseconds.
+    static func isoTime(_ milliseconds: Int64) -> String {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            .formatted(
+                .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 }
 

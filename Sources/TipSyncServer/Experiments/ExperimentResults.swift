@@ -43,12 +43,36 @@ public struct ExperimentResults: Sendable, Hashable, Codable {
         public var exposed: Int
         public var analysed: Int
         public var converted: Int
+        /// Reached accounts that converted, analysed or not: conversions whose account's window is
+        /// still open count here and not yet in ``converted`` (issue 73, item 6).
+        public var convertedSoFar: Int
         /// `converted / analysed`; `nil` with none analysed.
         public var rate: Double?
         /// This arm − the holdout, with its interval at ``ExperimentResults/confidence`` (arms outside
         /// the holdout, once there is enough data).
         public var difference: ProportionDifference?
         public var significant: Bool?
+
+        /// The conversions in words, for the CLI and the console: `12 of 340 analysed (3.5%)`, and
+        /// `0 of 0 analysed (—; 3 more converted so far, their windows still open)` while
+        /// conversions wait for their windows to close.
+        public var conversionSummary: String {
+            let rateText = rate.map { String(format: "%.1f%%", $0 * 100) } ?? "—"
+            let waiting = convertedSoFar - converted
+            return "\(converted) of \(analysed) analysed (\(rateText)"
+                + (waiting > 0 ? "; \(waiting) more converted so far, their windows still open)" : ")")
+        }
+    }
+
+    /// How the intervals are read, in one sentence (the console's and the README's): one
+    /// comparison at 95%, or each of k variants against the holdout at 1 − 0.05/k.
+    public var confidenceSentence: String {
+        let comparisons = arms.count - 1
+        let percent = String(format: "%g", (confidence * 1000).rounded() / 10)
+        return comparisons == 1
+            ? "The difference from the holdout is given with its \(percent)% interval."
+            : "Each of the \(comparisons) variants is compared with the holdout at \(percent)%, so that the chance "
+                + "of any false difference stays at 5%."
     }
 
     /// The confidence of each interval: 95%, divided among the comparisons when variants make more
@@ -76,6 +100,7 @@ public struct ExperimentResults: Sendable, Hashable, Codable {
             return ArmResults(
                 arm: arm, reached: reached.count, exposed: reached.filter { $0.exposedAt != nil }.count,
                 analysed: analysed.count, converted: converted,
+                convertedSoFar: reached.filter { $0.convertedAt != nil }.count,
                 rate: analysed.isEmpty ? nil : Double(converted) / Double(analysed.count))
         }
         let holdout = arms[0]

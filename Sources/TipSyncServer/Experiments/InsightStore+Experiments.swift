@@ -73,9 +73,10 @@ extension InsightStore {
     /// Every reached account's record of `id`, by account name: CSV (`account,arm,reachedAt,
     /// exposedAt,convertedAt`, milliseconds) or JSON (`{"participants": [...]}`).
     public func experimentParticipantsText(_ id: String, csv: Bool) async throws -> String {
-        let rows = try await experimentParticipants(experiment: id).compactMap { row in
-            row.usage.experiment.map { ExperimentParticipantRecord(account: row.account, $0) }
-        }
+        let rows = ExperimentParticipantRecord.ordered(
+            try await experimentParticipants(experiment: id).compactMap { row in
+                row.usage.experiment.map { ExperimentParticipantRecord(account: row.account, $0) }
+            })
         return csv
             ? ExperimentParticipantRecord.csv(rows)
             : String(
