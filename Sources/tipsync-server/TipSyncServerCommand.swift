@@ -50,6 +50,16 @@ struct CommandFailure: Error, CustomStringConvertible {
 struct DatabaseOptions: ParsableArguments {
     @Option(help: settingHelp("tipsync.database")) var database: String?
     @Option(help: settingHelp("tipsync.configFile")) var configFile: String?
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for PostgreSQL to answer, in seconds (default for a command: \(Self.commandWait); serve's: 60).",
+            valueName: "database-wait"))
+    var databaseWait: String?
+
+    /// How long a one-shot command waits for an unreachable PostgreSQL unless told otherwise
+    /// (`--database-wait` or `TIPSYNC_DATABASE_WAIT`): a few seconds, not `serve`'s minute (issue
+    /// 73, item 7: `accounts list` sat for 60 s before saying the database was unreachable).
+    static let commandWait = 3
 
     /// Opens (and migrates) the store for the duration of `body`, saying on stderr which database
     /// it is. Only `creating` commands (`serve`, `migrate`, `accounts create`, `admin-keys create`)
@@ -57,11 +67,16 @@ struct DatabaseOptions: ParsableArguments {
     func withStore<Result: Sendable>(
         creating: Bool = false, _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
-        let arguments = (database.map { ["--database", $0] } ?? []) + (configFile.map { ["--config-file", $0] } ?? [])
-        let configuration = try await ServerConfiguration.load(
-            arguments: arguments, environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        let arguments =
+            (database.map { ["--database", $0] } ?? []) + (configFile.map { ["--config-file", $0] } ?? [])
+            + (databaseWait.map { ["--database-wait", $0] } ?? [])
+        let configuration = try await ServerConfiguration.load(arguments: arguments, environment: environment)
+        let asked = databaseWait != nil || environment["TIPSYNC_DATABASE_WAIT"] != nil
         return try await configuration.database.withAnnouncedStore(
-            creating: creating, waiting: configuration.databaseWait, body)
+            creating: creating,
+            waiting: asked ? configuration.databaseWait : min(configuration.databaseWait, .seconds(Self.commandWait)),
+            body)
     }
 }
 
@@ -152,6 +167,30 @@ struct Serve: AsyncParsableCommand {
                 metadata: [
                     "issuer": "\(configuration.jwt.issuer ?? "-")", "audience": "\(configuration.jwt.audience ?? "-")",
                 ])
+        }
+        if let tls = configuration.tls {
+            // Issue 73, item 7: the start log said nothing of TLS.
+            let certificate: TLSFiles.Summary
+            do {
+                certificate = try tls.summary()
+            } catch let error as SettingError {
+                throw CommandFailure(error.description)
+            }
+            let expires = certificate.expires.formatted(.iso8601)
+            logger.info(
+                "TLS on: https://\(configuration.httpHost):\(configuration.httpPort)",
+                metadata: ["certificate": "\(certificate.subject)", "expires": "\(expires)"])
+            let left = certificate.expires.timeIntervalSinceNow
+            if left < 14 * 86400 {
+                logger.warning(
+                    left < 0
+                        ? "the TLS certificate has expired: clients refuse it" : "the TLS certificate expires soon",
+                    metadata: ["certificate": "\(certificate.subject)", "expires": "\(expires)"])
+            }
+        } else {
+            logger.info(
+                "TLS off: http://\(configuration.httpHost):\(configuration.httpPort) (put a TLS proxy in front, or pass --tls-certificate and --tls-key)"
+            )
         }
         if configuration.console {
             logger.info("console on at /console (log in with an admin key)")

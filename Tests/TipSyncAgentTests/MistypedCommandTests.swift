@@ -98,6 +98,14 @@ import TipSyncTestSupport
         #expect(
             command.stderr.contains("Error: cannot reach PostgreSQL at 127.0.0.1:\(port) after 1 s"),
             "\(command.stderr)")
+        // Issue 73, item 7: a one-shot command unasked waits a few seconds, not serve's minute.
+        let unasked = try await runTool("tipsync-server", ["accounts", "list", "--database", url])
+        #expect(unasked.status == 1)
+        #expect(
+            unasked.stderr.contains("Error: cannot reach PostgreSQL at 127.0.0.1:\(port) after 3 s"),
+            "\(unasked.stderr)")
+        let flag = try await runTool("tipsync-server", ["accounts", "list", "--database", url, "--database-wait", "1"])
+        #expect(flag.stderr.contains("after 1 s"), "\(flag.stderr)")
     }
 
     @Test func aPortInUseIsNamedWithWhatToDo() async throws {

@@ -63,6 +63,11 @@ import X509
             database: database,
             arguments: ["--tls-certificate", certificate.certificatePath, "--tls-key", certificate.keyPath])
         defer { server.process.terminate() }
+        // Issue 73, item 7: the start log says TLS is on, where, and the certificate's subject and expiry.
+        let log = server.process.stderr.text
+        #expect(log.contains("TLS on: https://127.0.0.1:\(server.port)"), "\(log)")
+        #expect(log.contains("certificate=CN=localhost, DNS:localhost"), "\(log)")
+        #expect(log.contains("the TLS certificate expires soon"), "valid for an hour: \(log)")
         let base = "https://localhost:\(server.port)"
         let client = try certificate.client()
 

@@ -1,3 +1,4 @@
+import Foundation
 import NIOSSL
 
 /// The certificate chain and private key the server terminates TLS with (`--tls-certificate`,
@@ -45,5 +46,37 @@ public struct TLSFiles: Sendable, Hashable {
         configuration.minimumTLSVersion = .tlsv12
         configuration.applicationProtocols = ["http/1.1"]
         return configuration
+    }
+
+    /// What the start log says of the served certificate (issue 73, item 7): the leaf's subject —
+    /// its common name and DNS names — and when it expires.
+    public struct Summary: Sendable, Hashable {
+        public var subject: String
+        public var expires: Date
+    }
+
+    /// The leaf certificate's ``Summary``.
+    /// - Throws: ``SettingError`` naming the file when it cannot be read.
+    public func summary() throws -> Summary {
+        let leaf: NIOSSLCertificate
+        do {
+            guard let first = try NIOSSLCertificate.fromPEMFile(certificate).first else {
+                throw SettingError(key: "tipsync.tls.certificate", "\(certificate) holds no PEM certificate")
+            }
+            leaf = first
+        } catch let error as SettingError {
+            throw error
+        } catch {
+            throw SettingError(
+                key: "tipsync.tls.certificate", "cannot read a PEM certificate chain from \(certificate): \(error)")
+        }
+        var names: [String] = []
+        for name in leaf.subjectName where name.type == .commonName { names.append("CN=" + name.value) }
+        for name in leaf._subjectAlternativeNames() where name.nameType == .dnsName {
+            names.append("DNS:" + String(decoding: name.contents, as: UTF8.self))
+        }
+        return Summary(
+            subject: names.isEmpty ? "(no name)" : names.joined(separator: ", "),
+            expires: Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)))
     }
 }
