@@ -11,7 +11,7 @@ import Synchronization
 /// when set, otherwise a throwaway server this test process starts once — `initdb` into a temporary
 /// directory and `pg_ctl start` on a free port (as the `postgres` user when running as root) — and
 /// stops at exit. Each caller gets a fresh database. Never skipped: if PostgreSQL cannot be started
-/// the error says why (`.ci/run` installs it when missing).
+/// the error says why (`scripts/test` installs it when missing).
 public enum ThrowawayPostgres {
     private static let server = ServerBox()
 

@@ -7,7 +7,7 @@ import TipSyncTestSupport
 /// the README says. Dismissals travel both ways without a reload, a device that was offline catches
 /// up, two tabs of one device share one log, and a reload keeps the state (IndexedDB).
 ///
-/// Runs where Chromium and Node are installed; `.ci/run` installs them and sets
+/// Runs where Chromium and Node are installed; `scripts/test` installs them and sets
 /// `TIPSYNC_REQUIRE_BROWSER=1`, so CI never skips it.
 @Suite(
     .serialized,

@@ -118,12 +118,12 @@ struct WebTipElementTests {
         await browser.quit()
     }
 
-    /// axe-core (`axe.min.js`, from the PyPI package `axe-core-python`; `.ci/run` puts it in
+    /// axe-core (`axe.min.js`, from the PyPI package `axe-core-python`; `scripts/test` puts it in
     /// `.build-axe/`, or `TIPSYNC_AXE_JS` names it) finds no violation on the demo page and on every
     /// form of tip, before and after closing one.
     @Test(.enabled(if: axeScript != nil || ProcessInfo.processInfo.environment["TIPSYNC_REQUIRE_BROWSER"] != nil))
     func axeFindsNoViolations() async throws {
-        let script = try #require(Self.axeScript, "axe.min.js is missing: run .ci/run or set TIPSYNC_AXE_JS")
+        let script = try #require(Self.axeScript, "axe.min.js is missing: run scripts/test or set TIPSYNC_AXE_JS")
         let source = try String(contentsOfFile: script, encoding: .utf8)
         let run = """
             axe.run(document, { resultTypes: ['violations'] }).then((result) => JSON.stringify(

@@ -7,7 +7,7 @@ import TipSyncTestSupport
 
 /// The console as an operator uses it, in headless Chromium: log in, read the overview, find the
 /// account whose tip "keeps coming back", see who closed it, read the tips page, revoke a device.
-/// Runs where Chromium is installed; `.ci/run` installs it and sets `TIPSYNC_REQUIRE_BROWSER=1`,
+/// Runs where Chromium is installed; `scripts/test` installs it and sets `TIPSYNC_REQUIRE_BROWSER=1`,
 /// so there a missing browser fails instead of skipping. Screenshots at 1280 and 390 px wide go to
 /// `TIPSYNC_SCREENSHOTS` (a directory) when it is set.
 @Suite(

@@ -6,7 +6,7 @@ import TipSyncTestSupport
 /// (`node --test`: the conformance corpus's second runner, in a second language, and sync against the
 /// real `tipsync-server`), none skipped, and its types
 /// checked by TypeScript with the shipped `.d.ts` files current. Runs where Node and TypeScript are
-/// installed; `.ci/run` installs them and sets `TIPSYNC_REQUIRE_BROWSER=1`, so CI never skips it.
+/// installed; `scripts/test` installs them and sets `TIPSYNC_REQUIRE_BROWSER=1`, so CI never skips it.
 @Suite(
     .enabled(
         if: InstalledTool.path("node") != nil || ProcessInfo.processInfo.environment["TIPSYNC_REQUIRE_BROWSER"] != nil,
