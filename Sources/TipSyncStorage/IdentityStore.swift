@@ -57,4 +57,13 @@ public protocol IdentityStore: Sendable {
     func revokeAdminKey(name: String) async throws -> Bool
     /// The name of the admin key with this hash, or `nil`.
     func adminKeyName(forHash hash: String) async throws -> String?
+
+    /// Stores a console login session (its id hashed), forgetting sessions expired by `now`.
+    /// Every instance on the database sees it: the console works behind a plain load balancer and
+    /// across restarts (issue 73, item 9).
+    func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws
+    /// The session whose id hashes to `idHash`, unless it expired by `now`; `nil` otherwise.
+    func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord?
+    /// Ends a session (logout), on every instance at once.
+    func deleteConsoleSession(idHash: String) async throws
 }

@@ -271,4 +271,33 @@ extension PostgresSyncStore {
         }
         return nil
     }
+
+    public func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
+        try await transaction { connection in
+            try await connection.query("DELETE FROM console_session WHERE expires_at <= \(now)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO console_session (id_hash, admin_key_hash, admin_key_name, csrf, expires_at)
+                VALUES (\(session.idHash), \(session.adminKeyHash), \(session.adminKeyName), \(session.csrf),
+                    \(session.expiresAt))
+                """, logger: logger)
+        }
+    }
+
+    public func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
+        for try await (keyHash, keyName, csrf, expiresAt) in try await client.query(
+            """
+            SELECT admin_key_hash, admin_key_name, csrf, expires_at FROM console_session
+            WHERE id_hash = \(idHash) AND expires_at > \(now)
+            """, logger: logger
+        ).decode((String, String, String, Int64).self) {
+            return ConsoleSessionRecord(
+                idHash: idHash, adminKeyHash: keyHash, adminKeyName: keyName, csrf: csrf, expiresAt: expiresAt)
+        }
+        return nil
+    }
+
+    public func deleteConsoleSession(idHash: String) async throws {
+        try await client.query("DELETE FROM console_session WHERE id_hash = \(idHash)", logger: logger)
+    }
 }

@@ -186,6 +186,17 @@ public struct PostgresSyncStore: SyncStore {
         ),
         // The hashes of erased accounts' device tokens: their devices are told `account_erased`.
         (11, ["CREATE TABLE erased_token (hash TEXT PRIMARY KEY, erased_at BIGINT NOT NULL)"]),
+        // Console login sessions, seen by every instance (issue 73, item 9).
+        (
+            12,
+            [
+                """
+                CREATE TABLE console_session (
+                    id_hash TEXT PRIMARY KEY, admin_key_hash TEXT NOT NULL, admin_key_name TEXT NOT NULL,
+                    csrf TEXT NOT NULL, expires_at BIGINT NOT NULL)
+                """
+            ]
+        ),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

@@ -229,4 +229,39 @@ extension SQLiteSyncStore {
             try String.fetchOne(db, sql: "SELECT name FROM admin_key WHERE hash = ?", arguments: [hash])
         }
     }
+
+    public func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM console_session WHERE expiresAt <= ?", arguments: [now])
+            try db.execute(
+                sql: """
+                    INSERT INTO console_session (idHash, adminKeyHash, adminKeyName, csrf, expiresAt)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    session.idHash, session.adminKeyHash, session.adminKeyName, session.csrf, session.expiresAt,
+                ])
+        }
+    }
+
+    public func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT adminKeyHash, adminKeyName, csrf, expiresAt FROM console_session
+                    WHERE idHash = ? AND expiresAt > ?
+                    """, arguments: [idHash, now]
+            ).map {
+                ConsoleSessionRecord(
+                    idHash: idHash, adminKeyHash: $0[0], adminKeyName: $0[1], csrf: $0[2], expiresAt: $0[3])
+            }
+        }
+    }
+
+    public func deleteConsoleSession(idHash: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM console_session WHERE idHash = ?", arguments: [idHash])
+        }
+    }
 }

@@ -225,6 +225,15 @@ public struct SQLiteSyncStore: SyncStore {
                     "CREATE TABLE erased_token (hash TEXT PRIMARY KEY NOT NULL, erasedAt INTEGER NOT NULL) WITHOUT ROWID"
             )
         }
+        // Console login sessions, seen by every instance (issue 73, item 9).
+        migrator.registerMigration("v14-console-sessions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE console_session (
+                        idHash TEXT PRIMARY KEY NOT NULL, adminKeyHash TEXT NOT NULL, adminKeyName TEXT NOT NULL,
+                        csrf TEXT NOT NULL, expiresAt INTEGER NOT NULL) WITHOUT ROWID
+                    """)
+        }
         return migrator
     }
 

@@ -189,6 +189,13 @@ struct GatedStore: SyncStore {
     func adminKeys() async throws -> [AdminKeyRecord] { try await base.adminKeys() }
     func revokeAdminKey(name: String) async throws -> Bool { try await base.revokeAdminKey(name: name) }
     func adminKeyName(forHash hash: String) async throws -> String? { try await base.adminKeyName(forHash: hash) }
+    func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
+        try await base.insertConsoleSession(session, now: now)
+    }
+    func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
+        try await base.consoleSession(idHash: idHash, now: now)
+    }
+    func deleteConsoleSession(idHash: String) async throws { try await base.deleteConsoleSession(idHash: idHash) }
     func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
         try await base.accountsWithNewChanges(after: after, limit: limit)
     }

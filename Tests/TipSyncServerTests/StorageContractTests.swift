@@ -41,6 +41,27 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         return (account, DeviceIdentity(accountID: account, device: "phone"))
     }
 
+    /// Console sessions live in the database (issue 73, item 9): stored by their id's hash, seen
+    /// until they expire or are deleted, expired ones forgotten as new ones are stored.
+    @Test(arguments: Backend.allCases)
+    func consoleSessionsAreKeptUntilTheyExpireOrEnd(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let record = ConsoleSessionRecord(
+                idHash: TokenHasher.hash("id-1"), adminKeyHash: "k", adminKeyName: "ops", csrf: "c", expiresAt: 100)
+            try await store.insertConsoleSession(record, now: 0)
+            #expect(try await store.consoleSession(idHash: record.idHash, now: 99) == record)
+            #expect(try await store.consoleSession(idHash: record.idHash, now: 100) == nil, "expired")
+            #expect(try await store.consoleSession(idHash: TokenHasher.hash("id-2"), now: 0) == nil)
+            var other = record
+            other.idHash = TokenHasher.hash("id-2")
+            other.expiresAt = 500
+            try await store.insertConsoleSession(other, now: 200)
+            #expect(try await store.consoleSession(idHash: record.idHash, now: 0) == nil, "forgotten once expired")
+            try await store.deleteConsoleSession(idHash: other.idHash)
+            #expect(try await store.consoleSession(idHash: other.idHash, now: 200) == nil)
+        }
+    }
+
     /// An erased account's device tokens are remembered as erased (their hashes only), so their
     /// devices are told `account_erased` and stop (protocol.md §6); revoked ones are not.
     @Test(arguments: Backend.allCases)

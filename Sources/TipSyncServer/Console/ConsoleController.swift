@@ -72,7 +72,7 @@ struct ConsoleController: Sendable {
     func signedIn(_ page: @escaping Page) -> @Sendable (Request, SyncRequestContext) async throws -> Response {
         { request, context in
             guard let id = request.cookies[ConsoleSessions.cookieName]?.value,
-                let session = sessions.session(id, now: now()),
+                let session = try await sessions.session(id, now: now()),
                 try await store.adminKeyName(forHash: session.adminKeyHash) != nil
             else { return Self.redirect("/console/login") }
             var form: [String: String] = [:]
@@ -108,7 +108,7 @@ struct ConsoleController: Sendable {
             response.status = .unauthorized
             return response
         }
-        let (id, _) = sessions.open(adminKeyHash: hash, name: name, now: now())
+        let (id, _) = try await sessions.open(adminKeyHash: hash, name: name, now: now())
         context.logger.notice("console login", metadata: ["adminKey": "\(name)"])
         var response = Self.redirect("/console")
         response.headers[.setCookie] = sessionCookie(
@@ -118,7 +118,7 @@ struct ConsoleController: Sendable {
 
     @Sendable func logout(_ request: Request, context: SyncRequestContext, signedIn: SignedIn) async throws -> Response
     {
-        sessions.close(signedIn.id)
+        try await sessions.close(signedIn.id)
         var response = Self.redirect("/console/login")
         response.headers[.setCookie] = sessionCookie("", request: request, maxAge: 0)
         return response

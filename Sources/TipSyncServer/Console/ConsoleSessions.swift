@@ -1,12 +1,14 @@
 import Crypto
 import Foundation
-import Synchronization
+import TipSyncStorage
 
-/// The console's login sessions, kept in this instance's memory: a session is a random id in an
-/// `HttpOnly`, `SameSite=Strict` cookie, tied to the admin key that opened it, with its own CSRF
-/// token that every form posts back. A session ends on logout, after `lifetime`, when its admin
-/// key is revoked (checked on every request), or when the server restarts.
-final class ConsoleSessions: Sendable {
+/// The console's login sessions, kept in the database so that every instance on it sees them: a
+/// plain round-robin balancer and a restart keep operators logged in (issue 73, item 9: they lived
+/// in one instance's memory). A session is a random id in an `HttpOnly`, `SameSite=Strict` cookie —
+/// stored only as its SHA-256 — tied to the admin key that opened it, with its own CSRF token that
+/// every form posts back. It ends on logout (on every instance at once), after `lifetime`, or when
+/// its admin key is revoked (checked on every request).
+struct ConsoleSessions: Sendable {
     struct Session: Sendable {
         var adminKeyHash: String
         var adminKeyName: String
@@ -15,39 +17,38 @@ final class ConsoleSessions: Sendable {
     }
 
     static let cookieName = "tipsync_console"
+    let store: any IdentityStore
     let lifetimeMilliseconds: Int64
-    private let sessions = Mutex<[String: Session]>([:])
 
-    init(lifetimeMilliseconds: Int64 = 12 * 3_600_000) {
+    init(store: any IdentityStore, lifetimeMilliseconds: Int64 = 12 * 3_600_000) {
+        self.store = store
         self.lifetimeMilliseconds = lifetimeMilliseconds
     }
 
     /// A new session; its id (the cookie's value) and the session.
-    func open(adminKeyHash: String, name: String, now: Int64) -> (id: String, session: Session) {
+    func open(adminKeyHash: String, name: String, now: Int64) async throws -> (id: String, session: Session) {
         let id = Self.randomToken()
         let session = Session(
             adminKeyHash: adminKeyHash, adminKeyName: name, csrf: Self.randomToken(),
             expiresAt: now + lifetimeMilliseconds)
-        sessions.withLock { all in
-            all = all.filter { $0.value.expiresAt > now }  // forget expired ones as new ones open
-            all[id] = session
-        }
+        try await store.insertConsoleSession(
+            ConsoleSessionRecord(
+                idHash: TokenHasher.hash(id), adminKeyHash: adminKeyHash, adminKeyName: name, csrf: session.csrf,
+                expiresAt: session.expiresAt),
+            now: now)
         return (id, session)
     }
 
-    func session(_ id: String, now: Int64) -> Session? {
-        sessions.withLock { all in
-            guard let session = all[id] else { return nil }
-            guard session.expiresAt > now else {
-                all[id] = nil
-                return nil
-            }
-            return session
+    /// The session of a cookie's id, unless it expired or ended.
+    func session(_ id: String, now: Int64) async throws -> Session? {
+        try await store.consoleSession(idHash: TokenHasher.hash(id), now: now).map {
+            Session(
+                adminKeyHash: $0.adminKeyHash, adminKeyName: $0.adminKeyName, csrf: $0.csrf, expiresAt: $0.expiresAt)
         }
     }
 
-    func close(_ id: String) {
-        _ = sessions.withLock { $0.removeValue(forKey: id) }
+    func close(_ id: String) async throws {
+        try await store.deleteConsoleSession(idHash: TokenHasher.hash(id))
     }
 
     static func randomToken() -> String {
