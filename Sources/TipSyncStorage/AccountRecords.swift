@@ -80,11 +80,16 @@ public struct DeviceDetails: Sendable, Hashable, Codable {
     /// The log position its last pull reached (the cursor it was handed), `nil` if it never pulled.
     /// `logEnd` minus this is how far behind the log it is. Recorded within a few seconds.
     public var pulledThrough: Int64?
+    /// What the device last reported of itself (header `TipSync-Context`, protocol.md §5):
+    /// `platform=ios; appVersion=2.4.1; locale=fr-CA`; `nil` if it never did. Recorded within a few
+    /// seconds.
+    public var context: String?
 
     public init(
         name: String, highestSeq: Int64, lastSeen: Int64?, tokens: Int, revokedAt: Int64?, live: Bool = false,
-        pulledThrough: Int64? = nil
+        pulledThrough: Int64? = nil, context: String? = nil
     ) {
+        self.context = context
         self.pulledThrough = pulledThrough
         self.name = name
         self.highestSeq = highestSeq

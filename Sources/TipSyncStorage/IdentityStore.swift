@@ -43,6 +43,8 @@ public protocol IdentityStore: Sendable {
     func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice]
     /// Records when devices were last seen; an earlier time than the stored one is ignored.
     func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws
+    /// Records what each device last reported of itself (header `TipSync-Context`).
+    func recordContexts(_ contexts: [DeviceIdentity: String]) async throws
     /// Records the log position each device's latest pull reached.
     func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws
     /// The identity a signed JWT names (`sub`, `device`): creates the account and device on first

@@ -77,19 +77,18 @@ extension PostgresSyncStore {
                 return nil
             }
             var devices: [DeviceDetails] = []
-            for try await (device, highest, lastSeen, revokedAt, tokens, pulled) in try await connection.query(
+            for try await (device, highest, lastSeen, revokedAt, tokens, pulled, context) in try await connection.query(
                 """
                 SELECT name, highest_seq, last_seen, revoked_at,
                     (SELECT COUNT(*) FROM token WHERE token.account = device.account AND token.device = device.name),
-                    pulled_through
+                    pulled_through, context
                 FROM device WHERE account = \(id) ORDER BY name COLLATE "C"
                 """, logger: logger
-            ).decode((String, Int64, Int64?, Int64?, Int64, Int64?).self) {
+            ).decode((String, Int64, Int64?, Int64?, Int64, Int64?, String?).self) {
                 devices.append(
                     DeviceDetails(
                         name: device, highestSeq: highest, lastSeen: lastSeen, tokens: Int(tokens),
-                        revokedAt: revokedAt,
-                        pulledThrough: pulled))
+                        revokedAt: revokedAt, pulledThrough: pulled, context: context))
             }
             let entries =
                 try await rows(
@@ -192,6 +191,20 @@ extension PostgresSyncStore {
             UPDATE device SET last_seen = GREATEST(COALESCE(device.last_seen, 0), seen.t)
             FROM UNNEST(\(accounts)::BIGINT[], \(devices)::TEXT[], \(times)::BIGINT[]) AS seen(a, d, t)
             WHERE device.account = seen.a AND device.name = seen.d
+            """, logger: logger)
+    }
+
+    public func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
+        guard !contexts.isEmpty else { return }
+        let keys = Array(contexts.keys)
+        let accounts = keys.map(\.accountID)
+        let devices = keys.map(\.device)
+        let values = keys.map { contexts[$0]! }
+        try await client.query(
+            """
+            UPDATE device SET context = reported.c
+            FROM UNNEST(\(accounts)::BIGINT[], \(devices)::TEXT[], \(values)::TEXT[]) AS reported(a, d, c)
+            WHERE device.account = reported.a AND device.name = reported.d
             """, logger: logger)
     }
 

@@ -197,6 +197,8 @@ public struct PostgresSyncStore: SyncStore {
                 """
             ]
         ),
+        // What each device last reported of itself (header `TipSync-Context`, issue 73, item 4).
+        (13, ["ALTER TABLE device ADD COLUMN context TEXT"]),
     ]
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so

@@ -60,7 +60,7 @@ extension SQLiteSyncStore {
             let devices = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT name, highestSeq, lastSeen, revokedAt, pulledThrough,
+                    SELECT name, highestSeq, lastSeen, revokedAt, pulledThrough, context,
                         (SELECT COUNT(*) FROM token WHERE token.account = device.account AND token.device = device.name)
                             AS tokens
                     FROM device WHERE account = ? ORDER BY name
@@ -68,7 +68,7 @@ extension SQLiteSyncStore {
             ).map { row in
                 DeviceDetails(
                     name: row["name"], highestSeq: row["highestSeq"], lastSeen: row["lastSeen"], tokens: row["tokens"],
-                    revokedAt: row["revokedAt"], pulledThrough: row["pulledThrough"])
+                    revokedAt: row["revokedAt"], pulledThrough: row["pulledThrough"], context: row["context"])
             }
             let entries =
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE account = ?", arguments: [id]) ?? 0
@@ -150,6 +150,16 @@ extension SQLiteSyncStore {
                 sql: "UPDATE device SET lastSeen = MAX(COALESCE(lastSeen, 0), ?) WHERE account = ? AND name = ?")
             for (identity, time) in seen {
                 try update.execute(arguments: [time, identity.accountID, identity.device])
+            }
+        }
+    }
+
+    public func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
+        guard !contexts.isEmpty else { return }
+        try await pool.write { db in
+            let update = try db.cachedStatement(sql: "UPDATE device SET context = ? WHERE account = ? AND name = ?")
+            for (identity, context) in contexts {
+                try update.execute(arguments: [context, identity.accountID, identity.device])
             }
         }
     }

@@ -234,6 +234,10 @@ public struct SQLiteSyncStore: SyncStore {
                         csrf TEXT NOT NULL, expiresAt INTEGER NOT NULL) WITHOUT ROWID
                     """)
         }
+        // What each device last reported of itself (header `TipSync-Context`, issue 73, item 4).
+        migrator.registerMigration("v15-device-context") { db in
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN context TEXT")
+        }
         return migrator
     }
 

@@ -205,6 +205,9 @@ struct GatedStore: SyncStore {
     }
     func tipUsageTotals() async throws -> [TipUsageTotals] { try await base.tipUsageTotals() }
     func overview() async throws -> StoreOverview { try await base.overview() }
+    func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
+        try await base.recordContexts(contexts)
+    }
     func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
         if gatesRecordedPulls {
             inside.continuation.yield()

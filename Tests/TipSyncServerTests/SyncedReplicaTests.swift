@@ -115,6 +115,7 @@ import TipSyncServer
             }
         }
         var account: String? { inner.withLock { $0.account } }
+        var deviceContext: DeviceContext { DeviceContext(platform: "test", account: account) }
         func setAccount(_ name: String) throws { inner.withLock { $0.account = name } }
         var serverCatalogTag: String? { inner.withLock { $0.catalogTag } }
         func applyServerCatalog(_ text: Data, tag: String) throws -> Catalog {

@@ -135,10 +135,10 @@ extension SyncClient {
     func openStream(_ path: String) async throws -> SyncHTTPStream? {
         var refreshed = false
         while true {
+            var headers = ["Authorization": "Bearer \(try await currentToken())", "Accept": "text/event-stream"]
+            headers[DeviceContext.headerName] = replica.deviceContext.headerValue
             let request = SyncHTTPRequest(
-                method: "GET", path: path,
-                headers: ["Authorization": "Bearer \(try await currentToken())", "Accept": "text/event-stream"],
-                timeout: TimeInterval(configuration.liveStreamSilence))
+                method: "GET", path: path, headers: headers, timeout: TimeInterval(configuration.liveStreamSilence))
             let stream: SyncHTTPStream?
             do {
                 stream = try await transport.stream(request)

@@ -511,6 +511,7 @@ public actor SyncClient {
             compressible && compressesPushes && (body?.count ?? 0) >= 1024 ? body.flatMap { Gzip.compress($0) } : nil
         while true {
             var headers = ["Authorization": "Bearer \(try await currentToken())", "Accept": "application/json"]
+            headers[DeviceContext.headerName] = replica.deviceContext.headerValue
             headers.merge(extra) { _, new in new }
             if body != nil { headers["Content-Type"] = "application/json" }
             var wire = body

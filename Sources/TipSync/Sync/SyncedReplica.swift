@@ -67,6 +67,9 @@ public protocol SyncedReplica: AnyObject, Sendable {
     ) throws -> Result
     /// The account's name, once known (what rollout buckets hash).
     var account: String? { get }
+    /// What targeting reads of this device; its platform, app version and locale are reported to
+    /// the server with each request (``TipSyncCore/DeviceContext/headerValue``).
+    var deviceContext: DeviceContext { get }
     /// Records the account's name.
     func setAccount(_ name: String) throws
     /// The version (`ETag`) of the server catalog applied last, if any.

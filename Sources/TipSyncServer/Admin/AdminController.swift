@@ -87,6 +87,7 @@ struct AdminController: Sendable {
                 details.devices[index].lastSeen = max(details.devices[index].lastSeen ?? .min, seen)
             }
             if let pulled = unwritten.pulled[name] { details.devices[index].pulledThrough = pulled }
+            if let context = unwritten.contexts[name] { details.devices[index].context = context }
         }
         return (id, details)
     }

@@ -8,15 +8,35 @@ enum AccountStateView {
     /// (seconds since 1970) as a device of `account` with that catalog would compute it, and why
     /// (protocol.md §13.9). The server knows the account, so rollout buckets are evaluated; it knows
     /// no device's platform, version or locale, so targeting on those reads `null`.
-    static func tips(_ state: ReplicaState, catalog: Catalog? = nil, now: Double = 0, account: String? = nil)
-        -> [[String: Any]]
-    {
+    ///
+    /// `devices`: the account's devices that reported their context (platform, app version,
+    /// locale; header `TipSync-Context`). Each tip row then also says, per device, the status that
+    /// device computes and why — with that device's platform part of the catalog, its targeting
+    /// context — or that the tip is not for its platform (issue 73, item 4: the account-wide line
+    /// said "available" for a tip that held on one of its devices).
+    static func tips(
+        _ state: ReplicaState, catalog: Catalog? = nil, now: Double = 0, account: String? = nil,
+        devices: [(name: String, context: DeviceContext)] = []
+    ) -> [[String: Any]] {
         let definitions = Dictionary((catalog?.tips ?? []).map { ($0.id, $0) }) { first, _ in first }
         let evaluator = catalog.map { catalog in
             var evaluator = StatusEvaluator(state: state, catalog: catalog, now: now)
             evaluator.deviceContext = DeviceContext(account: account)
             return evaluator
         }
+        // One evaluator per reporting device, over the catalog as that device applies it (13.11).
+        let perDevice =
+            catalog.map { catalog in
+                devices.map {
+                    device -> (name: String, context: DeviceContext, evaluator: StatusEvaluator, tips: Set<String>) in
+                    let applied = catalog.forPlatform(device.context.platform)
+                    var evaluator = StatusEvaluator(state: state, catalog: applied, now: now)
+                    var context = device.context
+                    context.account = account
+                    evaluator.deviceContext = context
+                    return (device.name, device.context, evaluator, Set(applied.tips.map(\.id)))
+                }
+            } ?? []
         return Set(state.tips.keys).union(state.displays.keys).union(definitions.keys).sorted().map { tip in
             let eligibility = state.tips[tip]?.eligibility
             var row: [String: Any] = ["tip": tip]
@@ -31,6 +51,19 @@ enum AccountStateView {
                     }
                 // "Why": the explanation's words after "tip: status — ".
                 row["why"] = explanation.description.components(separatedBy: " — ").dropFirst().joined(separator: " — ")
+                row["deviceStatuses"] = perDevice.map { device -> [String: Any] in
+                    let platform = device.context.platform ?? "unknown"
+                    guard device.tips.contains(tip) else {
+                        let platforms = (definition.platforms ?? []).joined(separator: ", ")
+                        return [
+                            "device": device.name, "platform": platform,
+                            "line": "not for this platform (\(platforms); this device: \(platform))",
+                        ]
+                    }
+                    let shown = device.evaluator.explanation(of: definition)
+                    let words = shown.description.components(separatedBy: ": ").dropFirst().joined(separator: ": ")
+                    return ["device": device.name, "platform": platform, "line": words]
+                }
             }
             switch eligibility?.value {
             case .invalidated(let reason): row["reason"] = reason.rawValue

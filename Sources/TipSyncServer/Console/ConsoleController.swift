@@ -244,14 +244,19 @@ struct ConsoleController: Sendable {
         }
         let catalog = try await storedCatalog()
         view["hasCatalog"] = catalog != nil
-        view["tips"] = AccountStateView.tips(state, catalog: catalog, now: Double(now()) / 1000, account: details.name)
-            .map { row in
-                var row = row
-                row["accountPath"] = path
-                row["tipPath"] = Self.pathSegment(row["tip"] as? String ?? "")
-                row["csrf"] = signedIn.session.csrf
-                return row
-            }
+        let reporting = details.devices.compactMap { device in
+            device.context.flatMap(DeviceContext.init(headerValue:)).map { (name: device.name, context: $0) }
+        }
+        view["tips"] = AccountStateView.tips(
+            state, catalog: catalog, now: Double(now()) / 1000, account: details.name, devices: reporting
+        )
+        .map { row in
+            var row = row
+            row["accountPath"] = path
+            row["tipPath"] = Self.pathSegment(row["tip"] as? String ?? "")
+            row["csrf"] = signedIn.session.csrf
+            return row
+        }
         view["parameters"] = AccountStateView.parameters(state)
         view["events"] = AccountStateView.events(state)
         view["changes"] = recent.suffix(Self.recentChanges).reversed().map(AccountStateView.change)

@@ -1,4 +1,6 @@
+import HTTPTypes
 import Hummingbird
+import TipSyncCore
 
 /// Requires `Authorization: Bearer <credential>` on `/v1`: a device token (`ts_…`, resolved by its
 /// hash) or, when JWT sign-in is configured, a JWT from the app's identity provider. Records that
@@ -39,10 +41,21 @@ struct BearerAuthMiddleware: RouterMiddleware {
         } catch let error as SyncError where error.code == .unauthorized {
             throw signIns.refuse(request, context, kind: .device, error, now: now())
         }
-        activity.seen(identity, at: now())
+        saw(identity, request)
         context.identity = identity
         return try await next(request, context)
     }
+
+    /// Records that the device made a request now, and what it reports of itself
+    /// (``TipSyncCore/DeviceContext/headerName``; a malformed report is ignored).
+    private func saw(_ identity: DeviceIdentity, _ request: Request) {
+        activity.seen(identity, at: now())
+        if let text = request.headers[Self.contextHeader], let reported = DeviceContext(headerValue: text) {
+            activity.reported(identity, reported)
+        }
+    }
+
+    static let contextHeader = HTTPField.Name(DeviceContext.headerName)!
 
     /// The cache's identity for the request's device token, on a route that confirms it in the store.
     private func cachedIdentity(_ request: Request) -> UnconfirmedToken? {
@@ -65,7 +78,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
         context.unconfirmedToken = token
         do {
             let response = try await next(request, context)
-            activity.seen(token.identity, at: now())
+            saw(token.identity, request)
             return response
         } catch is UnconfirmedToken.Gone {
             throw try await refuse(request, context, token)
@@ -73,7 +86,7 @@ struct BearerAuthMiddleware: RouterMiddleware {
             guard try await store.identity(forTokenHash: token.hash) == token.identity else {
                 throw try await refuse(request, context, token)
             }
-            activity.seen(token.identity, at: now())
+            saw(token.identity, request)
             throw error
         }
     }

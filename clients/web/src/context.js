@@ -45,3 +45,20 @@ export function contextValue(context, name) {
       return null;
   }
 }
+
+/**
+ * The `TipSync-Context` header's value (protocol.md §5): `platform=web; appVersion=2.4.1;
+ * locale=fr-CA`, each value percent-encoded with only RFC 3986's unreserved characters kept; null
+ * when the device knows none of the three. The account is never sent (the credential names it).
+ * @param {DeviceContext} context
+ * @returns {string | null}
+ */
+export function contextHeader(context) {
+  /** @param {string} value */
+  const encode = (value) =>
+    encodeURIComponent(value).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const pairs = /** @type {const} */ (['platform', 'appVersion', 'locale'])
+    .filter((name) => typeof context[name] === 'string' && context[name] !== '')
+    .map((name) => `${name}=${encode(/** @type {string} */ (context[name]))}`);
+  return pairs.length > 0 ? pairs.join('; ') : null;
+}

@@ -9,6 +9,7 @@
 
 import { delayAfterFailures, delayAfterStreamEnded, retryAfterSeconds } from './backoff.js';
 import { decodeChange, encodeChange, violation } from './change.js';
+import { contextHeader } from './context.js';
 import { canonicalText, parse } from './json.js';
 import { keptThroughUncertainPush, noteServer, recordUncertainPush, setPushed } from './progress.js';
 
@@ -658,6 +659,9 @@ export class SyncClient {
     for (;;) {
       /** @type {{[name: string]: string}} */
       const requestHeaders = { Authorization: `Bearer ${await this.#currentToken()}`, ...headers };
+      // What the device reports of itself (protocol.md §5): the console shows each device's status.
+      const reported = contextHeader(this.replica.deviceContext ?? {});
+      if (reported) requestHeaders['TipSync-Context'] = reported;
       /** @type {BodyInit | undefined} */
       let payload = body;
       if (body !== undefined) {

@@ -22,3 +22,15 @@ test('raising the threshold keeps everyone in; another key reshuffles', () => {
   assert.ok(at20.size >= 1800 && at20.size <= 2200);
   assert.ok(other.filter((a) => at10.has(a)).length < 300);
 });
+
+test('the TipSync-Context header carries platform, version and locale as the Swift client writes it', async () => {
+  const { contextHeader } = await import('../src/context.js');
+  // The same strings as Tests/TipSyncCoreTests/DeviceContextHeaderTests.swift (protocol.md §5).
+  assert.equal(
+    contextHeader({ platform: 'ios', appVersion: '2.4.1 (beta)', locale: 'fr-CA', account: 'alice' }),
+    'platform=ios; appVersion=2.4.1%20%28beta%29; locale=fr-CA',
+  );
+  assert.equal(contextHeader({ platform: 'web' }), 'platform=web');
+  assert.equal(contextHeader({ account: 'alice' }), null);
+  assert.equal(contextHeader({ appVersion: 'é;=' }), 'appVersion=%C3%A9%3B%3D');
+});

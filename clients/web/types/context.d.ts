@@ -15,6 +15,14 @@ export function canonicalLocale(tag: string): string;
  * @param {string} name
  */
 export function contextValue(context: DeviceContext, name: string): string;
+/**
+ * The `TipSync-Context` header's value (protocol.md §5): `platform=web; appVersion=2.4.1;
+ * locale=fr-CA`, each value percent-encoded with only RFC 3986's unreserved characters kept; null
+ * when the device knows none of the three. The account is never sent (the credential names it).
+ * @param {DeviceContext} context
+ * @returns {string | null}
+ */
+export function contextHeader(context: DeviceContext): string | null;
 export type DeviceContext = {
     platform?: string | null;
     appVersion?: string | null;
