@@ -183,7 +183,8 @@ func buildRouter(
         // The templates are constants compiled into the server; a test renders every one.
         let library = try! ConsoleTemplates.library()
         ConsoleController(
-            store: store, admin: adminController, sessions: ConsoleSessions(store: store), history: history, notifier: notifier,
+            store: store, admin: adminController, sessions: ConsoleSessions(store: store), history: history,
+            notifier: notifier,
             library: library, signIns: signIns, now: now
         ).addRoutes(to: router, table: table)
     }

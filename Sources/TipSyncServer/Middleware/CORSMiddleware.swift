@@ -10,7 +10,9 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     let origins: Set<String>
 
     static var allowedMethods: String { "GET, HEAD, POST" }
-    static var allowedHeaders: String { "Authorization, Content-Type, Content-Encoding, If-None-Match, TipSync-Context" }
+    static var allowedHeaders: String {
+        "Authorization, Content-Type, Content-Encoding, If-None-Match, TipSync-Context"
+    }
     /// What a web client reads: the wait after `429`, the catalog's version.
     static var exposedHeaders: String { "Retry-After, ETag" }
     static var maxAgeSeconds: Int { 600 }
