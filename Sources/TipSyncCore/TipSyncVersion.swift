@@ -6,7 +6,7 @@ public enum TipSyncVersion {
     /// The release.
     public static let release = "0.18.0"
     /// The latest revision of protocol.md this implements (the wire version is its major number).
-    public static let protocolRevision = "2.8"
+    public static let protocolRevision = "2.9"
 
     /// What `--version` prints.
     public static var description: String { "\(release) (protocol \(protocolRevision))" }

@@ -1,4 +1,3 @@
-import HTTPTypes
 import Hummingbird
 import TipSyncCore
 
@@ -50,12 +49,14 @@ struct BearerAuthMiddleware: RouterMiddleware {
     /// (``TipSyncCore/DeviceContext/headerName``; a malformed report is ignored).
     private func saw(_ identity: DeviceIdentity, _ request: Request) {
         activity.seen(identity, at: now())
-        if let text = request.headers[Self.contextHeader], let reported = DeviceContext(headerValue: text) {
+        if let text = request.headers.first(where: { $0.name.canonicalName == Self.contextHeader })?.value,
+            let reported = DeviceContext(headerValue: text)
+        {
             activity.reported(identity, reported)
         }
     }
 
-    static let contextHeader = HTTPField.Name(DeviceContext.headerName)!
+    static let contextHeader = DeviceContext.headerName.lowercased()
 
     /// The cache's identity for the request's device token, on a route that confirms it in the store.
     private func cachedIdentity(_ request: Request) -> UnconfirmedToken? {
