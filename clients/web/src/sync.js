@@ -107,7 +107,7 @@ export class SyncClient {
     this.sleep = options.sleep ?? ((milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds)));
     this.random = options.random ?? Math.random;
     this.pushBatchSize = options.pushBatchSize ?? 500;
-    this.pullLimit = options.pullLimit ?? 1000;
+    this.pullLimit = options.pullLimit ?? 5000;
     this.longPollSeconds = options.longPollSeconds ?? 25;
     this.live = options.live ?? true;
     this.liveStreamSilence = options.liveStreamSilence ?? 60;
