@@ -13,6 +13,15 @@ public struct RefusedChange: Sendable, Hashable {
         self.reason = reason
     }
 
+    /// The index in the batch of the change an `invalid_change` answer refuses: its `change` member
+    /// (protocol revision 2.9); none when the answer has a `field` but no `change` (the batch's
+    /// numbering); from a server before 2.9, which has neither, the message's start.
+    public static func index(in detail: ErrorBody.Detail) -> Int? {
+        if let change = detail.change { return change }
+        if detail.field != nil { return nil }
+        return index(in: detail.message)
+    }
+
     /// The index in the batch of the change an `invalid_change` message names (`changes[3].value: …`),
     /// unless the message is about the batch's numbering (`.seq`), which no one change is to blame for.
     public static func index(in message: String) -> Int? {

@@ -331,8 +331,9 @@ public actor SyncClient {
                 restamped = true
             case 422 where Self.errorCode(response.body)?.code == ErrorCode.invalidChange.rawValue:
                 // One change the server will never take: set it aside and push the rest (§17.2).
-                let message = Self.errorCode(response.body)?.message ?? ""
-                guard let index = RefusedChange.index(in: message), batch.indices.contains(index),
+                let detail = Self.errorCode(response.body)
+                let message = detail?.message ?? ""
+                guard let detail, let index = RefusedChange.index(in: detail), batch.indices.contains(index),
                     let change = try replica.setAsideUnsentChange(seq: batch[index].seq)
                 else { throw Self.rejection(response) }
                 let refused = RefusedChange(change: change, reason: message)

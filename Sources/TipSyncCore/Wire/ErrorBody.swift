@@ -16,11 +16,20 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         public var highestSeq: Int64?
         /// With `clock_skew`: the server's cursor generation (see ``PushResponse/generation``).
         public var generation: String?
+        /// With `invalid_change` (revision 2.9): the index in the push's `changes` of the change
+        /// refused — absent when no one change is to blame (the batch's numbering, a body that is not
+        /// a push). What a client sets aside (protocol.md §17.2), read from the structure, not the text.
+        public var change: Int?
+        /// With `invalid_change`: the member of that change at fault, as a path within it (`hlc`,
+        /// `value`, `lastDisplayed`, `seq`); absent when the change as a whole is (its size).
+        public var field: String?
 
         public init(
             code: String, message: String, serverTime: Int64? = nil, expectedSeq: Int64? = nil,
-            highestSeq: Int64? = nil, generation: String? = nil
+            highestSeq: Int64? = nil, generation: String? = nil, change: Int? = nil, field: String? = nil
         ) {
+            self.change = change
+            self.field = field
             self.code = code
             self.message = message
             self.serverTime = serverTime

@@ -128,9 +128,11 @@ extension SyncController {
         // No client-supplied number may trap: Int64.max is a valid integer, so it is checked before adding 1.
         for index in changes.indices.dropFirst()
         where changes[index - 1].seq == .max || changes[index].seq != changes[index - 1].seq + 1 {
-            throw SyncError.invalidChange(
+            var numbering = SyncError.invalidChange(
                 "changes[\(index)].seq: a push must carry consecutive sequence numbers in ascending order "
                     + "(changes[\(index - 1)].seq is \(changes[index - 1].seq), this is \(changes[index].seq))")
+            numbering.change = nil  // the batch's numbering: no one change to set aside
+            throw numbering
         }
         // A change is at most 64 KiB of canonical text (protocol.md, section 3): one device's 4 MB
         // change held the one writer while every other device's push waited (issue 59).

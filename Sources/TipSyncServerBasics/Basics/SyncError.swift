@@ -17,6 +17,10 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public var allow: String?
     /// With `rate_limited`: seconds until the request would be accepted (`Retry-After`).
     public var retryAfter: Int?
+    /// With `invalid_change`: the refused change's index in the push, and the member at fault
+    /// (``TipSyncCore/ErrorBody/Detail/change``, ``TipSyncCore/ErrorBody/Detail/field``).
+    public var change: Int?
+    public var field: String?
 
     package init(
         _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, expectedSeq: Int64? = nil,
@@ -53,8 +57,17 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     package static func notFound(_ message: String) -> SyncError { .init(.notFound, .notFound, message) }
     package static func csrfFailed(_ message: String) -> SyncError { .init(.forbidden, .csrfFailed, message) }
     package static func malformedJSON(_ message: String) -> SyncError { .init(.badRequest, .malformedJSON, message) }
+    /// `422 invalid_change`. The message starts with the field in protocol terms (`changes[3].hlc:
+    /// …`, `changes[2]: …`, `body: …`); the structured `change` and `field` are read from that one
+    /// start, so the text and the structure never disagree. A refusal no one change is to blame for
+    /// (the batch's numbering) clears `change` after.
     package static func invalidChange(_ message: String) -> SyncError {
-        .init(.unprocessableContent, .invalidChange, message)
+        var error = SyncError(.unprocessableContent, .invalidChange, message)
+        if let match = message.firstMatch(of: /^changes\[(\d+)\](?:\.([^:]+))?:/) {
+            error.change = Int(match.1)
+            error.field = match.2.map(String.init)
+        }
+        return error
     }
     package static func invalidCursor(_ message: String) -> SyncError { .init(.badRequest, .invalidCursor, message) }
     package static func invalidParameter(_ message: String) -> SyncError {
@@ -141,7 +154,7 @@ extension SyncError: HTTPResponseError {
         ErrorBody(
             error: .init(
                 code: code.rawValue, message: message, serverTime: serverTime, expectedSeq: expectedSeq,
-                highestSeq: highestSeq, generation: generation)
+                highestSeq: highestSeq, generation: generation, change: change, field: field)
         ).bytes
     }
 

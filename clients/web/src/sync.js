@@ -531,8 +531,7 @@ export class SyncClient {
       }
       if (response.status === 422 && detail?.code === 'invalid_change') {
         // One change the server will never take: set it aside and push the rest (protocol.md §17.2).
-        const match = /^changes\[(\d+)\](?!\.seq)/.exec(detail.message ?? '');
-        const index = match ? Number(match[1]) : -1;
+        const index = refusedIndex(detail);
         const change = index >= 0 && index < batch.length ? await this.replica.setAsideUnsent(batch[index].seq) : null;
         if (change) {
           const failure = rejectionOf(response.status, text);
@@ -834,4 +833,18 @@ async function rejection(response) {
 function asSyncError(error) {
   if (error instanceof SyncError) return error;
   return new SyncError(String(error?.message ?? error), { code: 'client_error' });
+}
+
+/**
+ * The index in the batch of the change an `invalid_change` answer refuses: its `change` member
+ * (protocol revision 2.9); -1 when the answer has a `field` but no `change` (the batch's numbering);
+ * from a server before 2.9, which has neither, the message's start (`changes[3].value: …`).
+ * @param {{change?: number, field?: string, message?: string}} detail
+ * @returns {number}
+ */
+export function refusedIndex(detail) {
+  if (Number.isInteger(detail.change)) return /** @type {number} */ (detail.change);
+  if (typeof detail.field === 'string') return -1;
+  const match = /^changes\[(\d+)\](?!\.seq)/.exec(detail.message ?? '');
+  return match ? Number(match[1]) : -1;
 }

@@ -42,3 +42,14 @@ test('a change larger than 64 KiB of canonical text is refused when it is writte
   await replica.setParameter('big', 'é' + 'x'.repeat(padding - 2));
   assert.equal(new TextEncoder().encode(changeText(replica.outbox(10)[0])).length, MAX_CHANGE_BYTES);
 });
+
+test('a refused change is found by the answer\'s structure (revision 2.9), the message only from older servers', async () => {
+  const { refusedIndex } = await import('../src/sync.js');
+  assert.equal(refusedIndex({ change: 2, field: 'hlc', message: 'changes[5].hlc: wrong text' }), 2);
+  assert.equal(refusedIndex({ field: 'seq', message: 'changes[1].seq: a push must carry consecutive …' }), -1);
+  assert.equal(refusedIndex({ change: 0, message: 'changes[0]: over 65,536 bytes' }), 0);
+  // A server before 2.9: the message's start.
+  assert.equal(refusedIndex({ message: 'changes[3].value: not in the number model' }), 3);
+  assert.equal(refusedIndex({ message: 'changes[3].seq: numbering' }), -1);
+  assert.equal(refusedIndex({ message: 'body: not a push' }), -1);
+});

@@ -7,6 +7,18 @@ export function pushBody(outbox: import('./change.js').Change[], maxBytes?: numb
     batch: import("./change.js").Change[];
     body: string;
 };
+/**
+ * The index in the batch of the change an `invalid_change` answer refuses: its `change` member
+ * (protocol revision 2.9); -1 when the answer has a `field` but no `change` (the batch's numbering);
+ * from a server before 2.9, which has neither, the message's start (`changes[3].value: …`).
+ * @param {{change?: number, field?: string, message?: string}} detail
+ * @returns {number}
+ */
+export function refusedIndex(detail: {
+    change?: number;
+    field?: string;
+    message?: string;
+}): number;
 /** The most bytes of body a client puts in one push (protocol.md §7). */
 export const MAX_PUSH_BODY_BYTES: 1048576;
 /**
