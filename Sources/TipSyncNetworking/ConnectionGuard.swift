@@ -44,6 +44,10 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// Connections that have not sent a request yet, evicted oldest first at the connection limit.
     private let idle: IdleConnections
     private let now: @Sendable () -> Int64
+    /// Headers the router's answers carry that a refusal here must carry too (issue 75, item 5: a
+    /// browser refused below the router saw a CORS failure, not the 413): CORS for an allowed
+    /// origin, `nosniff`. Given the refused request's head when there is one.
+    private let refusalHeaders: @Sendable (HTTPRequest?) -> HTTPFields
     /// What must arrive by when: the phase armed and its deadline (`nil`: nothing is awaited).
     private var deadline: (phase: Phase, at: NIODeadline)?
     /// The timer that checks ``deadline``, and when it fires. It is not moved for each request: a
@@ -61,8 +65,10 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     private var answering = false
 
     package init(
-        limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64
+        limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64,
+        refusalHeaders: @escaping @Sendable (HTTPRequest?) -> HTTPFields = { _ in HTTPFields() }
     ) {
+        self.refusalHeaders = refusalHeaders
         self.limits = limits
         self.metrics = metrics
         self.idle = idle
@@ -115,7 +121,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
                     message:
                         "the declared Content-Length \(declared.prefix(32)) is larger than the server's limit of "
                         + "\(limits.maxBodyBytes) bytes; push smaller batches",
-                    context: context)
+                    request: head, context: context)
                 return
             }
             if head.method == .connect {
@@ -124,7 +130,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
                 refuse(
                     status: .methodNotAllowed, code: .methodNotAllowed,
                     message: "CONNECT is not supported; this server answers GET, HEAD and POST",
-                    allow: "GET, HEAD, POST", context: context)
+                    allow: "GET, HEAD, POST", request: head, context: context)
                 return
             }
             openRequests += 1
@@ -249,7 +255,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// Answers with the protocol's JSON error and closes the connection.
     private func refuse(
         status: HTTPResponse.Status, code: ErrorCode, message: String, allow: String? = nil,
-        context: ChannelHandlerContext
+        request: HTTPRequest? = nil, context: ChannelHandlerContext
     ) {
         refused = true
         disarm()
@@ -259,6 +265,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
         headers[.contentLength] = String(body.count)
         headers[.connection] = "close"
         if let allow { headers[.allow] = allow }
+        headers.append(contentsOf: refusalHeaders(request))
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)

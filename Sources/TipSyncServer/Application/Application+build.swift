@@ -71,11 +71,21 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     return Application(
         responder: responder,
         server: HTTPServerBuilder { appResponder -> any ServerChildChannel in
+            // What the router's middleware would add, on what the connection layer refuses itself.
+            let cors = CORSMiddleware<SyncRequestContext>(origins: configuration.corsOrigins)
+            let refusalHeaders: @Sendable (HTTPRequest?) -> HTTPFields = { request in
+                let path = String((request?.path ?? "").prefix { $0 != "?" })
+                var headers = cors.answerHeaders(origin: request?.headerFields[.origin], path: path)
+                headers.append(contentsOf: SecurityHeadersMiddleware<SyncRequestContext>.headers(path: path))
+                return headers
+            }
             let channel = SyncServerChannel(
                 http1: HTTP1Channel(
                     responder: appResponder,
                     configuration: .init(additionalChannelHandlers: [
-                        ConnectionGuard(limits: limits, metrics: connectionMetrics, idle: idle, now: now)
+                        ConnectionGuard(
+                            limits: limits, metrics: connectionMetrics, idle: idle, now: now,
+                            refusalHeaders: refusalHeaders)
                     ])),
                 limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive)
             // `--tls-certificate`: TLS first on every connection, then the same HTTP/1.1 handlers.

@@ -34,10 +34,20 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
             return Response(status: .noContent, headers: headers)
         }
         var response = try await next(request, context)
-        response.headers[.accessControlAllowOrigin] = allowed
-        response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
-        response.headers[values: .vary].append("Origin")
+        response.headers.append(contentsOf: answerHeaders(origin: origin, path: request.uri.path))
         return response
+    }
+
+    /// The CORS headers of an answer (not a preflight's) to a request from `origin` for `path`:
+    /// none unless it is a `/v1` path and the origin is allowed. Also what the connection layer adds
+    /// to what it refuses below the router (``TipSyncNetworking/ConnectionGuard``).
+    func answerHeaders(origin: String?, path: String) -> HTTPFields {
+        var headers = HTTPFields()
+        guard path.hasPrefix("/v1/"), let origin, allows(origin) else { return headers }
+        headers[.accessControlAllowOrigin] = origins.contains("*") ? "*" : origin
+        headers[.accessControlExposeHeaders] = Self.exposedHeaders
+        headers[.vary] = "Origin"
+        return headers
     }
 
     func allows(_ origin: String) -> Bool { origins.contains("*") || origins.contains(origin) }

@@ -14,13 +14,23 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         -> Response
     {
         var response = try await next(request, context)
-        response.headers[.init("X-Content-Type-Options")!] = "nosniff"
         let path = request.uri.path
-        if path == "/console" || path.hasPrefix("/console/") {
-            response.headers[.init("X-Frame-Options")!] = "DENY"
-            response.headers[.init("Content-Security-Policy")!] = Self.consolePolicy
-            if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
-        }
+        for field in Self.headers(path: path) { response.headers[field.name] = field.value }
+        if Self.isConsole(path), response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
+    }
+
+    static func isConsole(_ path: String) -> Bool { path == "/console" || path.hasPrefix("/console/") }
+
+    /// The headers every answer for `path` carries — also what the connection layer adds to what it
+    /// refuses below the router (``TipSyncNetworking/ConnectionGuard``).
+    static func headers(path: String) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+        if isConsole(path) {
+            headers[.init("X-Frame-Options")!] = "DENY"
+            headers[.init("Content-Security-Policy")!] = consolePolicy
+        }
+        return headers
     }
 }

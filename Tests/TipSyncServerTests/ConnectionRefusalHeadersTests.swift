@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+import TipSyncCore
+import TipSyncTestSupport
+
+@testable import TipSyncServer
+
+/// Issue 75, item 5: what the connection layer refuses below the router (a declared body over the
+/// limit: `413`; `CONNECT`: `405`) carried no CORS and no `nosniff`, so a browser page whose push was
+/// refused that way saw a CORS failure instead of the `413`. It now carries what the router's answers
+/// carry.
+@Suite struct ConnectionRefusalHeadersTests {
+    @Test func aBodyDeclaredTooLargeReachesAnAllowedPageAsA413WithCORS() async throws {
+        try await LiveConnectionTests.withServer { server, fixture in
+            let connection = try await offPool { [port = server.port] in try RawConnection(port: port) }
+            connection.send(
+                "POST /v1/push HTTP/1.1\r\nHost: t\r\nOrigin: \(LiveConnectionTests.origin)\r\n"
+                    + "Authorization: Bearer \(fixture.tokens["phone"]!)\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 99999999\r\n\r\n")
+            let response = try #require(await connection.readResponses(1, within: LiveConnectionTests.bound).first)
+            #expect(response.status == 413)
+            #expect(response.headers.contains("access-control-allow-origin: \(LiveConnectionTests.origin)"))
+            #expect(response.headers.contains("access-control-expose-headers: Retry-After, ETag"))
+            #expect(response.headers.contains("x-content-type-options: nosniff"))
+            // Another origin gets no CORS header (as from the router), still nosniff.
+            let other = try await offPool { [port = server.port] in try RawConnection(port: port) }
+            other.send(
+                "POST /v1/push HTTP/1.1\r\nHost: t\r\nOrigin: https://evil.example\r\nContent-Length: 99999999\r\n\r\n")
+            let refused = try #require(await other.readResponses(1, within: LiveConnectionTests.bound).first)
+            #expect(refused.status == 413)
+            #expect(!refused.headers.contains { $0.hasPrefix("access-control-allow-origin") })
+            #expect(refused.headers.contains("x-content-type-options: nosniff"))
+        }
+    }
+}
