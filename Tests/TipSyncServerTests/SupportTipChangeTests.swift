@@ -128,6 +128,9 @@ import TipSyncCore
             #expect(reset.location?.removingPercentEncoding?.contains("Reset welcome") == true)
             let after = try await ConsoleTests.get(client, "/console/accounts/alice", cookie: cookie)
             #expect(after.contains("tipsync-admin"))
+            // The support device makes no requests, and is not listed as a device that went quiet.
+            let overview = try await ConsoleTests.get(client, "/console?quiet=1", cookie: cookie)
+            #expect(!overview.contains(">tipsync-admin</td>"))
             // Without the session's CSRF token nothing is written.
             let forged = try await ConsoleTests.post(
                 client, "/console/accounts/alice/tips/welcome/dismiss", cookie: cookie, form: "csrf=nope")

@@ -158,9 +158,10 @@ struct ConsoleController: Sendable {
         // Devices that stopped syncing: not seen for `quiet` hours (a refused device is never seen).
         let hours = request.uri.queryParameters["quiet"].flatMap { Int($0) }.map { min(max($0, 1), 24 * 365) } ?? 24
         view["quietHours"] = hours
+        // The support device (``AdminController/adminDevice``) never makes a request: it is not quiet.
         view["quietDevices"] = try await store.quietDevices(
             seenBefore: now() - Int64(hours) * 3_600_000, limit: Self.pageSize
-        ).map {
+        ).filter { $0.device != AdminController.adminDevice }.map {
             [
                 "account": $0.account, "path": Self.pathSegment($0.account), "device": $0.device,
                 "lastSeen": $0.lastSeen.map(Self.time) ?? "never",
