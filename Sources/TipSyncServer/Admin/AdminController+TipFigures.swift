@@ -11,20 +11,13 @@ extension AdminController {
     /// Every tip across every account, in tip id order: JSON (`{"tips": […]}`) or, with
     /// `?format=csv` or `Accept: text/csv`, CSV with one line per tip.
     @Sendable func tipFigures(_ request: Request, context: SyncRequestContext) async throws -> Response {
-        let format = request.uri.queryParameters["format"].map(String.init)
-        if let format, format != "csv", format != "json" {
-            throw SyncError.invalidParameter("format: csv or json")
-        }
-        let csv = format == "csv" || (format == nil && request.headers[.accept]?.contains("text/csv") == true)
+        let csv = try ExportFormat.wantsCSV(request)
         let figures = try await store.tipUsageTotals().map(TipFigures.init)
             .sorted { $0.tip.utf8.lexicographicallyPrecedes($1.tip.utf8) }
         if !csv { return try SyncController.json(TipFigureList(tips: figures)) }
         var text = CSVText.line(TipFigures.csvHeader)
         for figure in figures { text += CSVText.line(figure.csvCells) }
-        var headers = HTTPFields()
-        headers[.contentType] = "text/csv; charset=utf-8"
-        headers[.contentDisposition] = #"attachment; filename="tipsync-tips.csv""#
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        return ExportFormat.csv(text, filename: "tipsync-tips.csv")
     }
 }
 

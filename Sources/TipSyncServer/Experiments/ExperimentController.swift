@@ -105,21 +105,13 @@ struct ExperimentController: Sendable {
     }
 
     /// Every reached account's record, as JSON (`{"participants": […]}`) or, with `?format=csv` or
-    /// `Accept: text/csv`, as CSV: `account,arm,reachedAt,exposedAt,convertedAt` (milliseconds).
+    /// `Accept: text/csv`, as CSV: `account,arm,reachedAt,exposedAt,convertedAt` (ISO 8601 UTC times; JSON: milliseconds).
     @Sendable func participants(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let id = try Self.id(context)
         guard try await store.experiment(id) != nil else { throw Self.noExperiment(id) }
-        let format = request.uri.queryParameters["format"].map(String.init)
-        if let format, format != "csv", format != "json" {
-            throw SyncError.invalidParameter("format: csv or json")
-        }
-        let csv = format == "csv" || (format == nil && request.headers[.accept]?.contains("text/csv") == true)
-        var headers = HTTPFields()
-        headers[.contentType] = csv ? "text/csv; charset=utf-8" : "application/json"
-        if csv { headers[.contentDisposition] = #"attachment; filename="\#(id)-participants.csv""# }
-        return Response(
-            status: .ok, headers: headers,
-            body: .init(byteBuffer: ByteBuffer(string: try await store.experimentParticipantsText(id, csv: csv))))
+        let csv = try ExportFormat.wantsCSV(request)
+        let text = try await store.experimentParticipantsText(id, csv: csv)
+        return csv ? ExportFormat.csv(text, filename: "\(id)-participants.csv") : SyncController.json(text: text)
     }
 
     /// `?baseline=0.1&effect=0.02&holdout=10`: reached accounts needed per arm.
