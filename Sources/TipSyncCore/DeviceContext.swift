@@ -21,14 +21,16 @@ public struct DeviceContext: Sendable, Hashable {
 
     /// A language tag with `-` between subtags and BCP 47's case conventions: the language lowercase,
     /// a four-letter script titlecased, a two-letter region uppercase (`fr_ca` → `fr-CA`,
-    /// `zh-hant-tw` → `zh-Hant-TW`), every other subtag lowercase.
+    /// `zh-hant-tw` → `zh-Hant-TW`), every other subtag lowercase. Subtags are split at `-` and `_`,
+    /// empty ones dropped (`fr--ca` → `fr-CA`); "four-letter" and "two-letter" mean ASCII letters.
     public static func canonicalLocale(_ tag: String) -> String {
         let subtags = tag.split(whereSeparator: { $0 == "-" || $0 == "_" })
         return subtags.enumerated().map { index, subtag in
-            if index > 0, subtag.count == 4, subtag.allSatisfy(\.isLetter) {
+            let asciiLetters = subtag.allSatisfy { $0.isASCII && $0.isLetter }
+            if index > 0, subtag.count == 4, asciiLetters {
                 return subtag.prefix(1).uppercased() + subtag.dropFirst().lowercased()
             }
-            if index > 0, subtag.count == 2, subtag.allSatisfy(\.isLetter) { return subtag.uppercased() }
+            if index > 0, subtag.count == 2, asciiLetters { return subtag.uppercased() }
             return subtag.lowercased()
         }.joined(separator: "-")
     }
@@ -48,7 +50,7 @@ public struct DeviceContext: Sendable, Hashable {
             switch name {
             case "platform": platform
             case "appVersion": appVersion
-            case "locale": locale.map(Self.canonicalLocale)
+            case "locale": locale.map(Self.canonicalLocale).flatMap { $0.isEmpty ? nil : $0 }  // no subtag: no locale
             case "language": language
             case "account": account
             default: nil

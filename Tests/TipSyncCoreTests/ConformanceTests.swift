@@ -324,10 +324,16 @@ import TipSyncTestSupport
                     found.append("why of '\(tip)': not in the catalog")
                     continue
                 }
-                // The deciding step's code, with the index of a targeting condition or rule (§13.9).
+                // The deciding step's code, with the index of a targeting condition or rule, or the off
+                // switch's scope (§13.9).
                 let explanation = evaluator.explanation(of: definition)
-                let index = explanation.json["index"].map { ":\($0.canonicalText)" } ?? ""
-                compare("why of '\(tip)'", .string(explanation.reason.code + index), wanted)
+                let detail: String =
+                    switch explanation.json["index"] ?? explanation.json["scope"] {
+                    case .string(let text)?: ":\(text)"
+                    case let value?: ":\(value.canonicalText)"
+                    case nil: ""
+                    }
+                compare("why of '\(tip)'", .string(explanation.reason.code + detail), wanted)
             }
         }
         // Each experiment's arm for the check's account and the account's first records (§13.12).

@@ -28,6 +28,16 @@ import TipSyncTestSupport
         let replica = try makeReplica(device, clock: clock, directory: temporaryDirectory("client-\(name)"))
         let catalog = try Catalog(validating: Array((vector["catalog"] ?? .object([:])).canonicalText.utf8))
         try replica.load(catalog: catalog)
+        if case .object(let context)? = vector["context"] {
+            // The device's context before the first step (§13.8): what targeting and experiments read.
+            func member(_ name: String) -> String? { if case .string(let text)? = context[name] { text } else { nil } }
+            var given = replica.deviceContext
+            if context["platform"] != nil { given.platform = member("platform") }
+            if context["appVersion"] != nil { given.appVersion = member("appVersion") }
+            if context["locale"] != nil { given.locale = member("locale") }
+            replica.deviceContext = given
+            if let account = member("account") { try replica.setAccount(account) }
+        }
         let server = ScriptedServer(script: script, now: Int64(now))
         var configuration = SyncConfiguration(server: URL(string: "http://conformance.invalid")!, token: "token")
         if case .array(let tokens)? = vector["tokens"] {
@@ -52,6 +62,28 @@ import TipSyncTestSupport
                 found += Self.mismatches(status: await client.status, states: states, expect: expect)
                 states = []
                 for mismatch in found { Issue.record("\(label): \(mismatch)") }
+                if !found.isEmpty { break }  // later steps build on this one: stop at the first check that fails
+                continue
+            }
+            if step["refused"] == .bool(true) {
+                // A local operation the writer must refuse, storing nothing.
+                do {
+                    switch step["do"] {
+                    case .string("donate"):
+                        guard case .string(let event)? = step["event"] else {
+                            throw VectorError("\(label): needs event")
+                        }
+                        try replica.donate(event: event, info: step["info"])
+                    default:
+                        guard case .string(let id)? = step["id"], let value = step["value"] else {
+                            throw VectorError("\(label): setParameter needs id and value")
+                        }
+                        try replica.setParameter(id, to: value)
+                    }
+                    Issue.record("\(label): \(step["do"]?.canonicalText ?? "") was written, expected it refused")
+                } catch is VectorError {
+                    throw VectorError("\(label): a refused step is a donate or a setParameter")
+                } catch {}
                 continue
             }
             switch step["do"] {
@@ -67,6 +99,14 @@ import TipSyncTestSupport
                 try replica.setParameter(id, to: value)
             case .string("resetDatastore"):
                 try replica.resetDatastore()
+            case .string("askStatus"):
+                // The app asks whether to show the tip now: what records its experiment's reach (§13.12).
+                guard case .string(let tip)? = step["tip"], replica.displayStatus(ofTip: tip) != nil else {
+                    throw VectorError("\(label): askStatus needs a tip of the catalog")
+                }
+            case .string("display"):
+                guard case .string(let tip)? = step["tip"] else { throw VectorError("\(label): display needs tip") }
+                try replica.recordDisplay(tip: tip)
             case .string("pull"):
                 try await client.pull()
             case .string("push"):

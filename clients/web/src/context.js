@@ -8,7 +8,8 @@
 /**
  * A language tag with `-` between subtags and BCP 47's case conventions (`fr_ca` → `fr-CA`,
  * `zh-hant-tw` → `zh-Hant-TW`): the language lowercase, a four-letter script titlecased, a
- * two-letter region uppercase, every other subtag lowercase.
+ * two-letter region uppercase, every other subtag lowercase. Subtags are split at `-` and `_`, empty
+ * ones dropped (`fr--ca` → `fr-CA`); "four-letter" and "two-letter" mean ASCII letters.
  * @param {string} tag
  */
 export function canonicalLocale(tag) {
@@ -35,8 +36,11 @@ export function contextValue(context, name) {
     case 'appVersion':
     case 'account':
       return context[name] ?? null;
-    case 'locale':
-      return context.locale ? canonicalLocale(context.locale) : null;
+    case 'locale': {
+      // A tag with no subtag (empty, or separators only) is no locale.
+      const canonical = context.locale ? canonicalLocale(context.locale) : '';
+      return canonical === '' ? null : canonical;
+    }
     case 'language': {
       const first = context.locale ? context.locale.split(/[-_]/).find((subtag) => subtag !== '') : undefined;
       return first ? first.toLowerCase() : null;

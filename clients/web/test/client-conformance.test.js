@@ -164,6 +164,12 @@ for (const name of names) {
     const replica = await Replica.open({
       device: vector.device, catalog: parseCatalog(vector.catalog ?? {}), store: new MemoryStore(), now: () => vector.now,
     });
+    if (vector.context) {
+      // The device's context before the first step (§13.8): what targeting and experiments read.
+      const { account, ...rest } = vector.context;
+      replica.setContext(rest);
+      if (typeof account === 'string') await replica.setAccount(account);
+    }
     const server = scriptedServer(vector.server, vector.now);
     // The credential source: the vector's tokens in turn, the last again once they run out.
     let given = 0;
@@ -179,12 +185,23 @@ for (const name of names) {
         for (const mismatch of mismatches(replica, server.take(), step.expect)) problems.push(`steps[${index}]: ${mismatch}`);
         for (const mismatch of statusMismatches(client, states, step.expect)) problems.push(`steps[${index}]: ${mismatch}`);
         states = [];
+        if (problems.length > 0) break; // later steps build on this one: stop at the first check that fails
+        continue;
+      }
+      if (step.refused === true) {
+        // A local operation the writer must refuse, storing nothing.
+        const operation = step.do === 'donate' ? replica.donate(step.event, step.info) : replica.setParameter(step.id, step.value);
+        const refused = await operation.then(() => false, () => true);
+        if (!refused) problems.push(`steps[${index}]: ${step.do} was written, expected it refused`);
         continue;
       }
       switch (step.do) {
         case 'donate': await replica.donate(step.event, step.info); break;
         case 'setParameter': await replica.setParameter(step.id, step.value); break;
         case 'resetDatastore': await replica.resetDatastore(); break;
+        // The app asks whether to show the tip now (TipSync.status()): what records its experiment's reach (§13.12).
+        case 'askStatus': await replica.recordReach(step.tip); replica.status(step.tip); break;
+        case 'display': await replica.recordDisplay(step.tip); break;
         case 'pull': await client.pullAll(0); break;
         case 'push': await client.pushAll(); break;
         case 'run': {

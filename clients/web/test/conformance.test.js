@@ -100,9 +100,10 @@ function mismatches(state, catalog, check) {
       found.push(`why of '${tip}': not in the catalog`);
       continue;
     }
-    // The deciding step's code, with the index of a targeting condition or rule (§13.9).
+    // The deciding step's code, with the index of a targeting condition or rule, or the off switch's scope (§13.9).
     const explanation = evaluator.explain(definition);
-    compare(`why of '${tip}'`, explanation.reason + (explanation.index === undefined ? '' : `:${explanation.index}`), wanted);
+    const detail = explanation.index ?? explanation.scope;
+    compare(`why of '${tip}'`, explanation.reason + (detail === undefined ? '' : `:${detail}`), wanted);
   }
   for (const [tip, wanted] of Object.entries(check.status ?? {})) {
     const definition = catalog.tips.find((candidate) => candidate.id === tip);

@@ -4,7 +4,8 @@
 /**
  * A language tag with `-` between subtags and BCP 47's case conventions (`fr_ca` → `fr-CA`,
  * `zh-hant-tw` → `zh-Hant-TW`): the language lowercase, a four-letter script titlecased, a
- * two-letter region uppercase, every other subtag lowercase.
+ * two-letter region uppercase, every other subtag lowercase. Subtags are split at `-` and `_`, empty
+ * ones dropped (`fr--ca` → `fr-CA`); "four-letter" and "two-letter" mean ASCII letters.
  * @param {string} tag
  */
 export function canonicalLocale(tag: string): string;
