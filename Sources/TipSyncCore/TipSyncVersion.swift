@@ -4,9 +4,9 @@
 /// holds protocol.md's latest revision and the web client's version to it.
 public enum TipSyncVersion {
     /// The release.
-    public static let release = "0.18.0"
+    public static let release = "0.19.0"
     /// The latest revision of protocol.md this implements (the wire version is its major number).
-    public static let protocolRevision = "2.9"
+    public static let protocolRevision = "2.10"
 
     /// What `--version` prints.
     public static var description: String { "\(release) (protocol \(protocolRevision))" }

@@ -41,7 +41,12 @@ export function murmur3(bytes, seed = 0) {
   return hash >>> 0;
 }
 
-/** The account's bucket for `key`, 0 … 9999: the same in every client. */
+/**
+ * The account's bucket for `key`, 0 … 9999: the same in every client. The bytes hashed are the key's
+ * first, then `0x00`, then the account's (protocol.md §13.8), whatever the order of the arguments.
+ * @param {string} account
+ * @param {string} key
+ */
 export function bucket(account, key) {
   const encoder = new TextEncoder();
   const keyBytes = encoder.encode(key);
