@@ -101,7 +101,7 @@ import TipSyncTestSupport
             #expect(headers.contains("access-control-allow-origin: \(Self.origin)"))
             let date = try #require(headers.components(separatedBy: "\r\n").first { $0.hasPrefix("date: ") })
             #expect(date.wholeMatch(of: /date: [a-z]{3}, \d\d [a-z]{3} \d{4} \d\d:\d\d:\d\d gmt/) != nil, "\(date)")
-            #expect(opening.contains(#"data: {"cursor":"\#(cursor)"}"#))
+            #expect(opening.contains(#"data: {"cursor":"\#(cursor)","catalog":null}"#))
             #expect(server.metric("tipsync_live_connections") == 1)
             #expect(server.metric(#"tipsync_live_streams_opened_total{path="pipeline"}"#) == 1)
 

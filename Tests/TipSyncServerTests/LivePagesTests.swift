@@ -44,7 +44,7 @@ import TipSyncCore
                 activity: DeviceActivity(), metrics: metrics, readBudget: RateLimiter(.unlimited), now: { 0 })
             stream = LiveStream(
                 subscription: notifier.subscribeLive(laptop),
-                mode: .carrying(feed, generation: start.generation, opened: nil), position: start.cursor,
+                mode: .carrying(feed, generation: start.generation, opened: nil, catalog: nil), position: start.cursor,
                 metrics: metrics, now: { 0 })
         }
 

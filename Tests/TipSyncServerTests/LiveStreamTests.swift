@@ -139,7 +139,7 @@ import TipSyncServer
             let (status, text) = try await stream.value
             #expect(status == .ok)
             let events = Self.events(text)
-            #expect(events.first == Event(name: "ready", data: #"{"cursor":"\#(start)"}"#))
+            #expect(events.first == Event(name: "ready", data: #"{"cursor":"\#(start)","catalog":null}"#))
             let pages = try Self.pages(text)
             // Pages chain: each continues where the one before ended, starting at the stream's cursor.
             var expectedFrom = start

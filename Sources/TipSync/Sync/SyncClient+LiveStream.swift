@@ -71,6 +71,8 @@ extension SyncClient {
                     case "ready":
                         began = true
                         publishStatus(connected: true)
+                        noteLive(receiving: true)
+                        try await followReadyCatalog(event.data)
                     case "changes":
                         guard try await mergeLivePage(event.data) else { return .reopenNow }
                     case "catalog":
@@ -116,6 +118,20 @@ extension SyncClient {
         _ = try replica.applyRemote(page.changes) { $0.settle(after: page, reachesEnd: true) }
         publishStatus(synced: true)
         return true
+    }
+
+    /// `event: ready`'s `catalog` (revision 2.10): the served catalog's version when the stream
+    /// opened, or `null` for none — what a device that reopened its stream without a pull follows. A
+    /// `ready` without the member (an older server) asks `GET /v1/catalog`, answered `304` when
+    /// nothing changed.
+    func followReadyCatalog(_ data: String) async throws {
+        guard configuration.followsServerCatalog else { return }
+        guard case .object(let members) = try? JSONParser.parse(Data(data.utf8)) else { return }
+        switch members["catalog"] {
+        case .string(let tag)?: try await followCatalog(tag)
+        case .null?: return
+        default: try await followCatalog(nil)
+        }
     }
 
     /// `event: catalog`: the version it names (or, from a server that names none, whatever the

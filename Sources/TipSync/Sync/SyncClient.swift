@@ -47,6 +47,8 @@ public actor SyncClient {
     /// Whether ``run()``'s push loop is parked waiting for the next local change, having found the
     /// outbox empty after it subscribed (simulations read it to know a device is quiet).
     public private(set) var isAwaitingLocalChanges = false
+    /// What ``run()``'s backoff reads, and whether this attempt is live yet.
+    var failuresInARow = FailuresInARow()
 
     /// - Parameters:
     ///   - transport: how requests reach the server (default: the configuration's ``SyncConfiguration/transport``,
@@ -160,13 +162,15 @@ public actor SyncClient {
     /// a long-poll, a backoff or a re-stamp — is either in the outbox it reads or wakes it after.
     public func run() async throws {
         defer { publishStatus(state: .stopped) }
-        var failures = 0
-        var waited = 0.0  // seconds waited since the first failure in a row
+        failuresInARow = FailuresInARow()
         while !Task.isCancelled {
             do {
-                try await syncOnce()
-                failures = 0
-                waited = 0
+                failuresInARow.beginAttempt(outboxEmpty: try replica.outbox(limit: 1).isEmpty)
+                if try !resumesLive {
+                    try await syncOnce()
+                    // Without streams a completed round is live; with them, `event: ready` says so.
+                    failuresInARow.noteRound(streams: configuration.liveStream)
+                }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.pullLive() }
                     group.addTask { try await self.pushOnLocalChanges() }
@@ -183,13 +187,36 @@ public actor SyncClient {
                 // A refused credential may be fixed where it comes from (a reissued token, a server
                 // back on the right database): ask the provider again before the next attempt.
                 if failure.refusesCredential { token = nil }
-                let delay = configuration.backoff.delay(afterFailures: failures, waited: waited, draw: jitter())
-                waited += delay
+                let delay = configuration.backoff.delay(
+                    afterFailures: failuresInARow.count, waited: failuresInARow.waited, draw: jitter())
                 publishStatus(nextAttemptAt: physicalNow().addingTimeInterval(delay))
                 try await sleep(Self.duration(delay))
-                failures += 1
+                failuresInARow.failed(after: delay)
             }
         }
+    }
+
+    /// Whether ``run()`` goes straight to the live stream, without a push and a pull first: a device
+    /// that was live (streams on, synced, holding a cursor, its account known or asked) reopens its
+    /// stream at its cursor, whose first pages catch it up, while the push loop sends only what the
+    /// outbox holds — one request per device when a restarted server comes back (protocol.md §17.3).
+    var resumesLive: Bool {
+        get throws {
+            guard configuration.liveStream, replica.hasSynced, try replica.syncProgress.pullCursor != nil else {
+                return false
+            }
+            return replica.account != nil || accountAsked
+        }
+    }
+
+    /// One half of being live again (``FailuresInARow``); once both are done, the failures in a row
+    /// start again and the status says `connected`, the error of the failure before cleared — what a
+    /// completed round says when the client went straight to its stream.
+    func noteLive(pushed: Bool = false, receiving: Bool = false) {
+        let wasLive = failuresInARow.pushed && failuresInARow.receiving
+        guard failuresInARow.note(pushed: pushed, receiving: receiving), !wasLive else { return }
+        lastError = nil
+        publishStatus(connected: true, error: .some(nil))
     }
 
     /// Any error of a round as a ``SyncClientError``: a replica that cannot be read or written (a
@@ -210,6 +237,7 @@ public actor SyncClient {
         while !Task.isCancelled {
             let notifications = replica.localChangeNotifications()
             try await pushAll()
+            noteLive(pushed: true)
             isAwaitingLocalChanges = true
             defer { isAwaitingLocalChanges = false }
             var next = notifications.makeAsyncIterator()
@@ -224,13 +252,19 @@ public actor SyncClient {
         while !Task.isCancelled {
             if streams {
                 switch try await followLiveStream() {
-                case .cannotStream: streams = false
+                case .cannotStream:
+                    // Changes come by long-polls: live once pulled to the end (now, when this attempt
+                    // went straight to the stream without a round).
+                    streams = false
+                    if !failuresInARow.completedRound { try await pullAll() }
+                    noteLive(receiving: true)
                 case .reopenNow: break
                 case .endedByServer:
                     try await sleep(Self.duration(configuration.backoff.delayAfterStreamEnded(draw: jitter())))
                 }
             } else {
                 try await pullAll(wait: configuration.longPollSeconds)
+                noteLive(receiving: true)
             }
         }
     }
@@ -473,15 +507,16 @@ public actor SyncClient {
     /// Fetches and applies the server's catalog when `tag` (the version a pull named) is neither the
     /// one applied nor one refused before. A catalog that does not validate is refused: the replica
     /// keeps its catalog, ``catalogError`` says why, and the same version is not fetched again.
-    func followCatalog(_ tag: String) async throws {
+    func followCatalog(_ tag: String?) async throws {
         let applied = try replica.serverCatalogTag
-        guard tag != applied, tag != refusedCatalogTag else { return }
+        // No tag: whatever the server holds now, asked conditionally (`304` when it is the applied one).
+        if let tag { guard tag != applied, tag != refusedCatalogTag else { return } }
         var headers: [String: String] = [:]
         if let applied { headers["If-None-Match"] = applied }
         let (response, _) = try await send("GET", "/v1/catalog", headers: headers)
         switch response.status {
         case 200:
-            let received = response.headers["etag"] ?? tag
+            let received = response.headers["etag"] ?? tag ?? "unversioned"
             do {
                 let catalog = try replica.applyServerCatalog(response.body, tag: received)
                 catalogError = nil

@@ -12,8 +12,10 @@ final class LiveStream: Sendable {
         /// `event: changes` with `data: {}`: the client pulls.
         case notifyOnly
         /// Each `event: changes` carries the account's changes after the stream's position; `opened`
-        /// is the page read when the stream opened (after the subscription, so nothing is missed).
-        case carrying(LiveFeed, generation: String, opened: PullPage?)
+        /// is the page read when the stream opened (after the subscription, so nothing is missed);
+        /// `catalog` the served catalog's version then (`nil`: none), which `ready` names, so a device
+        /// that reopens its stream after an outage learns of an upload it missed without a request.
+        case carrying(LiveFeed, generation: String, opened: PullPage?, catalog: String?)
     }
 
     let subscription: LiveSubscription
@@ -50,10 +52,11 @@ final class LiveStream: Sendable {
         switch mode {
         case .notifyOnly:
             try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-        case .carrying(let feed, let generation, let opened):
+        case .carrying(let feed, let generation, let opened, let catalog):
             var position = position.withLock { $0 }
+            let version = #","catalog":\#(catalog.map(SyncController.quoted) ?? "null")"#
             try await writer.write(
-                ByteBuffer(string: #"event: ready\#ndata: {"cursor":"\#(generation).\#(position)"}\#n\#n"#))
+                ByteBuffer(string: #"event: ready\#ndata: {"cursor":"\#(generation).\#(position)"\#(version)}\#n\#n"#))
             if let opened {
                 try await feed.write(LivePages.event(opened, from: position, serverTime: now()), to: &writer)
                 position = opened.cursor
@@ -95,7 +98,7 @@ final class LiveStream: Sendable {
             let bytes = Self.notification(news)
             if bytes.readableBytes > 0 { try await writer.write(bytes) }
             return
-        case .carrying(let feed, _, _):
+        case .carrying(let feed, _, _, _):
             if news.changes {
                 let after = position.withLock { $0 }
                 let reached = try await feed.catchUp(after: after, to: &writer)
@@ -114,7 +117,7 @@ final class LiveStream: Sendable {
         switch mode {
         case .notifyOnly:
             return Self.notification(news)
-        case .carrying(let feed, _, _):
+        case .carrying(let feed, _, _, _):
             guard !news.catalog else { return nil }
             guard news.changes else { return news.onlyHeartbeat ? Self.heartbeat : ByteBuffer() }
             // Pages at hand, chained to the end of the log (pushes that came while the stream was busy).

@@ -149,6 +149,7 @@ struct SyncController: Sendable {
         let subscription = notifier.subscribeLive(identity, limit: configuration.maxLiveStreamsPerDevice)
         var start: (position: Int64, limit: Int, generation: String)?
         var firstPage: PullPage?
+        var catalog: String?
         if let text = request.uri.queryParameters["cursor"].map(String.init) {
             do {
                 let cursor = try Self.cursor(text)
@@ -164,6 +165,7 @@ struct SyncController: Sendable {
                 try Self.check(cursor, against: page)
                 start = (cursor.position, limit, page.generation)
                 firstPage = page
+                catalog = try await notifier.catalogVersion.current(store)
             } catch {
                 subscription.finish()
                 throw error
@@ -188,7 +190,7 @@ struct SyncController: Sendable {
                         account: identity.accountID, device: identity, limit: start.limit, store: store,
                         notifier: notifier, activity: activity, metrics: metrics, readBudget: readByteLimiter,
                         now: now),
-                    generation: start.generation, opened: firstPage)
+                    generation: start.generation, opened: firstPage, catalog: catalog)
             } ?? .notifyOnly
         let stream = LiveStream(
             subscription: subscription, mode: mode, position: start?.position ?? 0, metrics: metrics,

@@ -251,13 +251,34 @@ export class SyncClient {
 
   /** @param {AbortSignal} signal */
   async #runUntil(signal) {
-    let failures = 0;
-    let waited = 0; // milliseconds waited since the first failure in a row
+    // The failures in a row the backoff reads (protocol.md §17.3), and whether this attempt is live:
+    // they start again from 0 only once the outbox is pushed *and* other devices' changes reach the
+    // device (a stream delivered `event: ready`, or, without streams, a round completed).
+    const inARow = { failures: 0, waited: 0, pushed: false, receiving: false };
+    this.#live = (half) => {
+      const wasLive = inARow.pushed && inARow.receiving;
+      inARow[half] = true;
+      if (wasLive || !(inARow.pushed && inARow.receiving)) return;
+      inARow.failures = 0;
+      inARow.waited = 0; // milliseconds waited since the first failure in a row
+      // What a completed round says, when the client went straight to its stream.
+      this.lastError = null;
+      this.publishStatus({ connected: true, error: null });
+    };
     while (!signal.aborted) {
       try {
-        await this.syncOnce();
-        failures = 0;
-        waited = 0;
+        inARow.pushed = this.replica.outbox(1).length === 0;
+        inARow.receiving = false;
+        this.#completedRound = false;
+        // A device that was live (streams on, synced, holding a cursor, its account known or asked)
+        // reopens its stream at its cursor, whose first pages catch it up, while the push loop sends
+        // only what the outbox holds: one request per device when a restarted server comes back.
+        if (!this.#resumesLive()) {
+          await this.syncOnce();
+          this.#completedRound = true;
+          this.#live('pushed');
+          if (!this.live) this.#live('receiving');
+        }
         // Stopped during the round: an abort that already happened fires no event.
         if (signal.aborted) return;
         const round = new AbortController();
@@ -277,14 +298,26 @@ export class SyncClient {
         // A refused credential may be fixed where it comes from (a reissued token, a server back on
         // the right database): ask the provider again before the next attempt.
         if ((failure.status === 401 || failure.status === 403) && this.tokenProvider) this.token = null;
-        const delay = delayAfterFailures(failures, this.random(), this.#backoff, waited);
-        waited += delay;
+        const delay = delayAfterFailures(inARow.failures, this.random(), this.#backoff, inARow.waited);
         this.publishStatus({ nextAttemptAt: this.replica.physicalNow() + delay });
         await this.sleep(delay);
         if (signal.aborted) return;
-        failures += 1;
+        inARow.waited += delay;
+        inARow.failures += 1;
       }
     }
+  }
+
+  /** Notes one half of being live (`'pushed'` or `'receiving'`) for {@link run}'s backoff. */
+  #live = (/** @type {'pushed' | 'receiving'} */ _half) => {};
+  /** Whether this attempt of {@link run} began with a completed round. */
+  #completedRound = false;
+
+  /** Whether {@link run} goes straight to the live stream, without a push and a pull first. */
+  #resumesLive() {
+    const progress = this.replica.progress;
+    if (!this.live || !progress.hasSynced || !progress.pullCursor) return false;
+    return typeof this.replica.deviceContext?.account === 'string' || this.#accountAsked;
   }
 
   /** Ends {@link run} (and any request it has open). */
@@ -302,6 +335,7 @@ export class SyncClient {
       signal.addEventListener('abort', aborted);
       try {
         await this.pushAll(signal);
+        this.#live('pushed');
         await woken;
         this.publishStatus();
       } finally {
@@ -317,7 +351,10 @@ export class SyncClient {
    */
   async #pullLive(signal) {
     if (!this.live) {
-      while (!signal.aborted) await this.pullAll(this.longPollSeconds, signal);
+      while (!signal.aborted) {
+        await this.pullAll(this.longPollSeconds, signal);
+        this.#live('receiving');
+      }
       return;
     }
     while (!signal.aborted) {
@@ -397,6 +434,8 @@ export class SyncClient {
           if (name === 'ready') {
             began = true;
             this.publishStatus({ connected: true });
+            this.#live('receiving');
+            await this.#followReadyCatalog(data, signal);
           }
           else if (name === 'changes' && !(await this.#mergeLivePage(data, signal))) {
             await reader.cancel().catch(() => {});
@@ -413,6 +452,19 @@ export class SyncClient {
       signal.removeEventListener('abort', abort);
       stream.abort();
     }
+  }
+
+  /**
+   * `event: ready`'s `catalog` (revision 2.10): the served catalog's version when the stream opened,
+   * or `null` for none — what a device that reopened its stream without a pull follows. A `ready`
+   * without the member (an older server) asks `GET /v1/catalog`, answered `304` when nothing changed.
+   */
+  async #followReadyCatalog(data, signal) {
+    if (!this.followsServerCatalog) return;
+    const ready = errorless(() => /** @type {any} */ (parse(data)));
+    if (ready === null || typeof ready !== 'object') return;
+    if (typeof ready.catalog === 'string') await this.#followCatalog(ready.catalog, signal);
+    else if (!('catalog' in ready)) await this.#followCatalog(null, signal);
   }
 
   /**
@@ -608,13 +660,14 @@ export class SyncClient {
   /** Fetches and applies the server's catalog when `tag` is neither the applied one nor a refused one. */
   async #followCatalog(tag, signal) {
     const applied = this.replica.serverCatalog?.tag ?? null;
-    if (tag === applied || tag === this.refusedCatalogTag) return;
+    // No tag: whatever the server holds now, asked conditionally (`304` when it is the applied one).
+    if (tag !== null && (tag === applied || tag === this.refusedCatalogTag)) return;
     const headers = applied ? { 'If-None-Match': applied } : {};
     const { response } = await this.#timed('GET', '/v1/catalog', { signal, headers });
     if (response.status === 304 || response.status === 404) return;
     const text = await response.text();
     if (response.status !== 200) throw rejectionOf(response.status, text);
-    const version = response.headers.get('ETag') ?? tag;
+    const version = response.headers.get('ETag') ?? tag ?? 'unversioned';
     try {
       await this.replica.applyServerCatalog(text, version);
     } catch (error) {

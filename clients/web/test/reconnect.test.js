@@ -1,7 +1,8 @@
 // How the JavaScript client comes back to a server it lost (protocol.md §17.3), read from the waits
 // it asks for (an injected `sleep` that records and returns at once, an injected draw): failures
-// in a row wait a draw of 0…1 s, 0…2 s, 0…4 s, … up to 0…60 s; a completed round starts the count again; a
-// stream the server ended reopens within the base; `503` with `Retry-After` is waited as told.
+// in a row wait a draw of 0…1 s, 0…2 s, 0…4 s, … up to 0…60 s; the count starts again once the device is
+// live (a stream delivered `ready`); a device that was live comes back with one request; a stream the
+// server ended reopens within the base; `503` with `Retry-After` is waited as told.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,7 +43,7 @@ test('Retry-After: whole seconds from 1 to 3600; missing or unreadable is 1', ()
 const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
 let server;
 before(async () => {
-  if (!skip) server = await startServer(['r1', 'r2', 'r3']);
+  if (!skip) server = await startServer(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
 });
 after(async () => {
   await server?.stop();
@@ -59,32 +60,47 @@ async function device(name, fetch, options = {}) {
   return { replica, client, waits };
 }
 
-test('failures in a row double the range up to the maximum; a completed round starts it again', { skip }, async () => {
+/**
+ * Unreachable for eight attempts; then the round completes and the live stream opens — and its
+ * connection drops, after `event: ready` (`began`) or before it. The wait after that.
+ */
+async function ninthWait(name, began) {
   let down = true;
   const waits = [];
-  let r1;
-  // Unreachable for eight attempts; then the round completes, the live stream opens and its
-  // connection drops at once: the wait after that is from the base again.
+  let device_;
   const fetch = async (url, init = {}) => {
     if (down) throw new TypeError('fetch failed');
     if (!String(url).includes('/v1/live')) return globalThis.fetch(url, init);
-    const dropped = new AbortController();
-    const response = await globalThis.fetch(url, { ...init, signal: dropped.signal });
-    dropped.abort();
-    return response;
+    const cursor = device_.replica.progress.pullCursor;
+    const body = new ReadableStream({
+      start(controller) {
+        if (began) controller.enqueue(new TextEncoder().encode(`event: ready\ndata: ${JSON.stringify({ cursor, catalog: null })}\n\n`));
+        setTimeout(() => controller.error(new TypeError('terminated')), 5);
+      },
+    });
+    return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
   };
   const sleep = async (ms) => {
     waits.push(ms);
     if (waits.length === 8) down = false;
-    if (waits.length === 9) r1.client.stop();
+    if (waits.length === 9) device_.client.stop();
   };
-  r1 = await device('r1', fetch, { sleep, random: () => 0.25 });
-  await r1.client.run();
-  // A quarter (the draw) of 1, 2, 4, … 60 s; a quarter of 1 s after the round completed.
+  device_ = await device(name, fetch, { sleep, random: () => 0.25 });
+  await device_.client.run();
+  assert.equal(device_.replica.progress.hasSynced, true);
+  return waits;
+}
+
+test('failures in a row double the range up to the maximum; a stream that began starts it again', { skip }, async () => {
   // A quarter (the draw) of a ceiling that doubles up to 60 s but is never above what was already
-  // waited (or the base); a quarter of 1 s after the round completed.
-  assert.deepEqual(waits, [250, 250, 250, 250, 250, 312.5, 390.625, 488.28125, 250]);
-  assert.equal(r1.replica.progress.hasSynced, true);
+  // waited (or the base); a quarter of 1 s once a stream delivered `ready`.
+  assert.deepEqual(await ninthWait('r1', true), [250, 250, 250, 250, 250, 312.5, 390.625, 488.28125, 250]);
+});
+
+test('a completed round whose stream fails before ready does not start the count again', { skip }, async () => {
+  // Pulls succeed while streams fail: the device is not live, so it keeps backing off (the ninth
+  // ceiling is what was waited so far, 2441.40625 ms).
+  assert.deepEqual(await ninthWait('r4', false), [250, 250, 250, 250, 250, 312.5, 390.625, 488.28125, 610.3515625]);
 });
 
 test('a stream the server ended reopens after a pause within the base', { skip }, async () => {
@@ -119,4 +135,49 @@ test('503 with Retry-After is waited as told, then the same push goes through', 
   await r3.client.syncOnce();
   assert.deepEqual(r3.waits, [9000]);
   assert.equal(r3.replica.progress.pushedSeq, r3.replica.lastLocalSeq);
+});
+
+/**
+ * A device that was live loses its stream (the connection cut after `ready`), waits, and comes back;
+ * `duringTheWait` runs while it waits. The requests it sent after the cut.
+ */
+async function comeback(name, duringTheWait = async () => {}) {
+  const sent = [];
+  let streams = 0;
+  let phone;
+  const fetch = async (url, init = {}) => {
+    const path = new URL(String(url)).pathname;
+    sent.push(`${init.method ?? 'GET'} ${path}`);
+    if (path !== '/v1/live') return globalThis.fetch(url, init);
+    streams += 1;
+    if (streams === 1) {
+      const cursor = phone.replica.progress.pullCursor;
+      const body = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(`event: ready\ndata: ${JSON.stringify({ cursor, catalog: null })}\n\n`));
+          setTimeout(() => controller.error(new TypeError('terminated')), 5);
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+    }
+    setTimeout(() => phone.client.stop(), 50);
+    return globalThis.fetch(url, init);
+  };
+  let cut = -1;
+  const sleep = async () => {
+    cut = sent.length;
+    await duringTheWait(phone.replica);
+  };
+  phone = await device(name, fetch, { sleep });
+  await phone.client.run();
+  return sent.slice(cut);
+}
+
+test('a device that was live comes back with one request: its stream at its cursor', { skip }, async () => {
+  assert.deepEqual(await comeback('r5'), ['GET /v1/live']);
+});
+
+test('a change made while the device was cut off is its only push when it comes back', { skip }, async () => {
+  const back = await comeback('r6', (replica) => replica.donate('opened'));
+  assert.deepEqual([...back].sort(), ['GET /v1/live', 'POST /v1/push']);
 });
