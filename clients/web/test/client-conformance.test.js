@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { MemoryStore, Replica, SyncClient, canonicalText, jsonEquals, parse, parseCatalog } from '../src/index.js';
+import { MemoryStore, Replica, SyncClient, canonicalText, jsonEquals, parse, parseCatalog } from '../src/core.js';
 
 const directory = join(fileURLToPath(new URL('.', import.meta.url)), '../../../conformance/client');
 const names = readdirSync(directory).filter((name) => name.endsWith('.json')).sort();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import {
   canonicalText, decodeChange, donationLimits, jsonEquals, parse, parseCatalog, ReplicaState, StatusEvaluator,
   superseded, violation, emptyProgress, firstSyncHolds, imageSource, isImageReference, forPlatform,
-} from '../src/index.js';
+} from '../src/core.js';
 import { bucket, murmur3 } from '../src/bucket.js';
 import { armOf, firstRecord, recordEvent } from '../src/experiment.js';
 import { localized } from '../src/localization.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { canonicalText, isObject, jsonEquals, parse } from '../src/index.js';
+import { canonicalText, isObject, jsonEquals, parse } from '../src/core.js';
 import { EventStreamReader } from '../src/sync.js';
 import { serverBinary, startServer } from './server.js';
 

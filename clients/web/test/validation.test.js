@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 test('a value the server would refuse is refused when it is written, and nothing is stored', async () => {
-  const { Replica, MemoryStore, parseCatalog } = await import('../src/index.js');
+  const { Replica, MemoryStore, parseCatalog } = await import('../src/core.js');
   const replica = await Replica.open({ device: 'browser', store: new MemoryStore(), catalog: parseCatalog({ tips: [] }) });
   // Canonically equivalent member names (protocol.md §1), built in code where no parser sees them.
   await assert.rejects(replica.setParameter('profile', { 'é': 1, 'e\u0301': 2 }), /canonically equivalent/);
@@ -19,7 +19,7 @@ test('a value the server would refuse is refused when it is written, and nothing
 });
 
 test('a catalog number beyond the number model is refused, as the server refuses it', async () => {
-  const { parseCatalog } = await import('../src/index.js');
+  const { parseCatalog } = await import('../src/core.js');
   const tip = (options) => JSON.stringify({ tips: [{ id: 't', title: 'T', options }] });
   assert.throws(() => parseCatalog('{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":1e16}}]}'), /tips\[0\]\.options\.maxDisplayCount/);
   assert.throws(() => parseCatalog('{"tips":[{"id":"t","title":"T","options":{"maxDisplayCount":9007199254740992}}]}'), /maxDisplayCount/);
@@ -28,7 +28,7 @@ test('a catalog number beyond the number model is refused, as the server refuses
 });
 
 test('a change larger than 64 KiB of canonical text is refused when it is written, as the server refuses it', async () => {
-  const { Replica, MemoryStore, parseCatalog, MAX_CHANGE_BYTES, changeText } = await import('../src/index.js');
+  const { Replica, MemoryStore, parseCatalog, MAX_CHANGE_BYTES, changeText } = await import('../src/core.js');
   const replica = await Replica.open({ device: 'browser', store: new MemoryStore(), catalog: parseCatalog({ tips: [] }) });
   const large = 'x'.repeat(MAX_CHANGE_BYTES);
   await assert.rejects(replica.setParameter('big', large), { name: 'ChangeError', field: '', message: /^its canonical JSON text is \d+ bytes, over the 65536 bytes/ });
