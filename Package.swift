@@ -151,8 +151,51 @@ let package = Package(
                 tool("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
-        // The sync server as a library: routes, middleware, live streams, auth, the console.
-        // `buildApplication` is what tests call.
+        // The device service: what a device's requests meet. The sync routes (push, pull, live, devices,
+        // account), live streams and their notifications, authentication, limits, compaction, insights
+        // learned from traffic, the one middleware list, the server's settings.
+        .target(
+            name: "TipSyncDeviceService",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncNetworking",
+                "TipSyncServerBasics",
+                "TipSyncStorage",
+                tool("Configuration", "swift-configuration"),
+                tool("Hummingbird", "hummingbird"),
+                tool("HummingbirdCore", "hummingbird"),
+                tool("JWTKit", "jwt-kit"),
+                tool("Logging", "swift-log"),
+                tool("Metrics", "swift-metrics"),
+                tool("NIOCore", "swift-nio"),
+                tool("NIOEmbedded", "swift-nio"),
+                tool("NIOPosix", "swift-nio"),
+                tool("NIOSSL", "swift-nio-ssl"),
+                tool("PostgresNIO", "postgres-nio"),
+                tool("Prometheus", "swift-prometheus"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+                tool("UnixSignals", "swift-service-lifecycle"),
+            ]
+        ),
+        // The operator service: catalog delivery and upload, the admin API, experiments and their
+        // results, the console. Built on the device service, never used by it.
+        .target(
+            name: "TipSyncOperatorService",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncDeviceService",
+                "TipSyncServerBasics",
+                "TipSyncStorage",
+                tool("Crypto", "swift-crypto"),
+                tool("Hummingbird", "hummingbird"),
+                tool("Logging", "swift-log"),
+                tool("Mustache", "swift-mustache"),
+                tool("NIOCore", "swift-nio"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+            ]
+        ),
+        // The composition root: `buildApplication` (what tests call) wires the device and operator
+        // services; who imports it gets the whole server library.
         .target(
             name: "TipSyncServer",
             dependencies: [
@@ -160,23 +203,15 @@ let package = Package(
                 "TipSyncNetworking",
                 "TipSyncServerBasics",
                 "TipSyncStorage",
+                "TipSyncDeviceService",
+                "TipSyncOperatorService",
                 tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdCore", "hummingbird"),
                 tool("HummingbirdTLS", "hummingbird"),
-                tool("NIOSSL", "swift-nio-ssl"),
                 tool("Logging", "swift-log"),
-                tool("Metrics", "swift-metrics"),
+                tool("NIOCore", "swift-nio"),
                 tool("Prometheus", "swift-prometheus"),
                 tool("ServiceLifecycle", "swift-service-lifecycle"),
-                tool("Crypto", "swift-crypto"),
-                tool("PostgresNIO", "postgres-nio"),
-                tool("Mustache", "swift-mustache"),
-                tool("NIOCore", "swift-nio"),
-                tool("NIOPosix", "swift-nio"),
-                tool("NIOEmbedded", "swift-nio"),
-                tool("JWTKit", "jwt-kit"),
-                tool("UnixSignals", "swift-service-lifecycle"),
-                tool("Configuration", "swift-configuration"),
             ]
         ),
         .executableTarget(

@@ -31,7 +31,7 @@ public struct ExperimentSimulation: Sendable {
     /// One run's outcome.
     public struct Run: Sendable {
         public var seed: UInt64
-        public var results: ExperimentResults
+        package var results: ExperimentResults
         /// Whether the 95% interval covers `treatmentRate − holdoutRate`.
         public var covers: Bool
         /// Accounts whose derived conversion differs from what the run decided (must be 0).

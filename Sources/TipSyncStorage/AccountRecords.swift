@@ -2,13 +2,13 @@ import TipSyncServerBasics
 
 /// A device not seen since a time: what the console lists so an operator finds devices that stopped
 /// syncing (a refused device is never seen: its requests do not sign in).
-public struct QuietDevice: Sendable, Hashable {
-    public var account: String
-    public var device: String
+package struct QuietDevice: Sendable, Hashable {
+    package var account: String
+    package var device: String
     /// When it was last seen (milliseconds since 1970); `nil`: never.
-    public var lastSeen: Int64?
+    package var lastSeen: Int64?
 
-    public init(account: String, device: String, lastSeen: Int64?) {
+    package init(account: String, device: String, lastSeen: Int64?) {
         self.account = account
         self.device = device
         self.lastSeen = lastSeen
@@ -16,15 +16,15 @@ public struct QuietDevice: Sendable, Hashable {
 }
 
 /// What the admin API, the CLI and the console show about an account: one row of a listing.
-public struct AccountSummary: Sendable, Hashable, Codable {
-    public var name: String
+package struct AccountSummary: Sendable, Hashable, Codable {
+    package var name: String
     /// Milliseconds since 1970; `nil` for accounts created before the server recorded it.
-    public var createdAt: Int64?
-    public var devices: Int
+    package var createdAt: Int64?
+    package var devices: Int
     /// Entries in the account's log now (after compaction).
-    public var logEntries: Int
+    package var logEntries: Int
 
-    public init(name: String, createdAt: Int64?, devices: Int, logEntries: Int) {
+    package init(name: String, createdAt: Int64?, devices: Int, logEntries: Int) {
         self.name = name
         self.createdAt = createdAt
         self.devices = devices
@@ -33,22 +33,22 @@ public struct AccountSummary: Sendable, Hashable, Codable {
 }
 
 /// One account in detail: its log's counters and every device.
-public struct AccountDetails: Sendable, Hashable, Codable {
-    public var name: String
-    public var createdAt: Int64?
+package struct AccountDetails: Sendable, Hashable, Codable {
+    package var name: String
+    package var createdAt: Int64?
     /// Entries in the log now.
-    public var logEntries: Int
+    package var logEntries: Int
     /// The highest log position handed out (the log's length before any compaction).
-    public var logEnd: Int64
+    package var logEnd: Int64
     /// Positions at or below this may have been dropped by compaction.
-    public var compactedThrough: Int64
+    package var compactedThrough: Int64
     /// When the account was last compacted (milliseconds), `nil` if never.
-    public var lastCompactionAt: Int64?
+    package var lastCompactionAt: Int64?
     /// Log entries added since the last compaction (what automatic compaction counts).
-    public var entriesSinceCompaction: Int64
-    public var devices: [DeviceDetails]
+    package var entriesSinceCompaction: Int64
+    package var devices: [DeviceDetails]
 
-    public init(
+    package init(
         name: String, createdAt: Int64?, logEntries: Int, logEnd: Int64, compactedThrough: Int64,
         lastCompactionAt: Int64?, entriesSinceCompaction: Int64, devices: [DeviceDetails]
     ) {
@@ -64,28 +64,28 @@ public struct AccountDetails: Sendable, Hashable, Codable {
 }
 
 /// A device of an account as the server knows it.
-public struct DeviceDetails: Sendable, Hashable, Codable {
-    public var name: String
+package struct DeviceDetails: Sendable, Hashable, Codable {
+    package var name: String
     /// The highest `seq` stored from the device (0: none).
-    public var highestSeq: Int64
+    package var highestSeq: Int64
     /// The last request the device made with a valid credential (milliseconds), `nil` if none
     /// recorded. Recorded within a few seconds, not on every request.
-    public var lastSeen: Int64?
+    package var lastSeen: Int64?
     /// Device tokens that are valid now.
-    public var tokens: Int
+    package var tokens: Int
     /// When its tokens were last revoked (JWTs issued before then are refused too).
-    public var revokedAt: Int64?
+    package var revokedAt: Int64?
     /// Holds a live stream or a long-poll open on the server instance that answered.
-    public var live: Bool
+    package var live: Bool
     /// The log position its last pull reached (the cursor it was handed), `nil` if it never pulled.
     /// `logEnd` minus this is how far behind the log it is. Recorded within a few seconds.
-    public var pulledThrough: Int64?
+    package var pulledThrough: Int64?
     /// What the device last reported of itself (header `TipSync-Context`, protocol.md §5):
     /// `platform=ios; appVersion=2.4.1; locale=fr-CA`; `nil` if it never did. Recorded within a few
     /// seconds.
-    public var context: String?
+    package var context: String?
 
-    public init(
+    package init(
         name: String, highestSeq: Int64, lastSeen: Int64?, tokens: Int, revokedAt: Int64?, live: Bool = false,
         pulledThrough: Int64? = nil, context: String? = nil
     ) {
@@ -101,27 +101,27 @@ public struct DeviceDetails: Sendable, Hashable, Codable {
 }
 
 /// An admin key as listed: never the key itself, which is shown once and stored as a hash.
-public struct AdminKeyRecord: Sendable, Hashable, Codable {
-    public var name: String
-    public var createdAt: Int64
+package struct AdminKeyRecord: Sendable, Hashable, Codable {
+    package var name: String
+    package var createdAt: Int64
 
-    public init(name: String, createdAt: Int64) {
+    package init(name: String, createdAt: Int64) {
         self.name = name
         self.createdAt = createdAt
     }
 }
 
 /// What the console's overview shows of the database.
-public struct StoreOverview: Sendable, Hashable {
-    public var accounts: Int
-    public var devices: Int
+package struct StoreOverview: Sendable, Hashable {
+    package var accounts: Int
+    package var devices: Int
     /// The database's size on disk.
-    public var databaseBytes: Int64
+    package var databaseBytes: Int64
     /// The most recently compacted accounts, newest first: name and when (milliseconds since 1970).
-    public var recentCompactions: [RecentCompaction]
+    package var recentCompactions: [RecentCompaction]
 
-    public struct RecentCompaction: Sendable, Hashable {
-        public var account: String
-        public var at: Int64
+    package struct RecentCompaction: Sendable, Hashable {
+        package var account: String
+        package var at: Int64
     }
 }

@@ -10,7 +10,7 @@ extension Catalog {
     /// - a running experiment keeps its tip, `holdout`, `goal` and `window` (it may be stopped);
     /// - a running experiment is not removed — stop it first, so its results stay readable;
     /// - a stopped experiment does not run again, nor does its `stoppedAt` move.
-    public func experimentProblem(replacing old: Catalog?) -> String? {
+    package func experimentProblem(replacing old: Catalog?) -> String? {
         guard let old else { return nil }
         var new: [String: (index: Int, tip: TipDefinition, experiment: TipExperiment)] = [:]
         for (index, tip) in tips.enumerated() {

@@ -6,7 +6,7 @@ import TipSyncServerBasics
 /// upload or another's `NOTIFY`) says it changed, and for at most ``maximumAge`` (so a catalog written
 /// to the database by `tipsync-server catalog put` beside a running server reaches pull answers
 /// within it): every pull answer carries the tag, so it must not cost a database read per pull.
-public final class CatalogVersion: Sendable {
+package final class CatalogVersion: Sendable {
     private struct State {
         /// `nil`: unknown, read it; `.some(nil)`: no catalog uploaded.
         package var tag: String??
@@ -16,11 +16,11 @@ public final class CatalogVersion: Sendable {
     }
 
     /// How long a tag read from the store is trusted without an event.
-    public static let maximumAge: Duration = .seconds(1)
+    package static let maximumAge: Duration = .seconds(1)
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// The catalog version's strong entity tag: `"` + the first 32 hex digits of the SHA-256 of the
     /// catalog's text as uploaded + `"`. Every instance computes the same tag for the same catalog.
@@ -29,7 +29,7 @@ public final class CatalogVersion: Sendable {
     }
 
     /// The current tag, or `nil` when no catalog was uploaded.
-    public func current(_ store: any InsightStore) async throws -> String? {
+    package func current(_ store: any InsightStore) async throws -> String? {
         let now = ContinuousClock.now
         let (known, generation) = state.withLock { state in
             if let readAt = state.readAt, readAt.duration(to: now) > Self.maximumAge { state.tag = nil }
@@ -46,7 +46,7 @@ public final class CatalogVersion: Sendable {
     }
 
     /// The catalog changed (or this instance may have missed that it did): read it again.
-    public func invalidate() {
+    package func invalidate() {
         state.withLock {
             $0.tag = nil
             $0.generation &+= 1

@@ -5,7 +5,7 @@ import TipSyncServerBasics
 /// Backends do the I/O; the rules they apply are written once above them (``PushPlan``,
 /// ``PullPage/isSnapshot(cursor:compactedThrough:)``). Implementations must hand out cursors below
 /// which every transaction has committed.
-public protocol ChangeLogStore: Sendable {
+package protocol ChangeLogStore: Sendable {
     /// The highest sequence number stored for a device of the account, `nil` for an unknown device.
     func highestSeq(account: Int64, device: String) async throws -> Int64?
     /// Stores one device's batch atomically: changes at or below the device's highest stored sequence
@@ -67,19 +67,19 @@ public protocol ChangeLogStore: Sendable {
 
 extension ChangeLogStore {
     /// ``push(_:from:confirming:)`` for an identity the store itself looked up.
-    public func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
+    package func push(_ changes: [Change], from identity: DeviceIdentity) async throws -> PushOutcome {
         try await push(PushedChanges(changes), from: identity, confirming: nil)
     }
 
     /// ``push(_:from:confirming:)`` with the changes encoded here.
-    public func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    package func push(_ changes: [Change], from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
         try await push(PushedChanges(changes), from: identity, confirming: token)
     }
 
     /// A pull read from the log, never from kept pages (``KeptStatePage``).
-    public func pull(
+    package func pull(
         account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?
     ) async throws -> PullPage {
         try await pull(
@@ -87,7 +87,7 @@ extension ChangeLogStore {
     }
 
     /// ``pull(account:after:limit:device:confirming:)`` without a device's highest sequence number.
-    public func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
+    package func pull(account: Int64, after cursor: Int64, limit: Int, confirming token: UnconfirmedToken?)
         async throws -> PullPage
     {
         try await pull(account: account, after: cursor, limit: limit, device: nil, confirming: token)
@@ -95,7 +95,7 @@ extension ChangeLogStore {
 
     /// ``pull(account:after:limit:device:confirming:)`` for an identity the store itself looked up,
     /// without a device's highest sequence number.
-    public func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
+    package func pull(account: Int64, after cursor: Int64, limit: Int) async throws -> PullPage {
         try await pull(account: account, after: cursor, limit: limit, device: nil, confirming: nil)
     }
 
@@ -103,7 +103,7 @@ extension ChangeLogStore {
     /// time (what `GET /admin/v1/accounts/{account}/export` and `tipsync-server accounts export` send).
     /// Returns the position the log was read through.
     @discardableResult
-    public func exportLog(account: Int64, pageSize: Int = 1000, _ body: ([String]) async throws -> Void)
+    package func exportLog(account: Int64, pageSize: Int = 1000, _ body: ([String]) async throws -> Void)
         async throws -> Int64
     {
         var cursor: Int64 = 0
@@ -119,13 +119,13 @@ extension ChangeLogStore {
     /// the server reads a whole log to fold it with the devices' merge (the console's account page,
     /// tip usage, the simulator's checks). Returns the position the log was read through.
     @discardableResult
-    public func forEachChange(account: Int64, _ body: (Change) throws -> Void) async throws -> Int64 {
+    package func forEachChange(account: Int64, _ body: (Change) throws -> Void) async throws -> Int64 {
         try await exportLog(account: account, pageSize: 5000) { bodies in
             for text in bodies { try body(try JSONCoding.decode(Change.self, from: text.utf8)) }
         }
     }
 
-    public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
+    package func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {}
 
-    public func checkpointInBackground(every interval: Duration) async throws {}
+    package func checkpointInBackground(every interval: Duration) async throws {}
 }

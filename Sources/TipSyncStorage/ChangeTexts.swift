@@ -5,16 +5,16 @@ import TipSyncServerBasics
 /// `changes` array, which answers write as it is (a pull, a live stream's page). Kept as one buffer,
 /// not a string per change: a cold start's page holds 5,000 of them, and making, copying and freeing a
 /// string for each cost a tenth of the server's work on the page.
-public struct ChangeTexts: Sendable, Hashable {
+package struct ChangeTexts: Sendable, Hashable {
     /// The texts, separated by `,`.
-    public private(set) var joined = ByteBuffer()
+    package private(set) var joined = ByteBuffer()
     /// Where each text ends in ``joined``.
     private var ends: [Int] = []
 
-    public init() {}
+    package init() {}
 
     /// The texts of `bodies`, in order.
-    public init(_ bodies: [String]) {
+    package init(_ bodies: [String]) {
         joined.reserveCapacity(bodies.reduce(0) { $0 + $1.utf8.count + 1 })
         ends.reserveCapacity(bodies.count)
         for body in bodies {
@@ -25,14 +25,14 @@ public struct ChangeTexts: Sendable, Hashable {
     }
 
     /// Appends one entry's text (UTF-8, as stored).
-    public mutating func append(_ text: UnsafeRawBufferPointer) {
+    package mutating func append(_ text: UnsafeRawBufferPointer) {
         if !ends.isEmpty { joined.writeInteger(UInt8(ascii: ",")) }
         joined.writeBytes(text)
         ends.append(joined.writerIndex)
     }
 
     /// Appends one entry's text (UTF-8, as stored).
-    public mutating func append(_ text: ByteBuffer) {
+    package mutating func append(_ text: ByteBuffer) {
         if !ends.isEmpty { joined.writeInteger(UInt8(ascii: ",")) }
         joined.writeImmutableBuffer(text)
         ends.append(joined.writerIndex)
@@ -43,19 +43,19 @@ public struct ChangeTexts: Sendable, Hashable {
     /// Every page a server hands over (a pull's answer, a live stream's event) waits whole in memory
     /// until the client has read it, so this bounds what one slow or non-reading client can pin
     /// (protocol.md §8 and §12; issue 59, item 2).
-    public static let maxPageBytes = 512 * 1024
+    package static let maxPageBytes = 512 * 1024
 
     /// Whether a page holding these texts has room for one more of `bytes` bytes, within `limit`
     /// changes and ``maxPageBytes`` — the one rule every backend's page follows.
-    public func admits(_ bytes: Int, limit: Int) -> Bool {
+    package func admits(_ bytes: Int, limit: Int) -> Bool {
         count < limit && (isEmpty || joined.readableBytes + 1 + bytes <= Self.maxPageBytes)
     }
 
-    public var count: Int { ends.count }
-    public var isEmpty: Bool { ends.isEmpty }
+    package var count: Int { ends.count }
+    package var isEmpty: Bool { ends.isEmpty }
 
     /// Each text as a string, in order (for readers that decode the entries one by one).
-    public var bodies: [String] {
+    package var bodies: [String] {
         var start = 0
         return ends.map { end in
             defer { start = end + 1 }

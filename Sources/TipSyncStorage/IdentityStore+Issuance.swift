@@ -6,7 +6,7 @@ import TipSyncServerBasics
 /// when it cannot be is written here.
 extension IdentityStore {
     /// Creates a device (if new) in the named account and a new token for it. Returns the token.
-    public func createToken(accountName: String, device: String) async throws -> String {
+    package func createToken(accountName: String, device: String) async throws -> String {
         let token = TokenHasher.makeToken()
         guard
             try await insertToken(
@@ -19,7 +19,7 @@ extension IdentityStore {
 
     /// Creates an admin key (`tsa_…`), returned once; only its hash is stored. The name defaults to
     /// the key's first 12 characters.
-    public func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String) {
+    package func createAdminKey(name: String?, at now: Int64) async throws -> (name: String, key: String) {
         let key = TokenHasher.makeToken(prefix: "tsa_")
         let name = name ?? String(key.prefix(12))
         guard try await insertAdminKey(hash: TokenHasher.hash(key), name: name, at: now) else {

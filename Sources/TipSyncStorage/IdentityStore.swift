@@ -4,7 +4,7 @@ import TipSyncServerBasics
 /// Accounts, devices and their credentials: tokens, JWT sign-in, revocation, erasure, admin keys, and
 /// when each device was last seen. The admin API, the CLI and the console share these; the sign-in
 /// rule itself is ``SignInResult/decide(identity:revokedAt:erasedAt:issuedAt:)``.
-public protocol IdentityStore: Sendable {
+package protocol IdentityStore: Sendable {
     /// Creates an account; throws if the name is taken. Returns its id.
     func createAccount(name: String) async throws -> Int64
     /// Creates the device (if new) in the named account and stores a token hash for it, in one

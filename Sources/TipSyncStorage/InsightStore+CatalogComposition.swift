@@ -7,7 +7,7 @@ import TipSyncServerBasics
 extension InsightStore {
     /// Merges `part` as `platform`'s part of the stored catalog (none stored: an empty one).
     /// Throws ``CatalogCompositionError`` naming the field when the part clashes with what stays.
-    public func mergePlatformPart(_ part: Catalog, as platform: String, uploadedBy: String, at now: Int64)
+    package func mergePlatformPart(_ part: Catalog, as platform: String, uploadedBy: String, at now: Int64)
         async throws -> (version: Int64, tips: Int)
     {
         let merged: Catalog
@@ -29,7 +29,7 @@ extension InsightStore {
     /// remove what a platform's part added (``TipSyncCore/Catalog/platformPartsRemoved(by:)``) is
     /// refused with ``PlatformPartsWouldGo`` naming each, and nothing is stored: one team's upload
     /// never deletes another team's tips silently.
-    public func putWholeCatalog(_ text: String, replacingParts: Bool, uploadedBy: String, at now: Int64)
+    package func putWholeCatalog(_ text: String, replacingParts: Bool, uploadedBy: String, at now: Int64)
         async throws -> Int64
     {
         if !replacingParts, let stored = try await storedCatalog(),
@@ -42,7 +42,7 @@ extension InsightStore {
     }
 
     /// Removes `platform`'s part of the stored catalog; `nil` when no catalog is stored.
-    public func removePlatformPart(_ platform: String, uploadedBy: String, at now: Int64) async throws -> (
+    package func removePlatformPart(_ platform: String, uploadedBy: String, at now: Int64) async throws -> (
         version: Int64, tips: Int
     )? {
         guard let stored = try await storedCatalog() else { return nil }
@@ -65,8 +65,8 @@ extension InsightStore {
 }
 
 /// Why a platform's part could not be merged: the message starts with the field (`tips[0].id: …`).
-public struct CatalogCompositionError: Error, CustomStringConvertible, Sendable {
-    public var description: String
+package struct CatalogCompositionError: Error, CustomStringConvertible, Sendable {
+    package var description: String
 
     package init(description: String) {
         self.description = description
@@ -75,12 +75,12 @@ public struct CatalogCompositionError: Error, CustomStringConvertible, Sendable 
 
 /// A whole-catalog upload refused because it would remove what platforms' parts added
 /// (``InsightStore/putWholeCatalog(_:replacingParts:uploadedBy:at:)``).
-public struct PlatformPartsWouldGo: Error, CustomStringConvertible, Sendable {
+package struct PlatformPartsWouldGo: Error, CustomStringConvertible, Sendable {
     /// What would go: `widgets (ios)`, `platformSettings.ios`.
-    public var removed: [String]
+    package var removed: [String]
 
     /// The refusal in protocol terms, for every surface; each adds how to say "replace everything".
-    public var description: String {
+    package var description: String {
         "tips: this upload would remove what platform parts added: \(removed.joined(separator: ", ")); "
             + "include them in the catalog, upload only your platform's part, or replace the whole catalog "
             + "including them"

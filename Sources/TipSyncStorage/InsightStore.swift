@@ -3,7 +3,7 @@ import TipSyncServerBasics
 
 /// What the console reads beyond the log: tip usage (kept by `TipUsageSummarizer`, shown by the
 /// tips page), the overview's counts, and the uploaded catalog.
-public protocol InsightStore: Sendable {
+package protocol InsightStore: Sendable {
     /// Accounts whose log grew since their tip usage was last derived: at most `limit`, with ids
     /// above `after`, in id order (so a pass reaches every account, however busy the first ones are).
     func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64]
@@ -43,7 +43,7 @@ extension InsightStore {
     /// throws ``CatalogCompositionError`` naming the field and stores nothing. Every upload, part,
     /// restore and CLI command stores through here.
     @discardableResult
-    public func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+    package func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
         -> Int64
     {
         if let new = try? Catalog(validating: Array(text.utf8)),
@@ -57,7 +57,7 @@ extension InsightStore {
 
     /// Stores a new current catalog version uploaded by `uploadedBy` now.
     @discardableResult
-    public func putCatalogJSON(_ text: String, uploadedBy: String = "cli") async throws -> Int64 {
+    package func putCatalogJSON(_ text: String, uploadedBy: String = "cli") async throws -> Int64 {
         try await putCatalogJSON(text, uploadedBy: uploadedBy, at: WallClock.milliseconds(), restoredFrom: nil)
     }
 }

@@ -16,24 +16,24 @@ import TipSyncServerBasics
 ///   was built after (``builtFor``), and erasure deletes the pages with the log;
 /// - it is used only for a `limit` that reads the same page (``answers(limit:)``).
 /// The last, partial page of the state is never kept: the log grows into it.
-public struct KeptStatePage: Sendable, Hashable {
+package struct KeptStatePage: Sendable, Hashable {
     /// The pages are those of pulls asking this `limit` (the largest a pull may ask by default, and
     /// what the Swift and JavaScript clients ask): at most this many changes each, and at most
     /// ``ChangeTexts/maxPageBytes`` of them.
-    public static let pageLimit = 5000
+    package static let pageLimit = 5000
 
     /// The cursor position the page follows (0: the log's beginning).
-    public var after: Int64
+    package var after: Int64
     /// The position of its last change: the answer's cursor.
-    public var last: Int64
+    package var last: Int64
     /// How many changes it holds.
-    public var count: Int
+    package var count: Int
     /// Whether it ended at ``ChangeTexts/maxPageBytes`` rather than at ``pageLimit`` changes.
-    public var endedByBytes: Bool
+    package var endedByBytes: Bool
     /// Its changes' texts, comma-separated as a page holds them (``ChangeTexts/joined``), compressed.
-    public var segment: DeflatedSegment
+    package var segment: DeflatedSegment
 
-    public init(after: Int64, last: Int64, count: Int, endedByBytes: Bool, segment: DeflatedSegment) {
+    package init(after: Int64, last: Int64, count: Int, endedByBytes: Bool, segment: DeflatedSegment) {
         self.after = after
         self.last = last
         self.count = count
@@ -44,22 +44,22 @@ public struct KeptStatePage: Sendable, Hashable {
     /// Whether a pull asking `limit` changes after ``after`` reads exactly this page from the log: it
     /// may hold this many, and would stop where this one stopped (at the same byte bound, or at the
     /// same count).
-    public func answers(limit: Int) -> Bool {
+    package func answers(limit: Int) -> Bool {
         count <= limit && (endedByBytes || count == limit)
     }
 }
 
 /// The full pages of an account's log from its beginning, read in one transaction after a
 /// compaction, before they are compressed and kept (``KeptStatePage``).
-public struct StatePages: Sendable {
+package struct StatePages: Sendable {
     /// One full page as read.
-    public struct Page: Sendable {
-        public var after: Int64
-        public var last: Int64
-        public var changes: ChangeTexts
-        public var endedByBytes: Bool
+    package struct Page: Sendable {
+        package var after: Int64
+        package var last: Int64
+        package var changes: ChangeTexts
+        package var endedByBytes: Bool
 
-        public init(after: Int64, last: Int64, changes: ChangeTexts, endedByBytes: Bool) {
+        package init(after: Int64, last: Int64, changes: ChangeTexts, endedByBytes: Bool) {
             self.after = after
             self.last = last
             self.changes = changes
@@ -69,10 +69,10 @@ public struct StatePages: Sendable {
 
     /// The account's latest compaction when they were read (the log position it compacted
     /// through); the pages are valid while it stays the latest.
-    public var builtFor: Int64
-    public var pages: [Page]
+    package var builtFor: Int64
+    package var pages: [Page]
 
-    public init(builtFor: Int64, pages: [Page]) {
+    package init(builtFor: Int64, pages: [Page]) {
         self.builtFor = builtFor
         self.pages = pages
     }
@@ -80,7 +80,7 @@ public struct StatePages: Sendable {
     /// The full pages of a whole log read in one snapshot (each entry's position and stored text,
     /// in log order), cut as a pull asking ``KeptStatePage/pageLimit`` cuts them
     /// (``ChangeTexts/admits(_:limit:)``): every page followed by at least one more entry.
-    public init(builtFor: Int64, log: some Sequence<(position: Int64, text: ByteBuffer)>) {
+    package init(builtFor: Int64, log: some Sequence<(position: Int64, text: ByteBuffer)>) {
         var pages: [Page] = []
         var page = Page(after: 0, last: 0, changes: ChangeTexts(), endedByBytes: false)
         for (position, text) in log {

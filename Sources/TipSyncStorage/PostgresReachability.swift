@@ -12,16 +12,16 @@ import TipSyncServerBasics
 /// silently, no port bound, no error). Each attempt is one `SELECT 1`, given at most 5 s; between
 /// attempts a warning says what the server waits for and when it tries again (1, 2, 4, 8, then every
 /// 15 s); after `--database-wait` it gives up with an error naming the database's host and port.
-public enum PostgresReachability {
-    public struct Unreachable: Error, CustomStringConvertible {
-        public var description: String
+package enum PostgresReachability {
+    package struct Unreachable: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private struct AttemptTimedOut: Error, CustomStringConvertible {
         package var description: String { "no answer within 5 s" }
     }
 
-    public static func waitUntilReachable(
+    package static func waitUntilReachable(
         _ client: PostgresClient, host: String, port: Int, within limit: Duration, logger: Logger,
         clock: ContinuousClock = ContinuousClock()
     ) async throws {

@@ -11,7 +11,7 @@ extension PostgresSyncStore {
         return result
     }
 
-    public func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {
+    package func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {
         try await transaction { connection in
             for try await id in try await connection.query(
                 "INSERT INTO account (name, created_at) VALUES (\(name), \(now)) ON CONFLICT (name) DO NOTHING RETURNING id",
@@ -28,7 +28,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
+    package func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
         let after = after ?? ""
         // COLLATE "C": byte order of the UTF-8 encoding, the order protocol.md names, whatever the
         // database's locale.
@@ -47,7 +47,7 @@ extension PostgresSyncStore {
         return accounts
     }
 
-    public func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
+    package func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
         let rows = try await client.query(
             """
             SELECT account.name, device.name, device.last_seen
@@ -62,7 +62,7 @@ extension PostgresSyncStore {
         return devices
     }
 
-    public func accountDetails(name: String) async throws -> AccountDetails? {
+    package func accountDetails(name: String) async throws -> AccountDetails? {
         try await transaction { connection in
             var found: (Int64, Int64?, Int64, Int64, Int64?, Int64)?
             for try await row in try await connection.query(
@@ -101,7 +101,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
+    package func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
         let erased = try await transaction { connection -> (id: Int64, logEntries: Int)? in
             // The account's row lock: a concurrent push to it waits, then finds no device.
             guard
@@ -140,7 +140,7 @@ extension PostgresSyncStore {
         return erased
     }
 
-    public func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
+    package func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
         account: Int64, tokens: Int
     )? {
         try await transaction { connection in
@@ -169,7 +169,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
+    package func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
         guard !pulled.isEmpty else { return }
         let keys = Array(pulled.keys)
         try await client.query(
@@ -181,7 +181,7 @@ extension PostgresSyncStore {
             """, logger: logger)
     }
 
-    public func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws {
+    package func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws {
         guard !seen.isEmpty else { return }
         let accounts = seen.keys.map(\.accountID)
         let devices = seen.keys.map(\.device)
@@ -194,7 +194,7 @@ extension PostgresSyncStore {
             """, logger: logger)
     }
 
-    public func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
+    package func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
         guard !contexts.isEmpty else { return }
         let keys = Array(contexts.keys)
         let accounts = keys.map(\.accountID)
@@ -208,7 +208,7 @@ extension PostgresSyncStore {
             """, logger: logger)
     }
 
-    public func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws
+    package func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws
         -> SignInResult
     {
         let nameHash = TokenHasher.hash(accountName)
@@ -247,7 +247,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
+    package func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
         try await transaction { connection in
             try await rows(
                 """
@@ -258,7 +258,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func adminKeys() async throws -> [AdminKeyRecord] {
+    package func adminKeys() async throws -> [AdminKeyRecord] {
         var keys: [AdminKeyRecord] = []
         for try await (name, createdAt) in try await client.query(
             "SELECT name, created_at FROM admin_key ORDER BY name COLLATE \"C\"", logger: logger
@@ -268,7 +268,7 @@ extension PostgresSyncStore {
         return keys
     }
 
-    public func revokeAdminKey(name: String) async throws -> Bool {
+    package func revokeAdminKey(name: String) async throws -> Bool {
         try await transaction { connection in
             try await rows(
                 "DELETE FROM admin_key WHERE name = \(name) RETURNING 1", as: Int32.self, on: connection
@@ -276,7 +276,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func adminKeyName(forHash hash: String) async throws -> String? {
+    package func adminKeyName(forHash hash: String) async throws -> String? {
         for try await name in try await client.query(
             "SELECT name FROM admin_key WHERE hash = \(hash)", logger: logger
         ).decode(String.self) {
@@ -285,7 +285,7 @@ extension PostgresSyncStore {
         return nil
     }
 
-    public func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
+    package func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
         try await transaction { connection in
             try await connection.query("DELETE FROM console_session WHERE expires_at <= \(now)", logger: logger)
             try await connection.query(
@@ -297,7 +297,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
+    package func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
         for try await (keyHash, keyName, csrf, expiresAt) in try await client.query(
             """
             SELECT admin_key_hash, admin_key_name, csrf, expires_at FROM console_session
@@ -310,7 +310,7 @@ extension PostgresSyncStore {
         return nil
     }
 
-    public func deleteConsoleSession(idHash: String) async throws {
+    package func deleteConsoleSession(idHash: String) async throws {
         try await client.query("DELETE FROM console_session WHERE id_hash = \(idHash)", logger: logger)
     }
 }

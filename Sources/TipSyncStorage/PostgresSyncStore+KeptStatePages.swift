@@ -5,7 +5,7 @@ import TipSyncServerBasics
 /// ``KeptStatePage``s on PostgreSQL: the `kept_state_page` table, one row per full page of a
 /// compacted account's state; a pull reads one in its one statement (``PostgresPullStatement``).
 extension PostgresSyncStore {
-    public func statePages(account: Int64) async throws -> StatePages {
+    package func statePages(account: Int64) async throws -> StatePages {
         // One statement: one snapshot of the log and of the compaction it follows.
         var builtFor: Int64 = 0
         var entries: [(position: Int64, text: ByteBuffer)] = []
@@ -23,7 +23,7 @@ extension PostgresSyncStore {
         return StatePages(builtFor: builtFor, log: entries)
     }
 
-    public func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool {
+    package func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool {
         try await transaction { connection -> Bool in
             // The account row lock, as a compaction's drop takes it: neither passes the other.
             let latest = try await rows(

@@ -3,7 +3,7 @@ import TipSyncCore
 import TipSyncServerBasics
 
 extension PostgresSyncStore {
-    public func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
+    package func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
         var ids: [Int64] = []
         for try await id in try await client.query(
             """
@@ -17,7 +17,7 @@ extension PostgresSyncStore {
         return ids
     }
 
-    public func tipUsage(account: Int64) async throws -> [TipUsage] {
+    package func tipUsage(account: Int64) async throws -> [TipUsage] {
         try await client.withConnection { connection in try await tipUsage(account: account, on: connection) }
     }
 
@@ -51,7 +51,7 @@ extension PostgresSyncStore {
             })
     }
 
-    public func tipUsage(tip: String) async throws -> [TipUsage] {
+    package func tipUsage(tip: String) async throws -> [TipUsage] {
         var usage: [TipUsage] = []
         for try await row in try await client.query(
             """
@@ -66,7 +66,7 @@ extension PostgresSyncStore {
         return usage
     }
 
-    public func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
+    package func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
         var participants: [(account: String, usage: TipUsage)] = []
         for try await (name, tip, reason, displays, first, invalidated, id, arm, reached, exposed, converted)
             in try await client.query(
@@ -105,7 +105,7 @@ extension PostgresSyncStore {
             logger: logger)
     }
 
-    public func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
+    package func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
         try await transaction { connection in
             // An account erased meanwhile stays erased: nothing is written for it.
             guard
@@ -134,7 +134,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func tipUsageTotals() async throws -> [TipUsageTotals] {
+    package func tipUsageTotals() async throws -> [TipUsageTotals] {
         var rows: [(tip: String, name: String, count: Int64)] = []
         for try await (tip, name, count) in try await client.query(
             "SELECT tip, name, count FROM tip_counter", logger: logger
@@ -144,7 +144,7 @@ extension PostgresSyncStore {
         return TipUsageCounters.totals(rows: rows)
     }
 
-    public func overview() async throws -> StoreOverview {
+    package func overview() async throws -> StoreOverview {
         var overview = StoreOverview(accounts: 0, devices: 0, databaseBytes: 0, recentCompactions: [])
         for try await (accounts, devices, bytes) in try await client.query(
             """
@@ -167,7 +167,7 @@ extension PostgresSyncStore {
         return overview
     }
 
-    public func catalogJSON() async throws -> String? {
+    package func catalogJSON() async throws -> String? {
         for try await value in try await client.query(
             "SELECT value FROM server_meta WHERE key = 'catalog'", logger: logger
         ).decode(String.self) {
@@ -176,7 +176,7 @@ extension PostgresSyncStore {
         return nil
     }
 
-    public func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?)
+    package func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?)
         async throws
         -> Int64
     {
@@ -202,7 +202,7 @@ extension PostgresSyncStore {
         }
     }
 
-    public func latestCatalogVersion() async throws -> Int64? {
+    package func latestCatalogVersion() async throws -> Int64? {
         for try await value in try await client.query("SELECT max(version) FROM catalog_version", logger: logger)
             .decode(Int64?.self)
         {
@@ -211,7 +211,7 @@ extension PostgresSyncStore {
         return nil
     }
 
-    public func catalogVersions() async throws -> [CatalogVersionRecord] {
+    package func catalogVersions() async throws -> [CatalogVersionRecord] {
         var records: [CatalogVersionRecord] = []
         for try await (version, text, uploadedBy, uploadedAt, restoredFrom) in try await client.query(
             "SELECT version, text, uploaded_by, uploaded_at, restored_from FROM catalog_version ORDER BY version DESC",

@@ -16,20 +16,20 @@ import TipSyncServerBasics
 ///
 /// The client's connection pool must be running (``PostgresClient/run()``) while the store is used;
 /// ``DatabaseLocation/withStore(_:)`` does that.
-public struct PostgresSyncStore: SyncStore {
-    public let client: PostgresClient
+package struct PostgresSyncStore: SyncStore {
+    package let client: PostgresClient
     package let logger: Logger
     package static let channel = "tipsync_changes"
     /// Serializes migrations of concurrently starting instances (`pg_advisory_xact_lock` key).
     package static let migrationLockKey: Int64 = 0x7469_7073_796e_63
 
-    public init(client: PostgresClient, logger: Logger = Logger(label: "tipsync-server.postgres")) {
+    package init(client: PostgresClient, logger: Logger = Logger(label: "tipsync-server.postgres")) {
         self.client = client
         self.logger = logger
     }
 
     /// A client for `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
-    public static func makeClient(url text: String) throws -> PostgresClient {
+    package static func makeClient(url text: String) throws -> PostgresClient {
         guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
             throw StoreError(
                 "cannot read the database URL '\(text)'; expected postgres://user:password@host:5432/database")
@@ -203,7 +203,7 @@ public struct PostgresSyncStore: SyncStore {
 
     /// Creates or upgrades the schema. Concurrent instances wait for each other (advisory lock), so
     /// migrations run exactly once.
-    public func schemaVersion() async throws -> String {
+    package func schemaVersion() async throws -> String {
         var current = 0
         for try await version in try await client.query(
             "SELECT COALESCE(MAX(version), 0) FROM tipsync_schema_version", logger: logger
@@ -213,7 +213,7 @@ public struct PostgresSyncStore: SyncStore {
         return "PostgreSQL schema \(current)"
     }
 
-    public func migrate() async throws {
+    package func migrate() async throws {
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
             try await connection.query(
@@ -236,7 +236,7 @@ public struct PostgresSyncStore: SyncStore {
 
     // MARK: Accounts and tokens
 
-    public func createAccount(name: String) async throws -> Int64 {
+    package func createAccount(name: String) async throws -> Int64 {
         try await transaction { connection in
             let rows = try await connection.query(
                 "INSERT INTO account (name, created_at) VALUES (\(name), \(WallClock.milliseconds())) ON CONFLICT (name) DO NOTHING RETURNING id",
@@ -247,13 +247,13 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func accountName(id: Int64) async throws -> String? {
+    package func accountName(id: Int64) async throws -> String? {
         let rows = try await client.query("SELECT name FROM account WHERE id = \(id)", logger: logger)
         for try await name in rows.decode(String.self) { return name }
         return nil
     }
 
-    public func accountID(named name: String) async throws -> Int64? {
+    package func accountID(named name: String) async throws -> Int64? {
         try await transaction { connection in
             for try await id in try await connection.query(
                 "SELECT id FROM account WHERE name = \(name)", logger: logger
@@ -264,7 +264,7 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
+    package func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
         try await transaction { connection in
             guard
                 let account = try await rows(
@@ -283,7 +283,7 @@ public struct PostgresSyncStore: SyncStore {
 
     /// Every request with a token this instance has not seen yet (after a restart: every device's
     /// first) reads it here; prepared once per connection (``PostgresTokenStatement``).
-    public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
+    package func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
         var identity: DeviceIdentity?
         for try await row in try await client.execute(PostgresTokenStatement(hash: hash), logger: logger) {
             identity = DeviceIdentity(accountID: row.account, device: row.device)
@@ -291,13 +291,13 @@ public struct PostgresSyncStore: SyncStore {
         return identity
     }
 
-    public func wasErased(tokenHash hash: String) async throws -> Bool {
+    package func wasErased(tokenHash hash: String) async throws -> Bool {
         let rows = try await client.query("SELECT 1 FROM erased_token WHERE hash = \(hash)", logger: logger)
         for try await _ in rows.decode(Int.self) { return true }
         return false
     }
 
-    public func highestSeq(account: Int64, device: String) async throws -> Int64? {
+    package func highestSeq(account: Int64, device: String) async throws -> Int64? {
         let rows = try await client.query(
             "SELECT highest_seq FROM device WHERE account = \(account) AND name = \(device)", logger: logger)
         for try await seq in rows.decode(Int64.self) { return seq }
@@ -306,7 +306,7 @@ public struct PostgresSyncStore: SyncStore {
 
     // MARK: Log
 
-    public func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    package func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
         let changes = pushed.changes
@@ -377,7 +377,7 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func pull(
+    package func pull(
         account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
         keptPages: Bool
     ) async throws -> PullPage {
@@ -447,11 +447,11 @@ public struct PostgresSyncStore: SyncStore {
         return generation
     }
 
-    public func cursorGeneration() async throws -> String {
+    package func cursorGeneration() async throws -> String {
         try await client.withConnection { try await Self.cursorGeneration($0, logger: logger) }
     }
 
-    public func rotateCursorGeneration() async throws -> String {
+    package func rotateCursorGeneration() async throws -> String {
         try await transaction { connection in
             try await connection.query(
                 "UPDATE server_meta SET value = substr(md5(random()::text || clock_timestamp()::text), 1, 16) WHERE key = 'cursorGeneration'",
@@ -460,7 +460,7 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
+    package func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
         var entries: [LogCompaction.Entry] = []
         for try await (position, body) in try await client.query(
             "SELECT position, body FROM change WHERE account = \(account) ORDER BY position", logger: logger
@@ -471,7 +471,7 @@ public struct PostgresSyncStore: SyncStore {
         return entries
     }
 
-    public func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
+    package func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
         async throws -> Bool
     {
         try await transaction { connection -> Bool in
@@ -499,7 +499,7 @@ public struct PostgresSyncStore: SyncStore {
         }
     }
 
-    public func logCount(account: Int64) async throws -> Int {
+    package func logCount(account: Int64) async throws -> Int {
         let rows = try await client.query("SELECT COUNT(*) FROM change WHERE account = \(account)", logger: logger)
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0
@@ -507,7 +507,7 @@ public struct PostgresSyncStore: SyncStore {
 
     /// Calls `onChange` with every event any instance announces (every push commit among them),
     /// until cancelled.
-    public func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {
+    package func watchChanges(_ onChange: @escaping @Sendable (StoreEvent) -> Void) async throws {
         try await client.withConnection { connection in
             try await connection.listen(on: Self.channel) { notifications in
                 onChange(.watching)  // LISTEN is in place from here on

@@ -1,35 +1,35 @@
 import TipSyncServerBasics
 
 /// One page of ``ChangeLogStore/pull(account:after:limit:)``: the body of `GET /v1/pull`'s answer.
-public struct PullPage: Sendable, Hashable {
+package struct PullPage: Sendable, Hashable {
     /// Canonical JSON of each change, in log order (empty when ``kept`` holds the page).
-    public var changes: ChangeTexts
+    package var changes: ChangeTexts
     /// The page as kept compressed after the account's latest compaction, when the pull asked for
     /// kept pages and one answers it (``KeptStatePage``): its changes are not read from the log.
-    public var kept: KeptStatePage?
+    package var kept: KeptStatePage?
     /// How many changes the page holds.
-    public var count: Int { kept?.count ?? changes.count }
+    package var count: Int { kept?.count ?? changes.count }
     /// The bytes of change text read from the log for this page: what it cost to read (a kept page
     /// is read whole, already compressed, and counts none).
-    public var readBytes: Int { kept == nil ? changes.joined.readableBytes : 0 }
+    package var readBytes: Int { kept == nil ? changes.joined.readableBytes : 0 }
     /// Whether it holds none.
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
     /// Each change's canonical JSON, in log order.
-    public var bodies: [String] { changes.bodies }
+    package var bodies: [String] { changes.bodies }
     /// The log position after this page (the request's position when the page is empty).
-    public var cursor: Int64
-    public var more: Bool
+    package var cursor: Int64
+    package var more: Bool
     /// The requested cursor predated a compaction: this page restarts from the beginning.
-    public var snapshot: Bool
+    package var snapshot: Bool
     /// The highest position this database can have handed out for the account: its latest stored
     /// entry or its latest compacted one, whichever is higher. A readable cursor beyond it comes from
     /// a log that has since been rewound (a restored backup).
-    public var logEnd: Int64
+    package var logEnd: Int64
     /// The database's cursor generation (``SyncStore/rotateCursorGeneration()``).
-    public var generation: String
+    package var generation: String
     /// The highest sequence number stored from the device the pull named (0: none yet), read with the
     /// page; `nil` when the pull named no device. A pull answer tells the device (`highestSeq`).
-    public var deviceHighestSeq: Int64?
+    package var deviceHighestSeq: Int64?
 
     /// The `snapshot` rule, written once for every backend (protocol.md §8): `true` exactly when the
     /// request carried a cursor and compaction has removed entries after it (its position is below
@@ -37,11 +37,11 @@ public struct PullPage: Sendable, Hashable {
     /// device never saw. Continuing after the cursor is still complete: compaction keeps, for every
     /// entry it drops, the entries that supersede it. (Restarting from the beginning instead made
     /// every page of a log compacted past the page's end restart again, for ever.)
-    public static func isSnapshot(cursor: Int64, compactedThrough: Int64) -> Bool {
+    package static func isSnapshot(cursor: Int64, compactedThrough: Int64) -> Bool {
         cursor > 0 && cursor < compactedThrough
     }
 
-    public init(
+    package init(
         bodies: [String], cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String,
         deviceHighestSeq: Int64? = nil
     ) {
@@ -50,7 +50,7 @@ public struct PullPage: Sendable, Hashable {
             generation: generation, deviceHighestSeq: deviceHighestSeq)
     }
 
-    public init(
+    package init(
         changes: ChangeTexts, cursor: Int64, more: Bool, snapshot: Bool, logEnd: Int64, generation: String,
         deviceHighestSeq: Int64? = nil, kept: KeptStatePage? = nil
     ) {

@@ -3,7 +3,7 @@ import GRDB
 import TipSyncServerBasics
 
 extension SQLiteSyncStore {
-    public func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {
+    package func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {
         try await pool.write { db in
             if let id = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) {
                 return (id, false)
@@ -13,7 +13,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
+    package func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
         try await pool.read { db in
             // TEXT compares with BINARY collation: by UTF-8 bytes, the order protocol.md names.
             try Row.fetchAll(
@@ -32,7 +32,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
+    package func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
@@ -46,7 +46,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func accountDetails(name: String) async throws -> AccountDetails? {
+    package func accountDetails(name: String) async throws -> AccountDetails? {
         try await pool.read { db in
             guard
                 let account = try Row.fetchOne(
@@ -81,7 +81,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
+    package func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
         let erased = try await pool.write { db -> (id: Int64, logEntries: Int)? in
             guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name])
             else { return nil }
@@ -123,7 +123,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
+    package func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
         account: Int64, tokens: Int
     )? {
         try await pool.write { db in
@@ -143,7 +143,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws {
+    package func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws {
         guard !seen.isEmpty else { return }
         try await pool.write { db in
             let update = try db.cachedStatement(
@@ -154,7 +154,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
+    package func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
         guard !contexts.isEmpty else { return }
         try await pool.write { db in
             let update = try db.cachedStatement(sql: "UPDATE device SET context = ? WHERE account = ? AND name = ?")
@@ -164,7 +164,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
+    package func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
         guard !pulled.isEmpty else { return }
         try await pool.write { db in
             let update = try db.cachedStatement(
@@ -175,7 +175,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws
+    package func signIn(accountName: String, device: String, issuedAt: Int64?, at now: Int64) async throws
         -> SignInResult
     {
         // Most requests find everything in place: a read, no write.
@@ -208,7 +208,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
+    package func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
         try await pool.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM admin_key WHERE name = ?", arguments: [name]) != nil {
                 return false
@@ -219,7 +219,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func adminKeys() async throws -> [AdminKeyRecord] {
+    package func adminKeys() async throws -> [AdminKeyRecord] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT name, createdAt FROM admin_key ORDER BY name").map {
                 AdminKeyRecord(name: $0["name"], createdAt: $0["createdAt"])
@@ -227,20 +227,20 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func revokeAdminKey(name: String) async throws -> Bool {
+    package func revokeAdminKey(name: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM admin_key WHERE name = ?", arguments: [name])
             return db.changesCount > 0
         }
     }
 
-    public func adminKeyName(forHash hash: String) async throws -> String? {
+    package func adminKeyName(forHash hash: String) async throws -> String? {
         try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT name FROM admin_key WHERE hash = ?", arguments: [hash])
         }
     }
 
-    public func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
+    package func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM console_session WHERE expiresAt <= ?", arguments: [now])
             try db.execute(
@@ -254,7 +254,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
+    package func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
         try await pool.read { db in
             try Row.fetchOne(
                 db,
@@ -269,7 +269,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func deleteConsoleSession(idHash: String) async throws {
+    package func deleteConsoleSession(idHash: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM console_session WHERE idHash = ?", arguments: [idHash])
         }

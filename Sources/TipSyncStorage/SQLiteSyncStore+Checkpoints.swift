@@ -22,7 +22,7 @@ extension SQLiteSyncStore {
     /// SQLite's own threshold for a checkpoint, in pages of log.
     package static let checkpointPages = 1000
 
-    public func checkpointInBackground(every interval: Duration) async throws {
+    package func checkpointInBackground(every interval: Duration) async throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let checkpointer = try DatabaseQueue(path: pool.path, configuration: configuration)

@@ -6,7 +6,7 @@ import TipSyncServerBasics
 /// ``KeptStatePage``s on SQLite: the `kept_state_page` table, one row per full page of a compacted
 /// account's state.
 extension SQLiteSyncStore {
-    public func statePages(account: Int64) async throws -> StatePages {
+    package func statePages(account: Int64) async throws -> StatePages {
         try await pool.read { db in
             let builtFor =
                 try Int64.fetchOne(
@@ -22,7 +22,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool {
+    package func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool {
         try await pool.write { db in
             let latest = try Int64.fetchOne(
                 db, sql: "SELECT compactedAtPosition FROM account WHERE id = ?", arguments: [account])

@@ -3,7 +3,7 @@ import TipSyncCore
 import TipSyncServerBasics
 
 extension SQLiteSyncStore {
-    public func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
+    package func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
         try await pool.read { db in
             try Int64.fetchAll(
                 db,
@@ -12,7 +12,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func tipUsage(account: Int64) async throws -> [TipUsage] {
+    package func tipUsage(account: Int64) async throws -> [TipUsage] {
         try await pool.read { db in try Self.tipUsage(account: account, db) }
     }
 
@@ -57,7 +57,7 @@ extension SQLiteSyncStore {
         try db.execute(sql: "DELETE FROM tip_counter WHERE count = 0")
     }
 
-    public func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
+    package func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
         try await pool.write { db in
             // An account erased meanwhile stays erased: nothing is written for it.
             guard try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE id = ?", arguments: [account]) != nil
@@ -84,7 +84,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func tipUsage(tip: String) async throws -> [TipUsage] {
+    package func tipUsage(tip: String) async throws -> [TipUsage] {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT \(Self.usageColumns) FROM tip_usage WHERE tip = ?", arguments: [tip]
@@ -92,7 +92,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
+    package func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
@@ -105,7 +105,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func tipUsageTotals() async throws -> [TipUsageTotals] {
+    package func tipUsageTotals() async throws -> [TipUsageTotals] {
         try await pool.read { db in
             TipUsageCounters.totals(
                 rows: try Row.fetchAll(db, sql: "SELECT tip, name, count FROM tip_counter").map {
@@ -114,7 +114,7 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func overview() async throws -> StoreOverview {
+    package func overview() async throws -> StoreOverview {
         try await pool.read { db in
             let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
             let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 0
@@ -132,12 +132,12 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func catalogJSON() async throws -> String? {
+    package func catalogJSON() async throws -> String? {
         try await pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'catalog'")
         }
     }
 
-    public func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?)
+    package func insertCatalogVersion(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?)
         async throws
         -> Int64
     {
@@ -157,11 +157,11 @@ extension SQLiteSyncStore {
         }
     }
 
-    public func latestCatalogVersion() async throws -> Int64? {
+    package func latestCatalogVersion() async throws -> Int64? {
         try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(version) FROM catalog_version") }
     }
 
-    public func catalogVersions() async throws -> [CatalogVersionRecord] {
+    package func catalogVersions() async throws -> [CatalogVersionRecord] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,

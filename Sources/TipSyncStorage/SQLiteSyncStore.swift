@@ -12,7 +12,7 @@ import TipSyncServerBasics
 /// ``SyncStore`` on one SQLite file (WAL). SQLite has one writer at a time and a reader sees only
 /// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
 /// never skips a change committed later.
-public struct SQLiteSyncStore: SyncStore {
+package struct SQLiteSyncStore: SyncStore {
     package let pool: DatabasePool
     /// Pushes that arrive while the writer is busy share its next transaction.
     package let pushes: GroupCommit
@@ -20,7 +20,7 @@ public struct SQLiteSyncStore: SyncStore {
     package let logPages = LogPages()
 
     /// Opens (creating) the database at `path`.
-    public init(path: String) throws {
+    package init(path: String) throws {
         try FileManager.default.createDirectory(
             at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
@@ -41,7 +41,7 @@ public struct SQLiteSyncStore: SyncStore {
     /// GRDB's `releaseMemory()` blocks its thread until every reader is back in the pool, and a
     /// reader comes back from the task that used it, on Swift's cooperative threads: it runs on a
     /// Dispatch thread of its own, so that it never takes the thread a read needs to finish.
-    public func releaseMemory() async {
+    package func releaseMemory() async {
         let pool = pool
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global(qos: .utility).async {
@@ -241,16 +241,16 @@ public struct SQLiteSyncStore: SyncStore {
         return migrator
     }
 
-    public func migrate() async throws {
+    package func migrate() async throws {
         try Self.migrator.migrate(pool)
     }
 
-    public func schemaVersion() async throws -> String {
+    package func schemaVersion() async throws -> String {
         let applied = try await pool.read { db in try Self.migrator.appliedMigrations(db) }
         return "SQLite schema \(applied.count) (\(applied.last ?? "empty"))"
     }
 
-    public func createAccount(name: String) async throws -> Int64 {
+    package func createAccount(name: String) async throws -> Int64 {
         try await pool.write { db in
             if try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) != nil {
                 throw StoreError("account '\(name)' already exists")
@@ -261,19 +261,19 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func accountID(named name: String) async throws -> Int64? {
+    package func accountID(named name: String) async throws -> Int64? {
         try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name])
         }
     }
 
-    public func accountName(id: Int64) async throws -> String? {
+    package func accountName(id: Int64) async throws -> String? {
         try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT name FROM account WHERE id = ?", arguments: [id])
         }
     }
 
-    public func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
+    package func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
         try await pool.write { db in
             guard
                 let account = try Int64.fetchOne(
@@ -288,7 +288,7 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
+    package func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
         try await pool.read { db in
             try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [hash]
@@ -297,7 +297,7 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func wasErased(tokenHash hash: String) async throws -> Bool {
+    package func wasErased(tokenHash hash: String) async throws -> Bool {
         try await pool.read { db in
             try db.cachedStatement(sql: "SELECT 1 FROM erased_token WHERE hash = ?").hasRow(.text(hash), in: db)
         }
@@ -310,7 +310,7 @@ public struct SQLiteSyncStore: SyncStore {
         guard names else { throw UnconfirmedToken.Gone() }
     }
 
-    public func highestSeq(account: Int64, device: String) async throws -> Int64? {
+    package func highestSeq(account: Int64, device: String) async throws -> Int64? {
         try await pool.read { db in try Self.highestSeq(account: account, device: device, db) }
     }
 
@@ -321,7 +321,7 @@ public struct SQLiteSyncStore: SyncStore {
             arguments: [account, device])
     }
 
-    public func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
+    package func push(_ pushed: PushedChanges, from identity: DeviceIdentity, confirming token: UnconfirmedToken?)
         async throws -> PushOutcome
     {
         try await pushes.write(Self.pushUpdates(pushed, from: identity, confirming: token))
@@ -397,7 +397,7 @@ public struct SQLiteSyncStore: SyncStore {
         )
     }
 
-    public func pull(
+    package func pull(
         account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
         keptPages: Bool
     ) async throws -> PullPage {
@@ -473,11 +473,11 @@ public struct SQLiteSyncStore: SyncStore {
             ?? ""
     }
 
-    public func cursorGeneration() async throws -> String {
+    package func cursorGeneration() async throws -> String {
         try await pool.read { db in try Self.cursorGeneration(db) }
     }
 
-    public func rotateCursorGeneration() async throws -> String {
+    package func rotateCursorGeneration() async throws -> String {
         try await pool.write { db in
             try db.execute(
                 sql: "UPDATE server_meta SET value = lower(hex(randomblob(8))) WHERE key = 'cursorGeneration'")
@@ -485,7 +485,7 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
+    package func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position", arguments: [account]
@@ -497,7 +497,7 @@ public struct SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
+    package func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
         async throws -> Bool
     {
         try await pool.write { db in
@@ -524,11 +524,11 @@ public struct SQLiteSyncStore: SyncStore {
 
     /// Copies the whole database to `path` with SQLite's online backup API (the server may keep
     /// serving); what `sqlite3 server.sqlite ".backup PATH"` does.
-    public func backup(to path: String) throws {
+    package func backup(to path: String) throws {
         try pool.backup(to: try DatabaseQueue(path: path))
     }
 
-    public func logCount(account: Int64) async throws -> Int {
+    package func logCount(account: Int64) async throws -> Int {
         try await pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE account = ?", arguments: [account]) ?? 0
         }

@@ -1,7 +1,7 @@
 import TipSyncServerBasics
 
 /// What ``SyncStore/signIn(accountName:device:issuedAt:at:)`` decided.
-public enum SignInResult: Sendable, Hashable {
+package enum SignInResult: Sendable, Hashable {
     case identity(DeviceIdentity)
     /// The account was erased after the credential was issued.
     case erased

@@ -4,7 +4,7 @@ import TipSyncCore
 import TipSyncServerBasics
 
 /// A storage-level failure with a message for operators (CLI) or a 500 (API).
-public struct StoreError: Error, CustomStringConvertible, Sendable {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct StoreError: Error, CustomStringConvertible, Sendable {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

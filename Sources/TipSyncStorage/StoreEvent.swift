@@ -2,7 +2,7 @@ import TipSyncServerBasics
 
 /// What one server instance tells the others through the database (PostgreSQL `NOTIFY`), so that
 /// live connections on every instance react within milliseconds.
-public enum StoreEvent: Sendable, Hashable {
+package enum StoreEvent: Sendable, Hashable {
     /// The account's log grew: its devices pull.
     case changes(account: Int64)
     /// A device's tokens were revoked: its open streams end.

@@ -4,7 +4,7 @@ import TipSyncCore
 /// credentials (``IdentityStore``), and what the console reads (``InsightStore``). SQLite
 /// (``SQLiteSyncStore``) and PostgreSQL (``PostgresSyncStore``) implement it and only do I/O; both pass
 /// one contract suite (`Tests/TipSyncServerTests/StorageContractTests.swift`).
-public protocol SyncStore: ChangeLogStore, IdentityStore, InsightStore {
+package protocol SyncStore: ChangeLogStore, IdentityStore, InsightStore {
     /// Creates the schema or upgrades it; run before serving.
     func migrate() async throws
     /// The schema's version as `tipsync-server migrate` reports it (the backend's own numbering).
@@ -15,5 +15,5 @@ public protocol SyncStore: ChangeLogStore, IdentityStore, InsightStore {
 }
 
 extension SyncStore {
-    public func releaseMemory() async {}
+    package func releaseMemory() async {}
 }

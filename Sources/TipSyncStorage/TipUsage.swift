@@ -4,24 +4,24 @@ import TipSyncServerBasics
 
 /// One account's use of one tip, as the tips page aggregates it: derived from the account's merged
 /// state, computed by `TipSyncCore` from its log, the same merge every device runs.
-public struct TipUsage: Sendable, Hashable {
-    public var tip: String
+package struct TipUsage: Sendable, Hashable {
+    package var tip: String
     /// Why the tip is invalidated, or `nil`: the merged state's invalidation (`tipClosed`,
     /// `actionPerformed`), else the catalog's display limits as a device evaluates them
     /// (`displayCountExceeded`, `displayDurationExceeded`: never written to the log).
-    public var reason: InvalidationReason?
+    package var reason: InvalidationReason?
     /// Displays summed over the account's devices in the tip's current display epoch.
-    public var displays: Int64
+    package var displays: Int64
     /// The earliest display any device reported (milliseconds since 1970). Kept across compaction,
     /// which may drop the change that first reported it.
-    public var firstDisplayAt: Int64?
+    package var firstDisplayAt: Int64?
     /// When the winning invalidation was written (its HLC's milliseconds); for a display limit, the
     /// latest display of the tip's current epoch (the one that reached it).
-    public var invalidatedAt: Int64?
+    package var invalidatedAt: Int64?
     /// The account in the tip's experiment (protocol.md §13.12), once reached; else `nil`.
-    public var experiment: ExperimentParticipation?
+    package var experiment: ExperimentParticipation?
 
-    public init(
+    package init(
         tip: String, reason: InvalidationReason?, displays: Int64, firstDisplayAt: Int64?, invalidatedAt: Int64?,
         experiment: ExperimentParticipation? = nil
     ) {
@@ -37,7 +37,7 @@ public struct TipUsage: Sendable, Hashable {
     /// displays survive a compaction that dropped their changes). With a `catalog`, display limits
     /// count as the invalidations devices compute from them, with the same status evaluator, and
     /// with the `account`'s name each experiment of the catalog gets its participation.
-    public static func derive(
+    package static func derive(
         from changes: [Change], previous: [TipUsage] = [], catalog: Catalog? = nil, account: String? = nil
     ) -> [TipUsage] {
         var state = ReplicaState()

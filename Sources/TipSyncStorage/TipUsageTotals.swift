@@ -2,31 +2,31 @@ import Foundation
 import TipSyncCore
 
 /// One tip across every account: what `/console/tips` shows.
-public struct TipUsageTotals: Sendable, Hashable {
-    public var tip: String
+package struct TipUsageTotals: Sendable, Hashable {
+    package var tip: String
     /// Accounts whose log mentions the tip.
-    public var accounts: Int
+    package var accounts: Int
     /// Accounts that displayed it at least once (current epoch).
-    public var displayedAccounts: Int
+    package var displayedAccounts: Int
     /// Accounts with the tip invalidated, by reason.
-    public var invalidated: [InvalidationReason: Int]
+    package var invalidated: [InvalidationReason: Int]
     /// Accounts by displays: 0, 1, 2–3, 4–7, 8 or more.
-    public var displayBuckets: [Int]
+    package var displayBuckets: [Int]
     /// Median milliseconds from the first display to the invalidation, over accounts with both.
-    public var medianMillisecondsToInvalidation: Int64?
+    package var medianMillisecondsToInvalidation: Int64?
     /// Accounts whose tip was invalidated with `actionPerformed` (the feature used) at or after its
     /// first display: the tip was seen, then the feature used.
-    public var usedAfterSeeing: Int
+    package var usedAfterSeeing: Int
     /// Per UTC day (`2026-11-25`): accounts that first displayed the tip, closed it, used it.
-    public var daily: [String: DailyCounts]
+    package var daily: [String: DailyCounts]
 
     /// One day of a tip's series.
-    public struct DailyCounts: Sendable, Hashable {
-        public var displayed = 0
-        public var closed = 0
-        public var used = 0
+    package struct DailyCounts: Sendable, Hashable {
+        package var displayed = 0
+        package var closed = 0
+        package var used = 0
 
-        public init(displayed: Int = 0, closed: Int = 0, used: Int = 0) {
+        package init(displayed: Int = 0, closed: Int = 0, used: Int = 0) {
             self.displayed = displayed
             self.closed = closed
             self.used = used
@@ -34,11 +34,11 @@ public struct TipUsageTotals: Sendable, Hashable {
     }
 
     /// `usedAfterSeeing` as a share of the accounts that displayed the tip (0 when none did).
-    public var usedAfterSeeingShare: Double {
+    package var usedAfterSeeingShare: Double {
         displayedAccounts == 0 ? 0 : Double(usedAfterSeeing) / Double(displayedAccounts)
     }
 
-    public init(
+    package init(
         tip: String, accounts: Int, displayedAccounts: Int, invalidated: [InvalidationReason: Int],
         displayBuckets: [Int], medianMillisecondsToInvalidation: Int64?, usedAfterSeeing: Int = 0,
         daily: [String: DailyCounts] = [:]
@@ -53,5 +53,5 @@ public struct TipUsageTotals: Sendable, Hashable {
         self.medianMillisecondsToInvalidation = medianMillisecondsToInvalidation
     }
 
-    public static let bucketLabels = ["0", "1", "2–3", "4–7", "8+"]
+    package static let bucketLabels = ["0", "1", "2–3", "4–7", "8+"]
 }

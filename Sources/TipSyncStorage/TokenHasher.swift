@@ -3,9 +3,9 @@ import Foundation
 import TipSyncServerBasics
 
 /// Device tokens: random 32-byte secrets, shown once, stored only as SHA-256 hashes.
-public enum TokenHasher {
+package enum TokenHasher {
     /// A new token: `prefix` (`ts_` for device tokens, `tsa_` for admin keys) and 43 characters of base64url.
-    public static func makeToken(prefix: String = "ts_") -> String {
+    package static func makeToken(prefix: String = "ts_") -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let base64 = Data(bytes).base64EncodedString()
@@ -15,7 +15,7 @@ public enum TokenHasher {
     }
 
     /// The stored form: lowercase hex SHA-256 of the token's UTF-8 bytes.
-    public static func hash(_ token: String) -> String {
+    package static func hash(_ token: String) -> String {
         // Hex by table: `String(format:)` per byte cost ~25 µs per request, on every authenticated one.
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []

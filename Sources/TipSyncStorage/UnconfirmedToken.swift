@@ -5,19 +5,19 @@ import TipSyncServerBasics
 /// the token still names ``identity``; when it does not (revoked, the account erased), it throws
 /// ``UnconfirmedToken/Gone`` and stores nothing. A revoked token is thus refused at its next request
 /// exactly as without the cache (protocol.md, section 6).
-public struct UnconfirmedToken: Sendable, Hashable {
+package struct UnconfirmedToken: Sendable, Hashable {
     /// The token's SHA-256 (``TokenHasher``), as stored.
-    public let hash: String
+    package let hash: String
     /// The device the cache says the token names.
-    public let identity: DeviceIdentity
+    package let identity: DeviceIdentity
 
-    public init(hash: String, identity: DeviceIdentity) {
+    package init(hash: String, identity: DeviceIdentity) {
         self.hash = hash
         self.identity = identity
     }
 
     /// The token no longer names the device: the request is answered `401` and changed nothing.
-    public struct Gone: Error, Sendable {
-        public init() {}
+    package struct Gone: Error, Sendable {
+        package init() {}
     }
 }

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
+import TipSyncTestSupport
 
-/// ARCHITECTURE.md's table of targets is what the sources do: every target under `Sources/` has a
-/// row, and imports only the modules its row names (besides the platform's).
+/// ARCHITECTURE.md's table of targets is what the sources do: every target `Package.swift` declares
+/// (those under `Examples/` too) has a row, and imports only the modules its row names (besides the
+/// platform's), however it imports them (`@_exported`, `@testable`, an access level).
 @Suite struct ArchitectureTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -34,7 +36,12 @@ import Testing
             guard file.pathExtension == "swift" else { continue }
             let text = try String(contentsOf: file, encoding: .utf8)
             for line in text.split(separator: "\n") {
-                guard let match = line.firstMatch(of: /^\s*(?:@testable |public |@_spi\(\w+\) )*import (\w+)/) else {
+                guard
+                    let match = line.firstMatch(
+                        of:
+                            /^\s*(?:@testable |@_exported |@preconcurrency |@_implementationOnly |@_spi\(\w+\) |public |package |internal |private |fileprivate )*import (?:(?:struct|class|enum|protocol|typealias|func|var|let) )?(\w+)/
+                    )
+                else {
                     continue
                 }
                 found[String(match.1), default: []].append(file.lastPathComponent)
@@ -43,23 +50,44 @@ import Testing
         return found
     }
 
-    @Test func everyTargetImportsOnlyWhatArchitectureMdAllows() throws {
+    @Test func everyTargetImportsOnlyWhatArchitectureMdAllows() async throws {
         let allowed = try Self.allowedImports()
-        let sources = Self.root.appendingPathComponent("Sources")
-        let targets = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { !$0.hasPrefix(".") }
-        #expect(targets.count >= 12)
-        for target in targets.sorted() {
-            guard let modules = allowed[target] else {
-                Issue.record("ARCHITECTURE.md has no row for the target \(target)")
+        let modules = try await PackageTargets.describe().modules
+        #expect(modules.count >= 19)
+        for target in modules.sorted(by: { $0.name < $1.name }) {
+            guard let allowedModules = allowed[target.name] else {
+                Issue.record("ARCHITECTURE.md has no row for the target \(target.name) (\(target.path))")
                 continue
             }
-            for (module, files) in try Self.imports(under: sources.appendingPathComponent(target))
-            where !modules.contains(module) && !Self.platform.contains(module) {
+            for (module, files) in try Self.imports(under: Self.root.appendingPathComponent(target.path))
+            where !allowedModules.contains(module) && !Self.platform.contains(module) {
                 Issue.record(
-                    "\(target) imports \(module) (\(files.sorted().joined(separator: ", "))), which ARCHITECTURE.md does not allow it"
+                    "\(target.name) imports \(module) (\(files.sorted().joined(separator: ", "))), which ARCHITECTURE.md does not allow it"
                 )
             }
         }
-        #expect(Set(allowed.keys) == Set(targets), "rows for targets that do not exist")
+        #expect(Set(allowed.keys) == Set(modules.map(\.name)), "rows for targets that do not exist")
+    }
+
+    /// The checker reads every form of import a file may use.
+    @Test func everyFormOfImportIsRead() throws {
+        let directory = Scratch.path("imports")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let text = """
+            import Plain
+            @_exported import Exported
+            @testable import Testable
+            package import Package
+            @preconcurrency import Preconcurrency
+            import struct Member.Thing
+            #if canImport(Glibc)
+                import Glibc
+            #endif
+            """
+        try Data(text.utf8).write(to: directory.appendingPathComponent("File.swift"))
+        #expect(
+            Set(try Self.imports(under: directory).keys)
+                == ["Plain", "Exported", "Testable", "Package", "Preconcurrency", "Member", "Glibc"])
     }
 }

@@ -8,12 +8,15 @@ import Testing
 /// string literals.
 @Suite struct ServerFolderTests {
     /// The server's modules whose folders are its layers: `TipSyncServerBasics` (`Lifecycle/`,
-    /// `Basics/`, `BodyCoding/`), `TipSyncStorage` (one layer, `Storage/`) and `TipSyncServer` (the
-    /// rest). The compiler keeps a lower module from using a higher one; this test keeps the folders
-    /// within a module to the table.
+    /// `Basics/`, `BodyCoding/`), `TipSyncStorage` (one layer, `Storage/`), `TipSyncDeviceService`,
+    /// `TipSyncOperatorService` and `TipSyncServer` (`Application/`). The compiler keeps a module from
+    /// using one it does not depend on (`ModuleGraphTests`); this test keeps the folders within a
+    /// module to the table, which only a test can see.
     static let modules: [(directory: URL, folder: String?)] = [
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncServerBasics"), nil),
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncStorage"), "Storage"),
+        (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncDeviceService"), nil),
+        (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncOperatorService"), nil),
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncServer"), nil),
     ]
 

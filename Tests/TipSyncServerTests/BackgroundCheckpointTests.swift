@@ -3,6 +3,8 @@ import GRDB
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 59: SQLite checkpointed its write-ahead log in the commit that passed 1,000 pages, and every

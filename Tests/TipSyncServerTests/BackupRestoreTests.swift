@@ -6,6 +6,8 @@ import Testing
 import TipSync
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// An operator restores an older backup of the server's database: the log is rewound, and positions

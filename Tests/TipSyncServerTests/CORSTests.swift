@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// A web page can call the device API (issue 34, item 1): a preflight `OPTIONS /v1/pull` got `405`

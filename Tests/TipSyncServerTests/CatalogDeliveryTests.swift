@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// `GET /v1/catalog` (issue 33, delivery): the server held a catalog (`PUT /admin/v1/catalog`) and no

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 73, item 2: an off-switch flip, a translation change and an experiment's start were each

@@ -3,6 +3,8 @@ import Testing
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 75, item 5: what the connection layer refuses below the router (a declared body over the

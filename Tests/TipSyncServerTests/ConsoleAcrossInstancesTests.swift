@@ -7,6 +7,8 @@ import TipSyncCore
 import TipSyncStorage
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 73, item 9: console sessions lived in one instance's memory, so a restart logged every

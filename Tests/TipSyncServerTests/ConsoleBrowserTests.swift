@@ -3,6 +3,8 @@ import Testing
 import TipSync
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The console as an operator uses it, in headless Chromium: log in, read the overview, find the

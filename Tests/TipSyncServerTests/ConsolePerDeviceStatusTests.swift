@@ -6,6 +6,8 @@ import Testing
 import TipSync
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 73, item 4: the console's account page said "available — nothing holds it back" for tips

@@ -6,6 +6,8 @@ import Testing
 import TipSync
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// `/console`, in process: every route, the login, the redirect without a session, the CSRF check,

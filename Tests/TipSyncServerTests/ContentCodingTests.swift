@@ -6,6 +6,8 @@ import HummingbirdTesting
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Compressed pull pages and push bodies (protocol.md section 5): optional for clients, never a way

@@ -6,6 +6,8 @@ import HummingbirdTesting
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 #if canImport(Glibc)

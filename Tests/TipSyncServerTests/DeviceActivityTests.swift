@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// A device's latest pull position is always readable, in memory or in the store — also while a

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 73, item 6: `results` printed `converted 0 (—)` beside three conversions whose windows were

@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Experiments on the server (protocol.md §13.12, §15): participation derived from each account's

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The statistics of an experiment's results (protocol.md §13.12), against published values.

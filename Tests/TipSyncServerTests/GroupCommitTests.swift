@@ -4,6 +4,8 @@ import Synchronization
 import Testing
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Writes that arrive while the writer is busy share its next transaction (``GroupCommit``). What

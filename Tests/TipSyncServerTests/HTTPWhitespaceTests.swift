@@ -1,5 +1,7 @@
 import Testing
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Header values are compared without HTTP's optional whitespace (spaces and tabs), and nothing else.

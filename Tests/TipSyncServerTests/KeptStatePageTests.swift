@@ -9,6 +9,8 @@ import Prometheus
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// A compacted account's state kept compressed for new devices (``KeptStatePage``, issue 58 item 4):

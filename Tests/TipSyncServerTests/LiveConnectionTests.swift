@@ -4,7 +4,9 @@ import TipSync
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
 @testable import TipSyncNetworking
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// A connection whose first request is `GET /v1/live` is served on its pipeline, without a task while

@@ -6,6 +6,8 @@ import Testing
 import TipSync
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// What a live stream that carries changes writes when pushes' notifications reach it in another

@@ -3,6 +3,8 @@ import Testing
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// What one device's live streams can hold in the server's memory is bounded (issue 59, item 2:

@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Synchronization
 import Testing
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// `GET /v1/live` is answered in a task of its own (``LiveStreamResponder``): the connection's task

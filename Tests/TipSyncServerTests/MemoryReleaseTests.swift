@@ -8,6 +8,8 @@ import Testing
 import TipSync
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// When a burst of requests is over (an interval with a tenth or less of the busiest interval's

@@ -5,6 +5,8 @@ import Prometheus
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// `/metrics` explains itself: every TipSync metric family has a `# HELP` line (issue 31, item 9).

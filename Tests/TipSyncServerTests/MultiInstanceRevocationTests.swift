@@ -3,6 +3,8 @@ import Testing
 import TipSync
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Two real `tipsync-server` processes on one PostgreSQL database, as a fleet runs them: a

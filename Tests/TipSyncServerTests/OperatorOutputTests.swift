@@ -5,6 +5,8 @@ import Prometheus
 import Testing
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// What an operator expects of a server's output (issue 53, item 5): process figures and a way to

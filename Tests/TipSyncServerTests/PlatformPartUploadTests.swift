@@ -6,6 +6,8 @@ import Testing
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 73, item 1: the web team's whole-catalog upload of the product file (one tip switched off)

@@ -4,6 +4,8 @@ import Testing
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Pushes on one kept-alive connection, as a device sends them: answered in the order they came

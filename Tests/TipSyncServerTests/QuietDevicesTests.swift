@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 72, item 2: an operator finds the devices that stopped syncing — a device refused by the

@@ -5,6 +5,8 @@ import Synchronization
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// A clock tests move by hand.

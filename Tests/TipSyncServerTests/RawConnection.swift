@@ -6,6 +6,8 @@ import Prometheus
 import ServiceLifecycle
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 #if canImport(Glibc)

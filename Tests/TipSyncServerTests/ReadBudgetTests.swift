@@ -7,6 +7,8 @@ import Testing
 import TipSync
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 74, item 2: one device opening live streams at many distinct cursors made the server read

@@ -6,7 +6,9 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import Testing
 
+@testable import TipSyncDeviceService
 @testable import TipSyncNetworking
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The request head's deadline counts from the connection's start, however slowly its request line

@@ -5,6 +5,8 @@ import Prometheus
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Request metrics (count, duration, errors, requests in progress) are counted in the application's

@@ -1,6 +1,8 @@
 import NIOCore
 import Testing
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Response bodies compressed with kept zlib streams: each answer is exactly its parts, one after

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Settings are read once (`ServerConfiguration(reading:)`); flags, environment and an environment file

@@ -8,6 +8,8 @@ import Synchronization
 import Testing
 import TipSync
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Guessing credentials gets nowhere (issue 31, item 6): 300 wrong console logins went through in

@@ -4,6 +4,8 @@ import Testing
 import TipSyncCore
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The storage protocol's contract, run against every backend: SQLite and a real PostgreSQL.

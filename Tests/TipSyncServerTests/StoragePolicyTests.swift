@@ -1,6 +1,8 @@
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The rules both backends apply, written once above them (issue 32, item 1): each backend's I/O

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The background tip-usage summary re-reads an account's whole log: an account whose summary is

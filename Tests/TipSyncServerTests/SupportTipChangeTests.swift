@@ -6,6 +6,8 @@ import Testing
 import TipSync
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Issue 73, item 5: support's most common request — reset or dismiss one tip for one account — had

@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Tip analytics that can be trusted (issue 31, item 11): display limits counted as devices count

@@ -1,5 +1,7 @@
 import Testing
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Stored token hashes must not change when the hashing code does: every database holds them.

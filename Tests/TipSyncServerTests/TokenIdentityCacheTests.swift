@@ -5,6 +5,8 @@ import Testing
 import TipSync
 import TipSyncTestSupport
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// Pushes and pulls take a known token's device from ``TokenIdentityCache`` and the store confirms

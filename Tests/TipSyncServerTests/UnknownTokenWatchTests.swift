@@ -5,6 +5,8 @@ import Logging
 import Testing
 import TipSyncCore
 
+@testable import TipSyncDeviceService
+@testable import TipSyncOperatorService
 @testable import TipSyncServer
 
 /// The operator's trap (issue 72): a server on the wrong database refuses every device's token, and

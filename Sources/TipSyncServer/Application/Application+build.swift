@@ -7,12 +7,14 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import TipSyncCore
+import TipSyncDeviceService
 import TipSyncNetworking
+import TipSyncOperatorService
 
 /// Builds the sync server: the seam tests call directly (`app.test(.router)` / `.live`).
 ///
 /// Bootstrapping logging and metrics belongs to `main`, which runs once; this may be called many times.
-public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies)
+package func buildApplication(configuration: TipSyncDeviceService.ServerConfiguration, dependencies: ServerDependencies)
     -> some ApplicationProtocol
 {
     let (store, notifier, activity, jwt, registry, now, logger) = (
@@ -104,7 +106,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
 
 /// The server's routes and middleware without a listener: what ``buildApplication`` serves, and
 /// what the conflict-replay simulator calls directly (no sockets, injected time).
-public func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies)
+package func buildRouter(configuration: TipSyncDeviceService.ServerConfiguration, dependencies: ServerDependencies)
     -> Router<SyncRequestContext>
 {
     buildRouter(
@@ -116,7 +118,8 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
 }
 
 func buildRouter(
-    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier, activity: DeviceActivity,
+    store: any SyncStore, configuration: TipSyncDeviceService.ServerConfiguration, notifier: ChangeNotifier,
+    activity: DeviceActivity,
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
     metrics: ServerMetrics, tokens: TokenIdentityCache, costlyWork: CostlyWork = .shared,
     logger: Logger = Logger(label: "tipsync-server"), now: @escaping @Sendable () -> Int64

@@ -2,33 +2,35 @@ import Foundation
 import Logging
 import NIOCore
 import Prometheus
+import TipSyncDeviceService
+import TipSyncOperatorService
 
 /// What the server runs with besides its settings: the store, the clock, shared state, and the hooks
 /// tests use. ``buildApplication(configuration:dependencies:)`` takes this and a ``ServerConfiguration``.
-public struct ServerDependencies: Sendable {
+package struct ServerDependencies: Sendable {
     /// The database (SQLite or PostgreSQL), opened and migrated.
-    public var store: any SyncStore
+    package var store: any SyncStore
     /// Wakes long-polls and live streams; share one between instances of a test to share wake-ups.
-    public var notifier: ChangeNotifier
+    package var notifier: ChangeNotifier
     /// Devices' last-seen times, flushed to the store every few seconds.
-    public var activity: DeviceActivity
+    package var activity: DeviceActivity
     /// JWT device sign-in, when ``ServerConfiguration/jwt`` names a key source.
-    public var jwt: JWTSignIn?
+    package var jwt: JWTSignIn?
     /// Where metrics go (`/metrics`); `nil` serves an empty page.
-    public var registry: PrometheusCollectorRegistry?
+    package var registry: PrometheusCollectorRegistry?
     /// The server's clock, in milliseconds since 1970 (tests inject one).
-    public var now: @Sendable () -> Int64
+    package var now: @Sendable () -> Int64
     /// The server's logger.
-    public var logger: Logger
+    package var logger: Logger
     /// Called with the listening channel once the server accepts connections (tests that bind
     /// port 0 read the port from it).
-    public var onServerRunning: @Sendable (any Channel) async -> Void
+    package var onServerRunning: @Sendable (any Channel) async -> Void
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
     /// Where large and compressed push bodies are decoded and checked (tests hold their own busy).
     var costlyWork = CostlyWork.shared
 
-    public init(
+    package init(
         store: any SyncStore,
         notifier: ChangeNotifier = ChangeNotifier(),
         activity: DeviceActivity = DeviceActivity(),

@@ -2,20 +2,20 @@
 ///
 /// Device names are compared as Unicode scalars, never by canonical equivalence (protocol.md
 /// section 1): `café` in NFC and in NFD are two devices, here as in the database.
-public struct DeviceIdentity: Sendable, Hashable {
-    public var accountID: Int64
-    public var device: String
+package struct DeviceIdentity: Sendable, Hashable {
+    package var accountID: Int64
+    package var device: String
 
-    public init(accountID: Int64, device: String) {
+    package init(accountID: Int64, device: String) {
         self.accountID = accountID
         self.device = device
     }
 
-    public static func == (lhs: DeviceIdentity, rhs: DeviceIdentity) -> Bool {
+    package static func == (lhs: DeviceIdentity, rhs: DeviceIdentity) -> Bool {
         lhs.accountID == rhs.accountID && lhs.device.utf8.elementsEqual(rhs.device.utf8)
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(accountID)
         hasher.combine(device.utf8.count)
         for byte in device.utf8 { hasher.combine(byte) }

@@ -3,17 +3,17 @@ import Prometheus
 
 /// Makes the server's metrics in its Prometheus registry, each TipSync metric with its `# HELP`
 /// line (``help``); other metrics (the request metrics, any library's) as the plain Prometheus factory does.
-public struct DocumentedMetricsFactory: MetricsFactory {
+package struct DocumentedMetricsFactory: MetricsFactory {
     package let registry: PrometheusCollectorRegistry
     package let plain: PrometheusMetricsFactory
 
-    public init(registry: PrometheusCollectorRegistry) {
+    package init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
         plain = PrometheusMetricsFactory(registry: registry)
     }
 
     /// Every TipSync metric and what it counts: the help text `/metrics` prints (one place for both).
-    public static let help: [String: String] = [
+    package static let help: [String: String] = [
         "tipsync_changes_accepted_total": "Changes stored from pushes.",
         "tipsync_push_duplicates_total": "Changes in pushes the server already held (retried pushes), ignored.",
         "tipsync_changes_served_total": "Changes sent to devices in pull pages.",
@@ -55,12 +55,12 @@ public struct DocumentedMetricsFactory: MetricsFactory {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
-    public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+    package func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         guard let help = Self.help[label] else { return plain.makeCounter(label: label, dimensions: dimensions) }
         return registry.makeCounter(descriptor: Self.descriptor(label, help), labels: dimensions)
     }
 
-    public func makeFloatingPointCounter(label: String, dimensions: [(String, String)])
+    package func makeFloatingPointCounter(label: String, dimensions: [(String, String)])
         -> any FloatingPointCounterHandler
     {
         guard let help = Self.help[label] else {
@@ -69,27 +69,27 @@ public struct DocumentedMetricsFactory: MetricsFactory {
         return registry.makeCounter(descriptor: Self.descriptor(label, help), labels: dimensions)
     }
 
-    public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+    package func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         guard let help = Self.help[label], !aggregate else {
             return plain.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
         }
         return registry.makeGauge(descriptor: Self.descriptor(label, help), labels: dimensions)
     }
 
-    public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+    package func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         guard let help = Self.help[label] else { return plain.makeMeter(label: label, dimensions: dimensions) }
         return registry.makeGauge(descriptor: Self.descriptor(label, help), labels: dimensions)
     }
 
-    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+    package func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         plain.makeTimer(label: label, dimensions: dimensions)
     }
 
-    public func destroyCounter(_ handler: any CounterHandler) { plain.destroyCounter(handler) }
-    public func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+    package func destroyCounter(_ handler: any CounterHandler) { plain.destroyCounter(handler) }
+    package func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
         plain.destroyFloatingPointCounter(handler)
     }
-    public func destroyRecorder(_ handler: any RecorderHandler) { plain.destroyRecorder(handler) }
-    public func destroyMeter(_ handler: any MeterHandler) { plain.destroyMeter(handler) }
-    public func destroyTimer(_ handler: any TimerHandler) { plain.destroyTimer(handler) }
+    package func destroyRecorder(_ handler: any RecorderHandler) { plain.destroyRecorder(handler) }
+    package func destroyMeter(_ handler: any MeterHandler) { plain.destroyMeter(handler) }
+    package func destroyTimer(_ handler: any TimerHandler) { plain.destroyTimer(handler) }
 }

@@ -4,23 +4,23 @@ import TipSyncCore
 
 /// Every error the sync API answers with: an HTTP status, a protocol error code and a message that
 /// says what to do. Rendered as `{"error": {"code": …, "message": …, "serverTime": …}}`.
-public struct SyncError: Error, Sendable, CustomStringConvertible {
-    public let status: HTTPResponse.Status
-    public let code: ErrorCode
-    public let message: String
-    public var expectedSeq: Int64?
+package struct SyncError: Error, Sendable, CustomStringConvertible {
+    package let status: HTTPResponse.Status
+    package let code: ErrorCode
+    package let message: String
+    package var expectedSeq: Int64?
     /// With `clock_skew`: the highest sequence number the server already holds from this device.
-    public var highestSeq: Int64?
+    package var highestSeq: Int64?
     /// With `clock_skew`: the database's cursor generation.
-    public var generation: String?
+    package var generation: String?
     /// With `method_not_allowed`: the `Allow` header's value.
-    public var allow: String?
+    package var allow: String?
     /// With `rate_limited`: seconds until the request would be accepted (`Retry-After`).
-    public var retryAfter: Int?
+    package var retryAfter: Int?
     /// With `invalid_change`: the refused change's index in the push, and the member at fault
     /// (``TipSyncCore/ErrorBody/Detail/change``, ``TipSyncCore/ErrorBody/Detail/field``).
-    public var change: Int?
-    public var field: String?
+    package var change: Int?
+    package var field: String?
 
     package init(
         _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, expectedSeq: Int64? = nil,
@@ -34,7 +34,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         self.generation = generation
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
+    package var description: String { "\(code.rawValue): \(message)" }
 
     package static func unauthorized(_ message: String) -> SyncError { .init(.unauthorized, .unauthorized, message) }
     package static func tokenExpired(_ message: String) -> SyncError { .init(.unauthorized, .tokenExpired, message) }
@@ -131,7 +131,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 }
 
 extension SyncError: HTTPResponseError {
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         // Only reached if thrown outside the router's ErrorMiddleware, which renders it with the injected clock.
         response(serverTime: Int64(Date().timeIntervalSince1970 * 1000))
     }

@@ -7,17 +7,17 @@ import NIOCore
 /// (``ContentCoding/json(_:for:)``'s spliced form): it refers to nothing before it, and the
 /// answer's checksum is combined from the segment's (zlib's `crc32_combine`, `adler32_combine`), so
 /// the bytes are never compressed again. A kept page of an account's state (``KeptStatePage``) is one.
-public struct DeflatedSegment: Sendable, Hashable {
+package struct DeflatedSegment: Sendable, Hashable {
     /// The raw DEFLATE blocks.
-    public var bytes: ByteBuffer
+    package var bytes: ByteBuffer
     /// How many bytes they inflate to.
-    public var length: Int
+    package var length: Int
     /// CRC-32 of the inflated bytes (gzip's checksum).
-    public var crc32: UInt32
+    package var crc32: UInt32
     /// Adler-32 of the inflated bytes (zlib's checksum).
-    public var adler32: UInt32
+    package var adler32: UInt32
 
-    public init(bytes: ByteBuffer, length: Int, crc32: UInt32, adler32: UInt32) {
+    package init(bytes: ByteBuffer, length: Int, crc32: UInt32, adler32: UInt32) {
         self.bytes = bytes
         self.length = length
         self.crc32 = crc32
@@ -29,7 +29,7 @@ public struct DeflatedSegment: Sendable, Hashable {
     package static let level: Int32 = Z_DEFAULT_COMPRESSION
 
     /// `input` compressed as a segment; nil if zlib refuses (out of memory).
-    public init?(compressing input: ByteBuffer) {
+    package init?(compressing input: ByteBuffer) {
         guard let (bytes, length) = Self.deflate(input, level: Self.level) else { return nil }
         self.init(
             bytes: bytes, length: length, crc32: Self.checksum(input, CZlib.crc32, initial: 0),

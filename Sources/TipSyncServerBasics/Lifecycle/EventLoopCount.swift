@@ -10,9 +10,9 @@ import NIOCore
 /// thirteenth round); a loop that stays busy sleeps and wakes less often. The fleet benchmark cost
 /// the same or less, and its memory 20 MiB less; a change delivered to 1,002 live streams cost up to
 /// 15% more, still a third of its target.
-public enum EventLoopCount {
+package enum EventLoopCount {
     /// The count to ask SwiftNIO for; `nil` leaves its default.
-    public static func suggested(coreCount: Int, environment: [String: String]) -> Int? {
+    package static func suggested(coreCount: Int, environment: [String: String]) -> Int? {
         guard environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil, coreCount <= 2 else { return nil }
         return 1
     }
@@ -20,7 +20,7 @@ public enum EventLoopCount {
     /// Sets SwiftNIO's singleton loop count for this process, once (later calls do nothing). Call it
     /// first thing, before anything uses SwiftNIO's singletons: SwiftNIO stops a process that sets
     /// the count after that.
-    public static func apply() { _ = applied }
+    package static func apply() { _ = applied }
 
     private static let applied: Void = {
         if let count = suggested(coreCount: System.coreCount, environment: ProcessInfo.processInfo.environment) {

@@ -6,9 +6,9 @@
 
 /// The process's open-file limit (`RLIMIT_NOFILE`). Every connection holds a descriptor, so the
 /// common default soft limit (1024) lets a few hundred idle sockets make the server unreachable.
-public enum FileDescriptorLimit {
+package enum FileDescriptorLimit {
     /// The soft and hard limits now.
-    public static func current() -> (soft: UInt64, hard: UInt64) {
+    package static func current() -> (soft: UInt64, hard: UInt64) {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return (0, 0) }
         return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
@@ -17,7 +17,7 @@ public enum FileDescriptorLimit {
     /// Raises the soft limit to the hard limit (what `tipsync-server serve` does at start). Returns
     /// the soft limit before and after; after equals before when the raise was refused.
     @discardableResult
-    public static func raiseSoftLimitToHardLimit() -> (before: UInt64, after: UInt64, hard: UInt64) {
+    package static func raiseSoftLimitToHardLimit() -> (before: UInt64, after: UInt64, hard: UInt64) {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return (0, 0, 0) }
         let before = UInt64(limit.rlim_cur)
@@ -35,7 +35,7 @@ public enum FileDescriptorLimit {
     }
 
     /// Descriptors open in this process now, or `nil` where that cannot be read (`/proc/self/fd`).
-    public static func openCount() -> Int? {
+    package static func openCount() -> Int? {
         #if os(Linux)
             guard let directory = opendir("/proc/self/fd") else { return nil }
             defer { closedir(directory) }

@@ -12,25 +12,25 @@ import TipSyncCore
 /// strings (a list or a dictionary value is written as its description); `source` is the module
 /// that logged. Lines are written whole, one `write` each, so records
 /// from several threads never interleave.
-public struct JSONLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
-    public var metadataProvider: Logger.MetadataProvider?
+package struct JSONLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
+    package var metadataProvider: Logger.MetadataProvider?
     package let label: String
     package let write: @Sendable (String) -> Void
 
     /// - Parameter write: where each line goes (default: standard error).
-    public init(label: String, write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardError) {
+    package init(label: String, write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardError) {
         self.label = label
         self.write = write
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
@@ -51,7 +51,7 @@ public struct JSONLogHandler: LogHandler {
     }
 
     /// Writes a line to standard error in one `write`.
-    public static let standardError: @Sendable (String) -> Void = { line in
+    package static let standardError: @Sendable (String) -> Void = { line in
         FileHandle.standardError.write(Data(line.utf8))
     }
 }

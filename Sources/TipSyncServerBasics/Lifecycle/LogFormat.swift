@@ -1,14 +1,14 @@
 import Logging
 
 /// How the server writes log records to standard error (`--log-format`).
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     /// swift-log's `StreamLogHandler` line: `2026-11-28T03:05:05+0000 info tipsync-server: … [module] message`.
     case text
     /// One JSON object per line (``JSONLogHandler``), for log collectors.
     case json
 
     /// A handler for `label` that drops records below `level`.
-    public func handler(label: String, level: Logger.Level) -> any LogHandler {
+    package func handler(label: String, level: Logger.Level) -> any LogHandler {
         switch self {
         case .text:
             var handler = StreamLogHandler.standardError(label: label)

@@ -1,0 +1,184 @@
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import TipSyncServerBasics
+import TipSyncStorage
+
+/// One open live stream (`GET /v1/live`, protocol.md §9): what it writes when it opens and on each
+/// wake-up of its ``LiveSubscription``, whoever drives it — a task that reads the wake-ups
+/// (``body``), or the connection's pipeline handler, wake-up by wake-up (``LiveConnectionHandler``).
+package final class LiveStream: Sendable {
+    /// The two modes of protocol.md §9.
+    package enum Mode: Sendable {
+        /// `event: changes` with `data: {}`: the client pulls.
+        case notifyOnly
+        /// Each `event: changes` carries the account's changes after the stream's position; `opened`
+        /// is the page read when the stream opened (after the subscription, so nothing is missed);
+        /// `catalog` the served catalog's version then (`nil`: none), which `ready` names, so a device
+        /// that reopens its stream after an outage learns of an upload it missed without a request.
+        case carrying(LiveFeed, generation: String, opened: PullPage?, catalog: String?)
+    }
+
+    let subscription: LiveSubscription
+    private let mode: Mode
+    private let metrics: ServerMetrics
+    private let now: @Sendable () -> Int64
+    /// The log position after the last page written (carrying mode); wake-ups are written one at a
+    /// time, so only one of them uses it at once.
+    private let position: Mutex<Int64>
+
+    private let stall: StallBound?
+
+    package init(
+        subscription: LiveSubscription, mode: Mode, position: Int64, metrics: ServerMetrics,
+        stall: StallBound? = nil, now: @escaping @Sendable () -> Int64
+    ) {
+        self.subscription = subscription
+        self.mode = mode
+        self.metrics = metrics
+        self.stall = stall
+        self.now = now
+        self.position = Mutex(position)
+    }
+
+    /// `writer`, its writes bounded by the stall bound when the stream has one.
+    private func bounded(_ writer: any ResponseBodyWriter) -> any ResponseBodyWriter {
+        guard let stall else { return writer }
+        return StallBoundWriter(inner: writer, stall: stall, stalled: metrics.liveStreamsStalled)
+    }
+
+    /// Writes the `ready` event and, when the stream carries changes, what was already there.
+    func open(_ writer: inout any ResponseBodyWriter) async throws {
+        var writer = bounded(writer)
+        switch mode {
+        case .notifyOnly:
+            try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
+        case .carrying(let feed, let generation, let opened, let catalog):
+            var position = position.withLock { $0 }
+            let version = #","catalog":\#(catalog.map(SyncController.quoted) ?? "null")"#
+            try await writer.write(
+                ByteBuffer(string: #"event: ready\#ndata: {"cursor":"\#(generation).\#(position)"\#(version)}\#n\#n"#))
+            if let opened {
+                try await feed.write(LivePages.event(opened, from: position, serverTime: now()), to: &writer)
+                position = opened.cursor
+                if opened.more { position = try await feed.catchUp(after: position, to: &writer) }
+            }
+            self.position.withLock { [position] in $0 = position }
+        }
+    }
+
+    /// What a wake-up found.
+    package struct News: Sendable {
+        var changes: Bool
+        var catalog: Bool
+        var heartbeat: Bool
+
+        /// A heartbeat is written only when nothing else is (any write keeps the connection alive).
+        var onlyHeartbeat: Bool { heartbeat && !changes && !catalog }
+    }
+
+    /// Takes what arrived since the last wake-up; what it found must then be written (``write(_:to:)``
+    /// or ``immediate(_:)``), or it is lost.
+    package func takeNews() -> News {
+        News(
+            changes: subscription.takeChanges(), catalog: subscription.takeCatalog(),
+            heartbeat: subscription.takeHeartbeat())
+    }
+
+    /// Writes what one wake-up found: the news (`changes`, `catalog`), or a heartbeat when it was time
+    /// for one and there was no news.
+    package func wake(_ writer: inout any ResponseBodyWriter) async throws {
+        try await write(takeNews(), to: &writer)
+    }
+
+    /// Writes `news` (taken by ``takeNews()``), reading the store when it must.
+    package func write(_ news: News, to writer: inout any ResponseBodyWriter) async throws {
+        var writer = bounded(writer)
+        switch mode {
+        case .notifyOnly:
+            let bytes = Self.notification(news)
+            if bytes.readableBytes > 0 { try await writer.write(bytes) }
+            return
+        case .carrying(let feed, _, _, _):
+            if news.changes {
+                let after = position.withLock { $0 }
+                let reached = try await feed.catchUp(after: after, to: &writer)
+                position.withLock { $0 = reached }
+            }
+            if news.catalog { try await writer.write(try await feed.catalogEvent()) }
+        }
+        if news.onlyHeartbeat { try await writer.write(Self.heartbeat) }
+    }
+
+    /// The bytes for `news` when they need no store read and no wait — always for a notify-only
+    /// stream; for one that carries changes, when every page to the end of the log is at hand
+    /// (``LivePages``: pushed on this instance, or read by another stream) — counted as written.
+    /// `nil`: ``write(_:to:)`` must. An empty buffer: nothing to write.
+    package func immediate(_ news: News) -> ByteBuffer? {
+        switch mode {
+        case .notifyOnly:
+            return Self.notification(news)
+        case .carrying(let feed, _, _, _):
+            guard !news.catalog else { return nil }
+            guard news.changes else { return news.onlyHeartbeat ? Self.heartbeat : ByteBuffer() }
+            // Pages at hand, chained to the end of the log (pushes that came while the stream was busy).
+            var at = position.withLock { $0 }
+            var pages: [LivePages.Page] = []
+            while true {
+                guard let page = feed.readyPage(after: at), page.cursor > at || !page.more else { return nil }
+                at = page.cursor
+                if page.count > 0 { pages.append(page) }
+                if !page.more { break }
+            }
+            position.withLock { [at] in $0 = at }
+            for page in pages { feed.served(page) }
+            guard pages.count > 1 else { return pages.first?.event ?? ByteBuffer() }
+            var bytes = ByteBuffer()
+            for page in pages { bytes.writeImmutableBuffer(page.event) }
+            return bytes
+        }
+    }
+
+    private static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
+
+    /// A notify-only stream's events for `news` (protocol.md §9), or its heartbeat (may be empty).
+    private static func notification(_ news: News) -> ByteBuffer {
+        var text = ""
+        if news.changes { text += "event: changes\ndata: {}\n\n" }
+        if news.catalog { text += "event: catalog\ndata: {}\n\n" }
+        return news.onlyHeartbeat ? heartbeat : ByteBuffer(string: text)
+    }
+
+    /// Counts the stream as open (`tipsync_live_connections`) until ``closed()``, and where it is
+    /// served (`tipsync_live_streams_opened_total`).
+    package func opened(onPipeline: Bool) {
+        metrics.liveConnections.increment()
+        (onPipeline ? metrics.liveStreamsOnPipeline : metrics.liveStreamsOnConnectionTask).increment()
+    }
+
+    package func closed() { metrics.liveConnections.decrement() }
+
+    /// The stream written by the task that writes the response, reading the wake-ups until the stream
+    /// ends. `handedOff`: the connection's pipeline handler writes everything after the opening
+    /// (``LiveHandoff``), and this task ends once the stream is open.
+    func body(handedOff: Bool) -> ResponseBody {
+        ResponseBody { [self] writer in
+            guard !handedOff else {
+                try await open(&writer)
+                return
+            }
+            opened(onPipeline: false)
+            defer { closed() }
+            let subscription = subscription
+            // The server's graceful shutdown waits for open requests: end the stream when it begins.
+            try await withGracefulShutdownHandler {
+                try await open(&writer)
+                for await _ in subscription.wakeUps { try await wake(&writer) }
+            } onGracefulShutdown: {
+                subscription.finish()
+            }
+            try await writer.finish(nil)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import TipSyncServerBasics
+import TipSyncStorage
+
+/// Logs each request at `level` — `debug`, or `info` with the access log on (`--log-access`) —
+/// (method, path, status, duration) without anything that can carry
+/// a secret or a person's name: no header (`Authorization` holds tokens); in the path, account and
+/// device names (`/admin/v1/accounts/{account}/devices/{device}`, `/console/accounts/{account}`)
+/// written as `<account>` and `<device>` — an erased account's name must not survive in logs; of
+/// the query, only the names and the values of parameters known to be harmless (`cursor`, `limit`,
+/// `wait`, `after`); every other value — an `access_token`, a `key`, a console search, anything a
+/// client invents — is written as `<redacted>`.
+package struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var harmlessParameters: Set<String> { ["cursor", "limit", "wait", "after"] }
+    var level: Logger.Level = .debug
+
+    package init(level: Logger.Level = .debug) {
+        self.level = level
+    }
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws
+        -> Response
+    {
+        let start = ContinuousClock.now
+        func log(_ status: HTTPResponse.Status) {
+            context.logger.log(
+                level: level, "request",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "path": "\(Self.redactedTarget(request.uri))",
+                    "status": "\(status.code)", "duration": "\(ContinuousClock.now - start)",
+                ])
+        }
+        do {
+            let response = try await next(request, context)
+            log(response.status)
+            return response
+        } catch {
+            // Refusals are thrown (answered by the error middleware outside this one): logged too.
+            log((error as? any HTTPResponseError)?.status ?? .internalServerError)
+            throw error
+        }
+    }
+
+    /// The path and the query with every value not known to be harmless replaced by `<redacted>`.
+    static func redactedTarget(_ uri: URI) -> String {
+        let path = redactedPath(uri.path)
+        guard let query = uri.query, !query.isEmpty else { return path }
+        let parts = query.split(separator: "&").map { pair -> String in
+            let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            guard pair.contains("=") else { return String(name.prefix(64)) }
+            return harmlessParameters.contains(name) ? String(pair.prefix(256)) : "\(name.prefix(64))=<redacted>"
+        }
+        return path + "?" + parts.joined(separator: "&")
+    }
+
+    /// The path with the segment after `accounts` and after `devices` replaced by a placeholder.
+    static func redactedPath(_ path: String) -> String {
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for index in segments.indices.dropLast() {
+            switch segments[index] {
+            case "accounts": segments[index + 1] = segments[index + 1].isEmpty ? "" : "<account>"
+            case "devices": segments[index + 1] = segments[index + 1].isEmpty ? "" : "<device>"
+            default: break
+            }
+        }
+        return segments.joined(separator: "/")
+    }
+}
