@@ -92,7 +92,8 @@ import Testing
                 guard file.pathExtension == "swift" else { continue }
                 let code = ServerFolderTests.strippingCommentsAndStrings(
                     try String(contentsOf: file, encoding: .utf8))
-                for line in code.split(separator: "\n") where line.contains(/(^|\s)(public[\s(]|open\s+(class|func|var|static|override)\s)/) {
+                for line in code.split(separator: "\n")
+                where line.contains(/(^|\s)(public[\s(]|open\s+(class|func|var|static|override)\s)/) {
                     Issue.record("\(module)/\(file.lastPathComponent): \(line.trimmingCharacters(in: .whitespaces))")
                 }
             }

@@ -44,7 +44,8 @@ import Testing
             }
             let isPublic = text.contains(/^(?:@[\w()., :"]+\s+)*(?:\w+\s+)*?(?:public|open)\s/)
             if let match = text.firstMatch(
-                of: /^(?:@[\w()., :"]+\s+)*(?:(?:public|open|package|internal|private|fileprivate|final|indirect)\s+)*(?:class|struct|enum|actor|protocol)\s+([A-Za-z_]\w*)/
+                of:
+                    /^(?:@[\w()., :"]+\s+)*(?:(?:public|open|package|internal|private|fileprivate|final|indirect)\s+)*(?:class|struct|enum|actor|protocol)\s+([A-Za-z_]\w*)/
             ) {
                 let name = outer.map { $0.isEmpty ? String(match.1) : "\($0).\(match.1)" } ?? String(match.1)
                 scopes.append((indent, name, isPublic && outer != nil))
@@ -128,6 +129,7 @@ import Testing
             }
             """)
         let found = Self.publicDeclarations(in: code).map { "\($0.0)|\($0.1 ?? "")" }
-        #expect(found == ["Top|", "Top|name", "Top.Inner|", "Top.Inner|depth", "Top|init", "Top|run", "(global)|global"])
+        #expect(
+            found == ["Top|", "Top|name", "Top.Inner|", "Top.Inner|depth", "Top|init", "Top|run", "(global)|global"])
     }
 }

@@ -11,7 +11,7 @@ extension TipsReplica {
     /// donation's id moves with its number), counts `highestSeq` as acknowledged, and from then on
     /// takes the device's own changes up to it, when pulls bring them, as its log. Only for a replica
     /// that has never reached the server (its changes are on no other device).
-    public func continueDeviceLog(after highestSeq: Int64) throws {
+    package func continueDeviceLog(after highestSeq: Int64) throws {
         guard highestSeq > 0 else { return }
         try core.withLock { core in
             do {

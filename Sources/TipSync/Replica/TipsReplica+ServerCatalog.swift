@@ -4,7 +4,7 @@ import TipSyncCore
 /// The catalog the sync server delivers (`protocol.md` §16), for replicas that follow it.
 extension TipsReplica {
     /// The version (`ETag`) of the server catalog this replica applied last, if any.
-    public var serverCatalogTag: String? {
+    package var serverCatalogTag: String? {
         get throws { try database.meta(.serverCatalogTag) }
     }
 
@@ -22,7 +22,7 @@ extension TipsReplica {
     /// and observers see the transitions it causes), and is kept with its version for the next start.
     /// - Throws: ``Catalog/ValidationError`` naming the field; then nothing changes.
     @discardableResult
-    public func applyServerCatalog(_ text: Data, tag: String) throws -> Catalog {
+    package func applyServerCatalog(_ text: Data, tag: String) throws -> Catalog {
         let catalog = try Catalog(validating: text)
         try database.writer.write { db in
             try ReplicaDatabase.setMeta(.serverCatalog, String(decoding: text, as: UTF8.self), db)
@@ -36,7 +36,7 @@ extension TipsReplica {
     /// server's catalog and starts before its first pull — or without a network. Returns whether
     /// there was one.
     @discardableResult
-    public func loadStoredServerCatalog() throws -> Bool {
+    package func loadStoredServerCatalog() throws -> Bool {
         guard let catalog = try serverCatalog else { return false }
         try load(catalog: catalog, replacing: true, fromServer: true)
         return true

@@ -11,7 +11,7 @@ extension TipsReplica {
     /// (a donation's id follows its number), the state is rebuilt without it, and the pull cursor is
     /// forgotten, so the next pull merges every other device's changes again. Returns the change set
     /// aside, or `nil` when it may be on a server (then nothing changes).
-    public func setAsideUnsentChange(seq: Int64) throws -> Change? {
+    package func setAsideUnsentChange(seq: Int64) throws -> Change? {
         try reloadIfChangedElsewhere()
         let progress = try syncProgress
         guard seq > max(progress.acknowledgedHighSeq, progress.uncertainPush?.seq ?? 0) else { return nil }

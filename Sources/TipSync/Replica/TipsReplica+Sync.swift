@@ -5,14 +5,14 @@ import TipSyncCore
 /// clock correction, all kept in the replica's database so they survive restarts.
 extension TipsReplica {
     /// The sync client's bookkeeping as the database holds it now.
-    public var syncProgress: SyncProgress {
+    package var syncProgress: SyncProgress {
         get throws { try database.writer.read { db in try ReplicaDatabase.syncProgress(db) } }
     }
 
     /// Changes the sync client's bookkeeping in one transaction (what one server answer settles),
     /// and applies a changed clock correction to this replica's clock.
     @discardableResult
-    public func updateSyncProgress<Result>(_ update: (inout SyncProgress) throws -> Result) throws -> Result {
+    package func updateSyncProgress<Result>(_ update: (inout SyncProgress) throws -> Result) throws -> Result {
         let (result, offset, firstSync) = try database.writer.write { db in
             let old = try ReplicaDatabase.syncProgress(db)
             var progress = old
@@ -42,7 +42,7 @@ extension TipsReplica {
     /// synced, tips that would be available stay pending for at most `seconds` from now, or until
     /// the first pull completes. Returns whether tips are held.
     @discardableResult
-    public func holdForFirstSync(seconds: Double) throws -> Bool {
+    package func holdForFirstSync(seconds: Double) throws -> Bool {
         let wait = seconds.isFinite ? min(max(0, seconds), 86_400) : 0
         let until = nowMilliseconds.addingReportingOverflow(Int64((wait * 1000).rounded())).partialValue
         return try updateSyncProgress { progress -> Bool in
@@ -56,15 +56,15 @@ extension TipsReplica {
     }
 
     /// Milliseconds added to the device clock to match the server's (``SyncProgress/clockOffset``).
-    public var clockOffset: Int64 { clockOffsetMilliseconds.load(ordering: .relaxed) }
+    package var clockOffset: Int64 { clockOffsetMilliseconds.load(ordering: .relaxed) }
 
     /// Local changes not yet acknowledged by the server, oldest first.
-    public func outbox(limit: Int) throws -> [Change] {
+    package func outbox(limit: Int) throws -> [Change] {
         try localChanges(after: try syncProgress.pushedSeq, limit: limit)
     }
 
     /// Yields after every local change is committed (what triggers a push), until dropped.
-    public func localChangeNotifications() -> AsyncStream<Void> {
+    package func localChangeNotifications() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = UInt64.random(in: .min ... .max)
         localChangeSubscribers.withLock { $0[id] = continuation }
@@ -85,7 +85,7 @@ extension TipsReplica {
     /// change's stamp moved back (never forward, never below 0) — otherwise a device that was a day
     /// fast leaves never-shown tips throttled and its donations "recent" for a day on every device
     /// (`protocol.md` §11).
-    public func restampUnacknowledgedChanges(keepingThrough keep: Int64 = 0) throws {
+    package func restampUnacknowledgedChanges(keepingThrough keep: Int64 = 0) throws {
         try reloadIfChangedElsewhere()
         let acknowledged = max(try syncProgress.acknowledgedHighSeq, keep)
         try core.withLock { core in

@@ -18,7 +18,7 @@ extension TipsReplica {
     }
 
     /// Records the account's name (what rollout buckets hash) and keeps it for later launches.
-    public func setAccount(_ name: String) throws {
+    package func setAccount(_ name: String) throws {
         try database.writer.write { db in try ReplicaDatabase.setMeta(.account, name, db) }
         core.withLock { core in
             guard core.deviceContext.account != name else { return }

@@ -188,7 +188,7 @@ public final class TipsReplica: Sendable {
 
     /// Merges changes that came from other devices (sync, replay). Idempotent: changes already
     /// seen change nothing. One transaction for the whole batch.
-    public func applyRemote(_ changes: [Change]) throws {
+    package func applyRemote(_ changes: [Change]) throws {
         try applyRemote(changes) { _ in }
     }
 
@@ -196,7 +196,7 @@ public final class TipsReplica: Sendable {
     /// applies to the merge), `update` to the sync client's bookkeeping: a pull page's changes and
     /// the cursor after them are stored together or not at all.
     @discardableResult
-    public func applyRemote<Result: Sendable>(
+    package func applyRemote<Result: Sendable>(
         _ changes: [Change], updatingSyncProgress update: (inout SyncProgress) throws -> Result
     ) throws -> Result {
         try core.withLock { core in
@@ -268,12 +268,12 @@ public final class TipsReplica: Sendable {
     }
 
     /// This device's changes with sequence numbers above `seq`, in order (the outbox and history).
-    public func localChanges(after seq: Int64 = 0, limit: Int = .max) throws -> [Change] {
+    package func localChanges(after seq: Int64 = 0, limit: Int = .max) throws -> [Change] {
         try database.localChanges(after: seq, limit: limit)
     }
 
     /// The sequence number of this device's latest local change (0 before any).
-    public var lastLocalSeq: Int64 {
+    package var lastLocalSeq: Int64 {
         get throws {
             try reloadIfChangedElsewhere()
             return core.withLock { $0.nextSeq - 1 }
@@ -284,5 +284,5 @@ public final class TipsReplica: Sendable {
     public var state: ReplicaState { core.withLock { $0.state } }
 
     /// The latest HLC this replica issued or observed.
-    public var latestHLC: HLC { core.withLock { $0.hlc.last } }
+    package var latestHLC: HLC { core.withLock { $0.hlc.last } }
 }

@@ -4,13 +4,13 @@ import Foundation
 /// protocol.md §9): feed it the bytes in whatever pieces they come, get back the complete events.
 /// Lines end in `\n`, `\r\n` or `\r`; comments (`: heartbeat`) and fields other than `event` and
 /// `data` are skipped; several `data` lines join with `\n`.
-public struct ServerSentEvents: Sendable {
+package struct ServerSentEvents: Sendable {
     /// One event: its name (`message` when the block names none) and data.
-    public struct Event: Sendable, Hashable {
-        public var name: String
-        public var data: String
+    package struct Event: Sendable, Hashable {
+        package var name: String
+        package var data: String
 
-        public init(name: String, data: String) {
+        package init(name: String, data: String) {
             self.name = name
             self.data = data
         }
@@ -21,10 +21,10 @@ public struct ServerSentEvents: Sendable {
     private var data: [String] = []
     private var afterCarriageReturn = false
 
-    public init() {}
+    package init() {}
 
     /// The events completed by `bytes`.
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Event] {
+    package mutating func feed(_ bytes: some Sequence<UInt8>) -> [Event] {
         var events: [Event] = []
         for byte in bytes {
             if afterCarriageReturn {

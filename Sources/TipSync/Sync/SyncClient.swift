@@ -8,7 +8,7 @@ import TipSyncCore
 /// correction live in the replica, so a restart resumes where it stopped.
 public actor SyncClient {
     /// The replica this client syncs, through its sync face.
-    public let replica: any SyncedReplica
+    package let replica: any SyncedReplica
     public let configuration: SyncConfiguration
     let transport: any SyncTransport
     let sleep: @Sendable (Duration) async throws -> Void
@@ -50,6 +50,8 @@ public actor SyncClient {
     /// What ``run()``'s backoff reads, and whether this attempt is live yet.
     var failuresInARow = FailuresInARow()
 
+    /// Syncs `replica`, the app's replica.
+    ///
     /// - Parameters:
     ///   - transport: how requests reach the server (default: the configuration's ``SyncConfiguration/transport``,
     ///     else ``defaultTransport(_:)``).
@@ -57,9 +59,25 @@ public actor SyncClient {
     ///   - jitter: a number in `0...1` that picks each backoff delay within its range (``Backoff``;
     ///     default: uniformly random).
     public init(
+        replica: TipsReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
+        self.init(syncing: replica, configuration: configuration, transport: transport, sleep: sleep, jitter: jitter)
+    }
+
+    /// Syncs any replica that keeps ``SyncedReplica``'s promises (the package's tests and simulations).
+    package init(
         replica: some SyncedReplica, configuration: SyncConfiguration, transport: (any SyncTransport)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
+        self.init(syncing: replica, configuration: configuration, transport: transport, sleep: sleep, jitter: jitter)
+    }
+
+    private init(
+        syncing replica: any SyncedReplica, configuration: SyncConfiguration, transport: (any SyncTransport)?,
+        sleep: @escaping @Sendable (Duration) async throws -> Void, jitter: @escaping @Sendable () -> Double
     ) {
         self.replica = replica
         self.configuration = configuration

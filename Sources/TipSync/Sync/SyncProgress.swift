@@ -5,40 +5,40 @@ import TipSyncCore
 /// correction. Kept in the replica's database so it survives restarts; the client changes it in one
 /// transaction per server answer (``TipsReplica/updateSyncProgress(_:)``, or together with the
 /// changes a pull page merges: ``TipsReplica/applyRemote(_:updatingSyncProgress:)``).
-public struct SyncProgress: Sendable, Equatable {
+package struct SyncProgress: Sendable, Equatable {
     /// A push that got no answer: the server may have stored changes up to `seq`. `generation` is
     /// the server's cursor generation known when it was sent.
-    public struct UncertainPush: Sendable, Equatable {
-        public var seq: Int64
-        public var generation: String?
+    package struct UncertainPush: Sendable, Equatable {
+        package var seq: Int64
+        package var generation: String?
     }
 
     /// The highest local sequence number the server has acknowledged.
-    public private(set) var pushedSeq: Int64
+    package private(set) var pushedSeq: Int64
     /// The highest sequence number the server ever acknowledged: ``pushedSeq`` drops when a restored
     /// server lost changes, this never does. Nothing at or below it is re-stamped (other devices
     /// may hold it).
-    public private(set) var acknowledgedHighSeq: Int64
+    package private(set) var acknowledgedHighSeq: Int64
     /// The server's cursor generation from its latest answer (`nil` before any).
-    public var serverGeneration: String?
+    package var serverGeneration: String?
     /// A push that got no answer, until an answer settles what it did.
-    public var uncertainPush: UncertainPush?
+    package var uncertainPush: UncertainPush?
     /// The server-minted cursor to pull after (`nil`: from the beginning).
-    public var pullCursor: String?
+    package var pullCursor: String?
     /// Milliseconds added to the device clock to match the server's.
-    public var clockOffset: Int64
+    package var clockOffset: Int64
     /// Whether a pull has reached the end of the account's log at least once (protocol.md §17.1).
     /// Never goes back: a cursor the server no longer accepts re-pulls, but the device has synced.
-    public var hasSynced: Bool
+    package var hasSynced: Bool
     /// Until when (milliseconds since 1970, corrected clock) tips are held for the first sync;
     /// set by the sync client as it starts while ``hasSynced`` is false.
-    public var firstSyncHoldUntil: Int64?
+    package var firstSyncHoldUntil: Int64?
 
     /// The first-sync hold this bookkeeping describes.
-    public var firstSyncHold: FirstSyncHold { FirstSyncHold(hasSynced: hasSynced, until: firstSyncHoldUntil) }
+    package var firstSyncHold: FirstSyncHold { FirstSyncHold(hasSynced: hasSynced, until: firstSyncHoldUntil) }
 
     /// Bookkeeping as given; a new replica's is `SyncProgress()` (nothing pushed, pulled or held).
-    public init(
+    package init(
         pushedSeq: Int64 = 0, acknowledgedHighSeq: Int64 = 0, serverGeneration: String? = nil,
         uncertainPush: UncertainPush? = nil, pullCursor: String? = nil, clockOffset: Int64 = 0,
         hasSynced: Bool = false, firstSyncHoldUntil: Int64? = nil
@@ -55,19 +55,19 @@ public struct SyncProgress: Sendable, Equatable {
 
     /// Sets the acknowledged mark: raised by acknowledgements, lowered when the server reports it
     /// lost changes (a restored backup), which are then pushed again with their stamps.
-    public mutating func setPushed(through seq: Int64) {
+    package mutating func setPushed(through seq: Int64) {
         pushedSeq = seq
         acknowledgedHighSeq = max(acknowledgedHighSeq, seq)
     }
 
     /// Remembers a push through `seq` that got no answer, with the server generation known now.
-    public mutating func recordUncertainPush(through seq: Int64) {
+    package mutating func recordUncertainPush(through seq: Int64) {
         uncertainPush = UncertainPush(seq: max(uncertainPush?.seq ?? 0, seq), generation: serverGeneration)
     }
 
     /// What an answer saying the server holds this device's log through `held` settles: its
     /// generation, and an earlier unanswered push that it covers.
-    public mutating func noteServer(holds held: Int64, generation: String?) {
+    package mutating func noteServer(holds held: Int64, generation: String?) {
         if let generation { serverGeneration = generation }
         if let uncertain = uncertainPush, held >= uncertain.seq { uncertainPush = nil }
     }
@@ -80,7 +80,7 @@ public struct SyncProgress: Sendable, Equatable {
     /// acknowledged (a restored backup): they are pushed again, stamps unchanged (a push racing the
     /// pull can make it look so too; pushing again is then a no-op). The one place pulls and live
     /// streams settle a page.
-    public mutating func settle(after page: PullResponse, reachesEnd: Bool, clockOffset offset: Int64? = nil) -> Bool {
+    package mutating func settle(after page: PullResponse, reachesEnd: Bool, clockOffset offset: Int64? = nil) -> Bool {
         if let offset { clockOffset = offset }
         pullCursor = page.cursor
         if reachesEnd { hasSynced = true }
@@ -97,7 +97,7 @@ public struct SyncProgress: Sendable, Equatable {
     /// since), and it is forgotten. Otherwise the server may have stored it, other devices pulled
     /// it, and a restore lost it: re-stamping it then would make replicas disagree, so it keeps its
     /// stamps and waits until the server's clock reaches them.
-    public mutating func keptThroughUncertainPush(held: Int64, serverGeneration generation: String?) -> Int64 {
+    package mutating func keptThroughUncertainPush(held: Int64, serverGeneration generation: String?) -> Int64 {
         guard let uncertain = uncertainPush, uncertain.seq > held else { return 0 }
         if let known = uncertain.generation, known == generation {
             uncertainPush = nil

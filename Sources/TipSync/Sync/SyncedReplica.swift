@@ -14,7 +14,7 @@ import TipSyncCore
 ///   change set aside, new stamps after a far-future clock);
 /// - **what comes in**: pulled pages merged together with the bookkeeping they settle, the server's
 ///   catalog, the account's name.
-public protocol SyncedReplica: AnyObject, Sendable {
+package protocol SyncedReplica: AnyObject, Sendable {
     // MARK: Who syncs
 
     /// The device's name on the server (protocol.md §2).
