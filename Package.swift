@@ -255,7 +255,7 @@ let package = Package(
         .executableTarget(
             name: "tipsync-sim",
             dependencies: [
-                "TipSyncSimulation",
+                "TipSyncSimulation", "TipSyncOperatorService",
                 tool("ArgumentParser", "swift-argument-parser"),
             ]
         ),
@@ -316,4 +316,16 @@ let package = Package(
 /// with the `Tools` trait off, SwiftPM neither links nor downloads its package.
 func tool(_ name: String, _ package: String) -> Target.Dependency {
     .product(name: name, package: package, condition: .when(traits: ["Tools"]))
+}
+
+// Every target of the package is compiled with the upcoming features Swift 7 will turn on (as
+// Hummingbird does): `any` spelled out for existentials, members visible only from modules a file
+// imports itself, and imports internal unless a file says otherwise.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
 }

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Synchronization
-import TipSync
-import TipSyncCore
+public import TipSync
+public import TipSyncCore
 
 /// One device's agent: its replica, configuration and catalog, and the operations the CLI and the
 /// local API share. Opening one is cheap; several (the daemon and CLI calls) may share a store.

@@ -1,5 +1,5 @@
 import Foundation
-import TipSync
+public import TipSync
 
 extension AgentConfiguration {
     /// What `init` learns of the credential before it writes the store: whether the server

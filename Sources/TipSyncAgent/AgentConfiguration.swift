@@ -1,5 +1,5 @@
-import Foundation
-import TipSync
+public import Foundation
+public import TipSync
 
 /// What `tipsync-agent init` records in the store (`agent.json`, owner-only): where to sync and
 /// as which device.

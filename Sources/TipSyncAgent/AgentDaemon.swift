@@ -1,7 +1,8 @@
 import Foundation
-import Logging
+public import Logging
 import ServiceLifecycle
 import TipSync
+import UnixSignals
 
 /// `tipsync-agent run`: live sync, the local API and a watch on the store (for CLI calls writing
 /// to it) as services, until SIGTERM or SIGINT; then each stops cleanly and the socket is removed.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A failure the agent reports as one line: on stderr from the CLI, as a JSON error from the
 /// local API. `code` is stable (for programs); `message` says what to do (for people).
 public struct AgentError: Error, Sendable, Hashable, Codable, CustomStringConvertible {

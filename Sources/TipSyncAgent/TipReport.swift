@@ -1,4 +1,4 @@
-import TipSyncCore
+public import TipSyncCore
 
 /// One tip's state as the agent reports it: `status --json`, `watch` lines and the local API — what a
 /// program needs to show the tip, and why it is not shown.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A JSON value: what parameters hold, what donation payloads carry, and what rule literals are.
 ///

@@ -1,5 +1,6 @@
-import SwiftSyntax
-import SwiftSyntaxMacros
+public import SwiftSyntax
+import SwiftSyntaxBuilder
+public import SwiftSyntaxMacros
 
 /// `@Parameter static var name: T = default` becomes a computed property backed by the replica, plus
 /// `static let $name = Tips.Parameter<T>(id: "Type.name", defaultValue: default, options: [...])`;

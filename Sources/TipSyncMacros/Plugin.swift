@@ -3,5 +3,5 @@ import SwiftSyntaxMacros
 
 @main
 struct TipSyncMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = [ParameterMacro.self, RuleMacro.self]
+    let providingMacros: [any Macro.Type] = [ParameterMacro.self, RuleMacro.self]
 }

@@ -1,6 +1,7 @@
 import SwiftOperators
-import SwiftSyntax
-import SwiftSyntaxMacros
+public import SwiftSyntax
+import SwiftSyntaxBuilder
+public import SwiftSyntaxMacros
 
 /// `#Rule(subject) { predicate }` becomes a `Tips.Rule` carrying the predicate as a
 /// `RuleExpression` (the same data form JSON rules have, evaluated by the same evaluator).

@@ -1,6 +1,6 @@
 import HummingbirdCore
-import Logging
-import Metrics
+package import Logging
+package import Metrics
 import Synchronization
 
 /// Counts open connections (`tipsync_connections`) and stops accepting new ones at a maximum, so

@@ -1,10 +1,11 @@
+import CoreMetrics
 import Foundation
-import Hummingbird
+package import Hummingbird
 import HummingbirdCore
 import Logging
-import NIOCore
+package import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
+package import NIOHTTPTypes
 import TipSyncCore
 
 /// Per-connection limits enforced below the router, so that one client cannot hold the server's

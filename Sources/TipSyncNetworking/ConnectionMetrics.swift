@@ -1,4 +1,4 @@
-import Metrics
+package import Metrics
 
 /// What the connection layer counts, exported at `/metrics`: connections closed for a late request
 /// head or body, closed because the peer left, refused for a declared body above the limit or for

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 extension EventLoopFuture where Value == Void {
     /// Returns when the future completes (with either result) or when the calling task is

@@ -1,3 +1,4 @@
+import CoreMetrics
 import NIOCore
 
 /// The first handler of every connection, until its first bytes show where its first request goes:

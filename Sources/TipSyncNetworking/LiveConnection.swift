@@ -1,4 +1,4 @@
-import Hummingbird
+package import Hummingbird
 import NIOCore
 import NIOHTTPTypes
 import Synchronization

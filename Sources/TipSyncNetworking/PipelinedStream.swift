@@ -1,5 +1,5 @@
-import Hummingbird
-import NIOCore
+package import Hummingbird
+package import NIOCore
 
 /// What a response stream must offer to be written from its connection's pipeline
 /// (``LiveConnection``) instead of by a task: the server's live stream (`GET /v1/live`) is one. The

@@ -1,7 +1,7 @@
 import Hummingbird
-import HummingbirdCore
-import Logging
-import NIOCore
+package import HummingbirdCore
+package import Logging
+package import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1

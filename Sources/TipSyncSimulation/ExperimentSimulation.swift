@@ -1,6 +1,6 @@
 import Foundation
 import TipSyncCore
-import TipSyncServer
+package import TipSyncServer
 
 /// Seeded runs of an experiment with a known truth (issue 57, item 5): accounts with one to three
 /// devices each reach the tip at their own moments, some devices are offline and report days later,

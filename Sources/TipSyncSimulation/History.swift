@@ -1,5 +1,5 @@
-import Foundation
-import TipSyncCore
+public import Foundation
+public import TipSyncCore
 
 /// A multi-device history the replayer runs: devices with their clock offsets, a catalog, and the
 /// steps — operations, sync exchanges, faults, time. The JSON format is documented in HISTORY.md.

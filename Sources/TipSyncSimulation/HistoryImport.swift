@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import TipSyncCore
 
 /// Turns `tipsync-agent export-history` files (one per device) into a history: each exported

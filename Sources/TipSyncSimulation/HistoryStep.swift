@@ -1,4 +1,4 @@
-import TipSyncCore
+public import TipSyncCore
 
 /// One step of a ``History``: `{"op": "...", "device": "...", ...}` with the fields its op needs.
 public struct HistoryStep: Codable, Hashable, Sendable {

@@ -1,6 +1,6 @@
 import Foundation
-import TipSync
-import TipSyncCore
+public import TipSync
+public import TipSyncCore
 
 /// The invariants every replay must hold after its final sync. The expected values are computed
 /// from the union of every device's change log — straight from the protocol's rules, without the

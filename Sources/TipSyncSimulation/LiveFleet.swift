@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Synchronization
-import TipSync
-import TipSyncCore
+public import TipSync
+public import TipSyncCore
 
 /// Devices running the real sync loop (``SyncClient/run()``) on one account of an in-process
 /// server, through a ``LiveNetwork``: what liveness tests and the simulator's live mode drive.

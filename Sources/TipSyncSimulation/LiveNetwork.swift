@@ -1,5 +1,5 @@
 import Foundation
-import TipSync
+public import TipSync
 import TipSyncCore
 
 /// Between devices that run the real sync loop (``SyncClient/run()``) and the in-process server,

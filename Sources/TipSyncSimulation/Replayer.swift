@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
 import Synchronization
-@_spi(Simulation) import TipSync
+@_spi(Simulation) public import TipSync
 import TipSyncCore
 
 /// Runs a ``History`` against real replicas (the engine's SQLite store, one directory per device)

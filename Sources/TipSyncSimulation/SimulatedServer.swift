@@ -1,10 +1,10 @@
-import Foundation
+public import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
 import NIOEmbedded
-import TipSync
+public import TipSync
 import TipSyncServer
 
 /// The real server logic — `buildRouter`'s routes, middleware and the SQLite store — called in

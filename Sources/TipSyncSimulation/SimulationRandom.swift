@@ -1,4 +1,4 @@
-import TipSyncCore
+public import TipSyncCore
 
 /// The simulator's generator: the core's ``SplitMix64`` (the same seed gives the same history everywhere).
 public typealias SimulationRandom = SplitMix64

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 @_spi(Simulation) import TipSync
 
 /// Generates a history per seed, replays it and, on failure, shrinks it and writes it to a file.

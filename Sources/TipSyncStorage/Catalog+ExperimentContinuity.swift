@@ -1,4 +1,4 @@
-import TipSyncCore
+package import TipSyncCore
 import TipSyncServerBasics
 
 /// What a new catalog may do to the experiments of the stored one (protocol.md §13.12): an account's

@@ -1,5 +1,5 @@
-import TipSyncCore
-import TipSyncServerBasics
+package import TipSyncCore
+package import TipSyncServerBasics
 
 /// Each account's change log: pushes, pulls and their cursors, compaction, cross-instance wake-ups.
 /// Backends do the I/O; the rules they apply are written once above them (``PushPlan``,

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import TipSyncServerBasics
 
 /// Consecutive log entries' stored canonical JSON, joined with commas: the inside of a page's

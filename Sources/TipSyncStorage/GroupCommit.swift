@@ -1,4 +1,4 @@
-import GRDB
+package import GRDB
 import Synchronization
 import TipSyncServerBasics
 

@@ -1,5 +1,5 @@
 import TipSyncCore
-import TipSyncServerBasics
+package import TipSyncServerBasics
 
 /// Accounts, devices and their credentials: tokens, JWT sign-in, revocation, erasure, admin keys, and
 /// when each device was last seen. The admin API, the CLI and the console share these; the sign-in

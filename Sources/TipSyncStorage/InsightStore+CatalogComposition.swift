@@ -1,4 +1,4 @@
-import TipSyncCore
+package import TipSyncCore
 import TipSyncServerBasics
 
 /// Composing the stored catalog from platforms' parts (protocol.md §13.11): read what is stored,

@@ -1,5 +1,5 @@
-import NIOCore
-import TipSyncServerBasics
+package import NIOCore
+package import TipSyncServerBasics
 
 /// A full pull page of an account's state, kept compressed from one compaction to the next, so a
 /// new device — or one far behind — is sent the state without the server reading and compressing

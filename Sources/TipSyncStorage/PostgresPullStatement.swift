@@ -1,4 +1,4 @@
-import PostgresNIO
+package import PostgresNIO
 import TipSyncServerBasics
 
 /// A pull's one statement, prepared once per connection (PostgresNIO names and caches it), so

@@ -1,4 +1,4 @@
-import PostgresNIO
+package import PostgresNIO
 import TipSyncServerBasics
 
 /// A push's statements, prepared once per connection (PostgresNIO names and caches them): an

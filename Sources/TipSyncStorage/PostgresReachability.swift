@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
-import PostgresNIO
+package import PostgresNIO
 import TipSyncServerBasics
 
 #if canImport(Glibc)

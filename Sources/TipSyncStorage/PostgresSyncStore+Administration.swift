@@ -1,5 +1,5 @@
-import PostgresNIO
-import TipSyncServerBasics
+package import PostgresNIO
+package import TipSyncServerBasics
 
 extension PostgresSyncStore {
     /// The rows of a query, decoded; for queries whose results are small.

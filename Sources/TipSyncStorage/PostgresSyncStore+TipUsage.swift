@@ -1,4 +1,4 @@
-import PostgresNIO
+package import PostgresNIO
 import TipSyncCore
 import TipSyncServerBasics
 

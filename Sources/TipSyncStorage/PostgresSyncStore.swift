@@ -1,8 +1,8 @@
 import Foundation
-import Logging
-import PostgresNIO
-import TipSyncCore
-import TipSyncServerBasics
+package import Logging
+package import PostgresNIO
+package import TipSyncCore
+package import TipSyncServerBasics
 
 /// ``SyncStore`` on PostgreSQL: several server instances may share one database.
 ///

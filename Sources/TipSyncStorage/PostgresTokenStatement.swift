@@ -1,4 +1,4 @@
-import PostgresNIO
+package import PostgresNIO
 import TipSyncServerBasics
 
 /// The device a token names, prepared once per connection (PostgresNIO names and caches it): after

@@ -1,3 +1,4 @@
+import NIOCore
 import TipSyncServerBasics
 
 /// One page of ``ChangeLogStore/pull(account:after:limit:)``: the body of `GET /v1/pull`'s answer.

@@ -1,5 +1,5 @@
-import TipSyncCore
-import TipSyncServerBasics
+package import TipSyncCore
+package import TipSyncServerBasics
 
 /// How a push continues a device's log, written once for every backend (protocol.md §7): changes at
 /// or below the device's highest stored `seq` are duplicates, ignored (a retried push is a no-op);

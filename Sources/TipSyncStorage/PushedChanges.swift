@@ -1,4 +1,4 @@
-import TipSyncCore
+package import TipSyncCore
 
 /// A push's changes as the store receives them: each with the canonical JSON it is stored as,
 /// encoded once, where the push's other costly work is done (``CostlyWork`` for a large body) and

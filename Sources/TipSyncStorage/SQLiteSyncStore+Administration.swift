@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import TipSyncServerBasics
+package import TipSyncServerBasics
 
 extension SQLiteSyncStore {
     package func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {

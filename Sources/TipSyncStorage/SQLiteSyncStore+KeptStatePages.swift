@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+package import GRDB
 import NIOCore
 import TipSyncServerBasics
 

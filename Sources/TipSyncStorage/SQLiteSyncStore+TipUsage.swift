@@ -1,4 +1,4 @@
-import GRDB
+package import GRDB
 import TipSyncCore
 import TipSyncServerBasics
 

@@ -1,7 +1,7 @@
 import Foundation
-import GRDB
-import TipSyncCore
-import TipSyncServerBasics
+package import GRDB
+package import TipSyncCore
+package import TipSyncServerBasics
 
 #if canImport(SQLite3)
     import SQLite3

@@ -1,4 +1,4 @@
-import TipSyncServerBasics
+package import TipSyncServerBasics
 
 /// What ``SyncStore/signIn(accountName:device:issuedAt:at:)`` decided.
 package enum SignInResult: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import Foundation
-import TipSyncCore
+package import TipSyncCore
 import TipSyncServerBasics
 
 /// One account's use of one tip, as the tips page aggregates it: derived from the account's merged

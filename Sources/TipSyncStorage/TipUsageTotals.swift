@@ -1,5 +1,5 @@
 import Foundation
-import TipSyncCore
+package import TipSyncCore
 
 /// One tip across every account: what `/console/tips` shows.
 package struct TipUsageTotals: Sendable, Hashable {

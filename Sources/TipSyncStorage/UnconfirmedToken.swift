@@ -1,4 +1,4 @@
-import TipSyncServerBasics
+package import TipSyncServerBasics
 
 /// A device token whose identity came from ``TokenIdentityCache`` rather than the store. The store
 /// operation serving the request (a push, a pull) checks, first thing in its own transaction, that

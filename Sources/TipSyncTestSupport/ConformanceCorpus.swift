@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The language-neutral conformance corpus (`conformance/`, protocol.md §14) the reference runners
 /// read: one folder per kind of vector.

@@ -1,4 +1,4 @@
-import TipSyncCore
+public import TipSyncCore
 
 extension JSONValue {
     /// Where this value fails to contain `wanted` (the conformance corpus's `expect.json` and

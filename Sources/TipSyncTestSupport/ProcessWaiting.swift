@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Process {
     /// Waits for the process to exit on a thread of its own. `waitUntilExit()` blocks its caller, and

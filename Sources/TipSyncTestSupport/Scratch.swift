@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where tests put their files: everything under one directory per test process,
 /// `/tmp/tipsync-<pid>`, which is removed when the process exits: what tests put here is gone however

@@ -1,4 +1,4 @@
-import TipSyncCore
+public import TipSyncCore
 
 /// The seeded generator tests use: the core's ``SplitMix64``.
 public typealias SeededGenerator = SplitMix64

@@ -1,4 +1,4 @@
-import NIOCore
+public import NIOCore
 import NIOPosix
 
 /// A slow network between a device and a server, for tests of what a device does while its

@@ -1,9 +1,9 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import Logging
 import TipSync
 import TipSyncAgent
-import TipSyncCore
+public import TipSyncCore
 
 /// `tipsync-agent`: one device's tips replica and sync as a command-line tool and daemon.
 @main

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import TipSyncCore
 import TipSyncServer
 import TipSyncTestSupport

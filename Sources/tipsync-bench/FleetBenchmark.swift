@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import PostgresNIO
 import Prometheus
+import Synchronization
 import TipSyncCore
 import TipSyncServer
 import TipSyncTestSupport

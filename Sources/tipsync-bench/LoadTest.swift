@@ -1,4 +1,5 @@
 import ArgumentParser
+import CNIOLinux
 import Foundation
 import Synchronization
 import TipSync

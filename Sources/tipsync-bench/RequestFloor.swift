@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import Logging
 import TipSyncServer
 
 /// The server CPU a request costs before any route does work: `GET /health` on `tipsync-server`

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOCore
 import Synchronization
 import TipSync
 import TipSyncAgent

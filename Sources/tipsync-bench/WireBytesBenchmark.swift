@@ -2,6 +2,7 @@ import ArgumentParser
 import CompressNIO
 import Foundation
 import NIOCore
+import NIOPosix
 import TipSyncCore
 import TipSyncServer
 

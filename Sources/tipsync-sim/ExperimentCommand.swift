@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TipSyncOperatorService
 import TipSyncSimulation
 
 /// `tipsync-sim experiment`: seeded runs of an experiment with a known truth — the interval's

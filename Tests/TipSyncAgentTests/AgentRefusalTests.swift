@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TipSync
 import TipSyncCore
 import TipSyncTestSupport
 

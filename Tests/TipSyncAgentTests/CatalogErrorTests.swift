@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TipSyncCore
 
 @testable import TipSyncAgent
 

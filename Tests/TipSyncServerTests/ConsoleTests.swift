@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Mustache
 import Testing
 import TipSync
 import TipSyncTestSupport

@@ -1,4 +1,5 @@
 import Testing
+import TipSyncNetworking
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

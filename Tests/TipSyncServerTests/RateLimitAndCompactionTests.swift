@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import Hummingbird
 import HummingbirdTesting

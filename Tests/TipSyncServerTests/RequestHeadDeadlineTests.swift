@@ -1,3 +1,4 @@
+import HTTPTypes
 import Metrics
 import NIOCore
 import NIOEmbedded

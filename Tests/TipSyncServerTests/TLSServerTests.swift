@@ -1,7 +1,10 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import NIOCore
+import NIOHTTP1
 import NIOSSL
+import SwiftASN1
 import Testing
 import TipSync
 import TipSyncCore

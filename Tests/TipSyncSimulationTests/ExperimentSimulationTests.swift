@@ -1,4 +1,5 @@
 import Testing
+import TipSyncOperatorService
 import TipSyncSimulation
 
 /// The statistics of experiments, proved by simulation with a known truth (issue 57, item 5): over

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TipSyncCore
 import TipSyncTestSupport

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Where a replica reads physical time. Inject a ``ManualClock`` in tests so nothing sleeps.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import TipSyncCore
 
 /// A device name the server already knows, on a replica that does not hold that device's log (an

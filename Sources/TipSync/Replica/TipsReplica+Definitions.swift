@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TipSyncCore
 
 /// What the replica knows about tips, parameters and events beyond synced data: their definitions,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TipSyncCore
 
 /// Reach and exposure of a tip's experiment (protocol.md §13.12): written when the app asks whether

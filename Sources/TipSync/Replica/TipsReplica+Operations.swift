@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+import Synchronization
 import TipSyncCore
 
 /// The mutations a replica offers; each becomes one change-log entry.

@@ -1,4 +1,5 @@
-import Foundation
+package import Foundation
+import GRDB
 import TipSyncCore
 
 /// The catalog the sync server delivers (`protocol.md` §16), for replicas that follow it.

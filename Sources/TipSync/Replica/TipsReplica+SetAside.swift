@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import TipSyncCore
 
 /// A change the server refuses (`422 invalid_change`) must not hold up the changes behind it

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import TipSyncCore
 
 /// Several processes on one store: a CLI invocation writing while a daemon runs. SQLite serializes

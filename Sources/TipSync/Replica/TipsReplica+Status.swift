@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TipSyncCore
 
 /// Reading tip status, once or as a stream of changes.

@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import Synchronization
 import TipSyncCore
 
 /// ``TipsReplica``'s sync face (``SyncedReplica``): its outbox, its bookkeeping (``SyncProgress``) and the

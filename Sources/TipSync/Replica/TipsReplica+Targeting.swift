@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import Synchronization
 import TipSyncCore
 
 /// What targeting reads about this device (protocol.md §13.8), and why a tip has its status (§13.9).

@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+import GRDB
 import Synchronization
 import TipSyncCore
 

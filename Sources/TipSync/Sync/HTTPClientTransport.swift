@@ -1,6 +1,8 @@
+import NIOHTTPCompression
+
 #if NIOHTTPClient && canImport(AsyncHTTPClient)
-    import AsyncHTTPClient
-    import Foundation
+    public import AsyncHTTPClient
+    public import Foundation
     import NIOCore
     import NIOHTTP1
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import TipSyncCore
 
 /// What a ``SyncClient`` that follows the server's catalog did with a new version

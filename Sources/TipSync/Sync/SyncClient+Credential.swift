@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension SyncClient {
     /// Asks the server at `server` whether it accepts `token`, changing nothing there:

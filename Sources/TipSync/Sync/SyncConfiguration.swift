@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How a replica syncs: which server, which credential, and the pacing of its rounds.
 public struct SyncConfiguration: Sendable {

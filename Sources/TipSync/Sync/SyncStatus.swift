@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import TipSyncCore
 
 /// What a sync client can say of its exchange with the server at one moment: whether it reaches

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// One HTTP exchange with the sync server. The default is ``URLSessionTransport`` (Linux and Apple

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import TipSyncCore
 
 /// The replica's sync face: everything a ``SyncClient`` reads from and writes to the replica it

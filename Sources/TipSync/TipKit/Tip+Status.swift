@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Status and the actions a tip's UI takes, on the shared replica (or an explicit one).
 extension Tip {

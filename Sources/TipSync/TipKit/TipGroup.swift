@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Tips shown one at a time (TipKit's `TipGroup`): `.ordered` shows a tip once every earlier tip is
 /// invalidated; `.firstAvailable` shows the first eligible one. Groups respect display frequency.
 public struct TipGroup: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Tips {
     /// An option for ``Tips/configure(_:)``, with TipKit's names.

@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+import Synchronization
 
 extension Tips {
     /// The payload of an event donated without one.

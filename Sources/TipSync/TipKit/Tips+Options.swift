@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A tip option (`var options: [Option]`).
 public protocol TipOption: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import TipSync
+public import TipSync
 import TipSyncCore
 
 /// Answers local API requests: one JSON line in, one JSON line out (`watch`: a stream of lines).

@@ -1,4 +1,4 @@
-import TipSyncCore
+public import TipSyncCore
 
 /// One request to the local API: a JSON object on one line (see README, "Local API").
 ///

@@ -1,8 +1,9 @@
 import Foundation
-import Logging
+public import Logging
 import NIOCore
 import NIOPosix
-import ServiceLifecycle
+public import ServiceLifecycle
+import TipSync
 
 /// The local API on a Unix domain socket (owner-only, `agent.sock` in the store): newline-delimited
 /// JSON requests, one response line each; `watch` streams report lines until the client hangs up.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The body of every 4xx/5xx response: `{"error": {"code": "…", "message": "…"}}`.
 public struct ErrorBody: Sendable, Hashable, Codable {

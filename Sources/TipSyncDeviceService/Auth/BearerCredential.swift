@@ -1,4 +1,4 @@
-import Hummingbird
+package import Hummingbird
 import TipSyncNetworking
 import TipSyncServerBasics
 import TipSyncStorage

@@ -1,6 +1,6 @@
 import Foundation
 import JWTKit
-import Logging
+package import Logging
 import ServiceLifecycle
 import Synchronization
 import TipSyncServerBasics

@@ -1,8 +1,8 @@
-import Hummingbird
+package import Hummingbird
 import Logging
-import Metrics
+package import Metrics
 import TipSyncNetworking
-import TipSyncServerBasics
+package import TipSyncServerBasics
 import TipSyncStorage
 
 /// Refused sign-ins per client address — bad device tokens and JWTs on `/v1`, bad admin keys on

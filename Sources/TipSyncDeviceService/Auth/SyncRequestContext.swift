@@ -1,9 +1,9 @@
-import Hummingbird
+package import Hummingbird
 import Logging
-import NIOCore
+package import NIOCore
 import NIOEmbedded
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// The request context of the sync API: carries the authenticated device once the bearer middleware ran.
 package struct SyncRequestContext: RequestContext {

@@ -1,5 +1,5 @@
 import Synchronization
-import TipSyncServerBasics
+package import TipSyncServerBasics
 import TipSyncStorage
 
 /// Which device each recently used device token names, so a push or a pull need not ask the store

@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 import Synchronization
 import TipSyncServerBasics
 import TipSyncStorage

@@ -1,8 +1,9 @@
-import Logging
+import CoreMetrics
+package import Logging
 import ServiceLifecycle
 import Synchronization
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// Compacts accounts in the background once their logs have grown by
 /// ``ServerConfiguration/autoCompactAfter`` entries since their last compaction. Pushes report the

@@ -1,6 +1,6 @@
 import TipSyncCore
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Compacting one account's log (protocol.md §8), the same on every backend: read the log without
 /// holding the account, derive the account's tip usage from those entries first (it remembers first

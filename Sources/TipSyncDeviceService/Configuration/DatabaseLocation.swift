@@ -1,8 +1,8 @@
 import Foundation
-import Logging
+package import Logging
 import PostgresNIO
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Where the server keeps its data: `sqlite:PATH` (default `sqlite:./tipsync-data/server.sqlite`)
 /// or `postgres://user:password@host:5432/database[?sslmode=disable|prefer|require]`.

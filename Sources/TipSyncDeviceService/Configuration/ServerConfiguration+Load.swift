@@ -1,4 +1,5 @@
 import Configuration
+import SystemPackage
 import TipSyncServerBasics
 import TipSyncStorage
 

@@ -1,4 +1,4 @@
-import Configuration
+package import Configuration
 import Foundation
 import Logging
 import TipSyncServerBasics

@@ -1,6 +1,6 @@
 import Configuration
-import Logging
-import TipSyncServerBasics
+package import Logging
+package import TipSyncServerBasics
 import TipSyncStorage
 
 /// Everything `tipsync-server serve` can be told: where to listen and store, limits, timing, and

@@ -1,5 +1,5 @@
-import Foundation
-import NIOSSL
+package import Foundation
+package import NIOSSL
 import TipSyncServerBasics
 import TipSyncStorage
 

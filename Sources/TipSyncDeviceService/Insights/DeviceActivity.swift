@@ -2,8 +2,8 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TipSyncCore
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// When each device was last seen, kept in memory per request and written to the store in batches
 /// (``DeviceActivityFlusher``), so that pulls and live streams stay reads.

@@ -1,8 +1,8 @@
-import Logging
+package import Logging
 import ServiceLifecycle
 import Synchronization
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Writes ``DeviceActivity`` to the store every few seconds, and once more on shutdown.
 package struct DeviceActivityFlusher: Service {

@@ -1,5 +1,6 @@
+import TipSyncCore
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// One tip's figures split by the catalog version in force when they happened, so an operator sees
 /// whether a rule change made a tip more used or more closed: an account's first display counts for

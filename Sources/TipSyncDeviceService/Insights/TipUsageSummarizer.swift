@@ -1,8 +1,8 @@
-import Logging
+package import Logging
 import ServiceLifecycle
 import TipSyncCore
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 extension SyncStore {
     /// Derives the account's tip usage from its whole log with `TipSyncCore` and stores it. Runs

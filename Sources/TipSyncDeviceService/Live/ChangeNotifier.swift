@@ -1,6 +1,6 @@
 import Synchronization
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// Tells the devices connected to an account (live streams and long-polls) that its log grew, and
 /// ends their waits when their credentials are revoked or their account is erased.

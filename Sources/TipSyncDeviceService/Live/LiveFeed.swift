@@ -1,7 +1,8 @@
-import Hummingbird
+import CoreMetrics
+package import Hummingbird
 import NIOCore
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// What one live stream that carries changes (`GET /v1/live?cursor=…`) writes: the account's pages
 /// after the stream's position, shared with the account's other streams through ``LivePages``, and

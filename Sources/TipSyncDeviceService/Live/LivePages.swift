@@ -1,8 +1,8 @@
 import Dispatch
-import NIOCore
+package import NIOCore
 import Synchronization
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// The pages that live streams carrying changes write (`GET /v1/live?cursor=…`, protocol.md §9):
 /// read from the store and encoded **once** per account and position, then written as the same

@@ -1,9 +1,10 @@
-import Hummingbird
-import NIOCore
+import CoreMetrics
+package import Hummingbird
+package import NIOCore
 import ServiceLifecycle
 import Synchronization
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// One open live stream (`GET /v1/live`, protocol.md §9): what it writes when it opens and on each
 /// wake-up of its ``LiveSubscription``, whoever drives it — a task that reads the wake-ups

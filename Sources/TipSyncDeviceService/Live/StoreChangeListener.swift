@@ -1,12 +1,12 @@
 import Foundation
 import Hummingbird
-import Logging
+package import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
 import TipSyncCore
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Wakes this instance's live connections when *another* instance on the same database accepts a
 /// push (PostgreSQL `LISTEN`/`NOTIFY`); idle for single-instance backends.

@@ -1,11 +1,11 @@
 import Foundation
 import Hummingbird
-import Logging
-import Metrics
+package import Logging
+package import Metrics
 import ServiceLifecycle
 import Synchronization
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Gives memory back to the system once a burst of traffic is over: a burst of connections leaves
 /// SQLite's page caches warm, idle reader connections open, rate-limit buckets and remembered tokens

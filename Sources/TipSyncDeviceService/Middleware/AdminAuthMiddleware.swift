@@ -1,6 +1,7 @@
-import Hummingbird
+package import Hummingbird
+import Logging
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Requires `Authorization: Bearer tsa_…` naming an admin key (``SyncStore/createAdminKey(name:at:)``)
 /// on every `/admin/v1` route. Device tokens and JWTs are refused here, as admin keys are on `/v1`.

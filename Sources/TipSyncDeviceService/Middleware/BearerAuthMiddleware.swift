@@ -1,7 +1,7 @@
-import Hummingbird
+package import Hummingbird
 import TipSyncCore
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Requires `Authorization: Bearer <credential>` on `/v1`: a device token (`ts_…`, resolved by its
 /// hash) or, when JWT sign-in is configured, a JWT from the app's identity provider. Records that

@@ -1,4 +1,5 @@
-import Hummingbird
+package import Hummingbird
+import Logging
 import TipSyncCore
 import TipSyncServerBasics
 import TipSyncStorage
@@ -20,7 +21,7 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            if !(error is SyncError || error is HTTPResponseError) {
+            if !(error is SyncError || error is any HTTPResponseError) {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
             }
             return SyncError(error).response(serverTime: now())

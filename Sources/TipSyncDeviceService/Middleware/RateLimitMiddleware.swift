@@ -1,5 +1,6 @@
-import Hummingbird
-import TipSyncServerBasics
+import CoreMetrics
+package import Hummingbird
+package import TipSyncServerBasics
 import TipSyncStorage
 
 /// Refuses a device's `/v1` request with `429 rate_limited` and `Retry-After` once it has spent its

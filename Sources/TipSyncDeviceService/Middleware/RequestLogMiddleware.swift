@@ -1,6 +1,6 @@
-import Hummingbird
-import HummingbirdCore
-import Logging
+package import Hummingbird
+package import HummingbirdCore
+package import Logging
 import TipSyncServerBasics
 import TipSyncStorage
 

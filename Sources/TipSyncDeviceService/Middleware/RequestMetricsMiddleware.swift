@@ -1,6 +1,6 @@
-import CoreMetrics
+package import CoreMetrics
 import Dispatch
-import Hummingbird
+package import Hummingbird
 import Synchronization
 import TipSyncServerBasics
 import TipSyncStorage

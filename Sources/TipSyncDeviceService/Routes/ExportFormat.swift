@@ -1,4 +1,4 @@
-import Hummingbird
+package import Hummingbird
 import NIOCore
 import TipSyncServerBasics
 import TipSyncStorage

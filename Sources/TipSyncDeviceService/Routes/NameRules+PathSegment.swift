@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import TipSyncCore
 import TipSyncServerBasics
 import TipSyncStorage

@@ -1,4 +1,4 @@
-import Hummingbird
+package import Hummingbird
 import Synchronization
 import TipSyncServerBasics
 import TipSyncStorage

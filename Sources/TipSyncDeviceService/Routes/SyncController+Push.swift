@@ -1,3 +1,4 @@
+import CoreMetrics
 import Hummingbird
 import NIOCore
 import TipSyncCore

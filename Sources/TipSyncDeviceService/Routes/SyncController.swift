@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
 import Logging
 import Metrics
 import NIOCore
@@ -7,8 +7,8 @@ import NIOPosix
 import ServiceLifecycle
 import TipSyncCore
 import TipSyncNetworking
-import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// The `/v1` routes: push, pull (with optional long-poll), live (SSE) and device lookup.
 package struct SyncController: Sendable {

@@ -1,10 +1,11 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
+import Logging
 import NIOCore
 import TipSyncCore
-import TipSyncDeviceService
+package import TipSyncDeviceService
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// The `/admin/v1` routes: what an app's backend calls to manage accounts, devices and tokens
 /// (protocol.md section 15). Every route needs an admin key (``AdminAuthMiddleware``).

@@ -1,9 +1,9 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
 import TipSyncCore
-import TipSyncDeviceService
+package import TipSyncDeviceService
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// `GET /v1/catalog` (protocol.md §16): the catalog operators uploaded (`PUT /admin/v1/catalog`), for
 /// devices to evaluate tips with, revalidated cheaply: a strong `ETag` names the version, and a

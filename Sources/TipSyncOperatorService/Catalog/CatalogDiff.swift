@@ -1,4 +1,5 @@
-import TipSyncCore
+import Foundation
+package import TipSyncCore
 import TipSyncDeviceService
 import TipSyncServerBasics
 import TipSyncStorage

@@ -4,7 +4,7 @@ import NIOCore
 import TipSyncCore
 import TipSyncDeviceService
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// `GET /admin/v1/catalog/versions`.
 package struct CatalogVersionList: Encodable, Sendable {

@@ -1,8 +1,8 @@
-import Logging
+package import Logging
 import ServiceLifecycle
-import TipSyncDeviceService
+package import TipSyncDeviceService
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Notices catalogs stored by another process — `tipsync-server catalog put|restore` beside a
 /// running server, on SQLite (which has no `NOTIFY`) or on PostgreSQL when a notification was

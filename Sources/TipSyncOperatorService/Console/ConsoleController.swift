@@ -1,11 +1,12 @@
 import Foundation
-import Hummingbird
-import Mustache
+package import Hummingbird
+import Logging
+package import Mustache
 import NIOCore
 import TipSyncCore
-import TipSyncDeviceService
+package import TipSyncDeviceService
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// The operator console under `/console` (on with `--console`): server-rendered HTML from
 /// ``ConsoleTemplates``, logged in with an admin key. Every page but the login page needs a session

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import TipSyncDeviceService
 import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// The console's login sessions, kept in the database so that every instance on it sees them: a
 /// plain round-robin balancer and a restart keep operators logged in (issue 73, item 9: they lived

@@ -1,4 +1,4 @@
-import Mustache
+package import Mustache
 import TipSyncDeviceService
 import TipSyncServerBasics
 import TipSyncStorage

@@ -1,8 +1,8 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
 import NIOCore
 import TipSyncCore
-import TipSyncDeviceService
+package import TipSyncDeviceService
 import TipSyncServerBasics
 import TipSyncStorage
 

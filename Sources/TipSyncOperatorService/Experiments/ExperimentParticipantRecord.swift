@@ -1,5 +1,5 @@
 import Foundation
-import TipSyncCore
+package import TipSyncCore
 import TipSyncDeviceService
 import TipSyncServerBasics
 import TipSyncStorage

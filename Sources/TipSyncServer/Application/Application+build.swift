@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging

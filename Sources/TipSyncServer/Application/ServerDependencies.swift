@@ -1,7 +1,7 @@
 import Foundation
-import Logging
-import NIOCore
-import Prometheus
+package import Logging
+package import NIOCore
+package import Prometheus
 import TipSyncDeviceService
 import TipSyncOperatorService
 

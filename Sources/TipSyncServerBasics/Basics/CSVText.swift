@@ -1,3 +1,5 @@
+import Foundation
+
 /// The CSV every export of the server writes (RFC 4180, `\r\n` line ends), with each cell
 /// neutralized against formula injection (OWASP, "CSV Injection"): a cell that begins with `=`, `+`,
 /// `-`, `@`, a tab or a carriage return is read by spreadsheets as a formula — `=HYPERLINK(…)` in an

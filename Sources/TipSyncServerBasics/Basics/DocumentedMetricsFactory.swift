@@ -1,5 +1,5 @@
-import CoreMetrics
-import Prometheus
+package import CoreMetrics
+package import Prometheus
 
 /// Makes the server's metrics in its Prometheus registry, each TipSync metric with its `# HELP`
 /// line (``help``); other metrics (the request metrics, any library's) as the plain Prometheus factory does.

@@ -1,7 +1,7 @@
-import CoreMetrics
-import Prometheus
+package import CoreMetrics
+package import Prometheus
 import TipSyncCore
-import TipSyncNetworking
+package import TipSyncNetworking
 
 /// The server's own metrics, exported at `/metrics` with the request metrics
 /// (``RequestMetricsMiddleware``). Made from the registry `buildApplication` is given, so each

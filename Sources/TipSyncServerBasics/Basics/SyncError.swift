@@ -1,6 +1,6 @@
-import Foundation
-import Hummingbird
-import TipSyncCore
+package import Foundation
+package import Hummingbird
+package import TipSyncCore
 
 /// Every error the sync API answers with: an HTTP status, a protocol error code and a message that
 /// says what to do. Rendered as `{"error": {"code": …, "message": …, "serverTime": …}}`.
@@ -164,7 +164,7 @@ extension SyncError: HTTPResponseError {
         switch error {
         case let error as SyncError:
             self = error
-        case let error as HTTPResponseError:
+        case let error as any HTTPResponseError:
             let code: ErrorCode
             switch error.status {
             case .notFound: code = .notFound

@@ -1,5 +1,5 @@
-import Hummingbird
-import NIOCore
+package import Hummingbird
+package import NIOCore
 import TipSyncNetworking
 
 /// HTTP content codings on `/v1` (protocol.md section 5): pull pages are sent `gzip` or `deflate`

@@ -1,5 +1,5 @@
-import CZlib
-import NIOCore
+package import CZlib
+package import NIOCore
 
 /// Bytes compressed once and sent many times inside compressed answers: a raw DEFLATE stream
 /// (RFC 1951) of non-final blocks that ends on a byte boundary (zlib's `Z_SYNC_FLUSH`), with the

@@ -1,5 +1,5 @@
 import CZlib
-import NIOCore
+package import NIOCore
 import Synchronization
 
 /// Compresses response bodies (``ContentCoding``) with the system's zlib, keeping each stream and

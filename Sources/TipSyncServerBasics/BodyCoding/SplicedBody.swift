@@ -1,5 +1,5 @@
 import CZlib
-import NIOCore
+package import NIOCore
 
 /// One part of an answer's body: bytes as they are, or bytes kept compressed (``DeflatedSegment``).
 package enum BodyPart: Sendable {

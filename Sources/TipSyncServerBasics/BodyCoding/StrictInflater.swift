@@ -1,5 +1,5 @@
 import CZlib
-import NIOCore
+package import NIOCore
 
 /// Inflates a compressed request body whole or not at all, with the system's zlib: the stream must
 /// end (its trailer present, its checksum and length right) exactly where the body ends, and its

@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 
 /// How the server writes log records to standard error (`--log-format`).
 package enum LogFormat: String, Sendable, CaseIterable {

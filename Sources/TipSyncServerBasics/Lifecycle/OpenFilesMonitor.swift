@@ -1,5 +1,5 @@
-import Logging
-import Metrics
+package import Logging
+package import Metrics
 import ServiceLifecycle
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CoreMetrics
+package import CoreMetrics
 import Foundation
 
 #if canImport(Glibc)

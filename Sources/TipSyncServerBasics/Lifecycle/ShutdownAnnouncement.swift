@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 import UnixSignals
 
 /// The lines an operator sees when the server is told to stop: at `info`, the signal that started
