@@ -49,6 +49,9 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// browser refused below the router saw a CORS failure, not the 413): CORS for an allowed
     /// origin, `nosniff`. Given the refused request's head when there is one.
     private let refusalHeaders: @Sendable (HTTPRequest?) -> HTTPFields
+    /// Told of each refusal (the request's head when there is one, the status): the access log
+    /// writes it as it writes the router's answers.
+    private let onRefusal: @Sendable (HTTPRequest?, HTTPResponse.Status) -> Void
     /// What must arrive by when: the phase armed and its deadline (`nil`: nothing is awaited).
     private var deadline: (phase: Phase, at: NIODeadline)?
     /// The timer that checks ``deadline``, and when it fires. It is not moved for each request: a
@@ -67,9 +70,11 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
 
     package init(
         limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64,
-        refusalHeaders: @escaping @Sendable (HTTPRequest?) -> HTTPFields = { _ in HTTPFields() }
+        refusalHeaders: @escaping @Sendable (HTTPRequest?) -> HTTPFields = { _ in HTTPFields() },
+        onRefusal: @escaping @Sendable (HTTPRequest?, HTTPResponse.Status) -> Void = { _, _ in }
     ) {
         self.refusalHeaders = refusalHeaders
+        self.onRefusal = onRefusal
         self.limits = limits
         self.metrics = metrics
         self.idle = idle
@@ -267,6 +272,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
         headers[.connection] = "close"
         if let allow { headers[.allow] = allow }
         headers.append(contentsOf: refusalHeaders(request))
+        onRefusal(request, status)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)

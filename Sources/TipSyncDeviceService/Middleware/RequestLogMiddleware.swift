@@ -26,12 +26,9 @@ package struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         let start = ContinuousClock.now
         func log(_ status: HTTPResponse.Status) {
-            context.logger.log(
-                level: level, "request",
-                metadata: [
-                    "method": "\(request.method.rawValue)", "path": "\(Self.redactedTarget(request.uri))",
-                    "status": "\(status.code)", "duration": "\(ContinuousClock.now - start)",
-                ])
+            Self.log(
+                to: context.logger, level: level, method: request.method.rawValue, target: request.uri,
+                status: status, duration: ContinuousClock.now - start)
         }
         do {
             let response = try await next(request, context)
@@ -42,6 +39,20 @@ package struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
             log((error as? any HTTPResponseError)?.status ?? .internalServerError)
             throw error
         }
+    }
+
+    /// One line of the access log: what the router's requests write, and what the connection layer
+    /// writes for a request it refuses itself (`413` for a declared body over the limit, `400`, `405`).
+    package static func log(
+        to logger: Logger, level: Logger.Level, method: String, target: URI, status: HTTPResponse.Status,
+        duration: Duration, refusedBy: String? = nil
+    ) {
+        var metadata: Logger.Metadata = [
+            "method": "\(method)", "path": "\(redactedTarget(target))", "status": "\(status.code)",
+            "duration": "\(duration)",
+        ]
+        if let refusedBy { metadata["refused_by"] = "\(refusedBy)" }
+        logger.log(level: level, "request", metadata: metadata)
     }
 
     /// The path and the query with every value not known to be harmless replaced by `<redacted>`.

@@ -81,13 +81,21 @@ package func buildApplication(configuration: TipSyncDeviceService.ServerConfigur
                 headers.append(contentsOf: SecurityHeadersMiddleware<SyncRequestContext>.headers(path: path))
                 return headers
             }
+            // The access log's line for a request refused here, as the router's requests get one.
+            let accessLevel: Logger.Level = configuration.accessLog ? .info : .debug
+            let logRefusal: @Sendable (HTTPRequest?, HTTPResponse.Status) -> Void = { request, status in
+                RequestLogMiddleware<SyncRequestContext>.log(
+                    to: logger, level: accessLevel, method: request?.method.rawValue ?? "-",
+                    target: URI(request?.path ?? "-"), status: status, duration: .zero,
+                    refusedBy: "connection")
+            }
             let channel = SyncServerChannel(
                 http1: HTTP1Channel(
                     responder: appResponder,
                     configuration: .init(additionalChannelHandlers: [
                         ConnectionGuard(
                             limits: limits, metrics: connectionMetrics, idle: idle, now: now,
-                            refusalHeaders: refusalHeaders)
+                            refusalHeaders: refusalHeaders, onRefusal: logRefusal)
                     ])),
                 limits: limits, metrics: connectionMetrics, idle: idle, respondLive: respondLive)
             // `--tls-certificate`: TLS first on every connection, then the same HTTP/1.1 handlers.
