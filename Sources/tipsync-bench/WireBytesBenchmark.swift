@@ -2,11 +2,11 @@ import ArgumentParser
 import CompressNIO
 import Foundation
 import NIOCore
-import NIOPosix
 import TipSyncCore
 import TipSyncServer
 
 #if canImport(Glibc)
+    import CNIOLinux  // the socket constants (SOCK_STREAM), as LoadTest.swift reads them
     import Glibc
 #endif
 

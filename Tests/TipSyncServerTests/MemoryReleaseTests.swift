@@ -29,7 +29,7 @@ import TipSyncTestSupport
         let router = buildRouter(
             store: fixture.store, configuration: ServerConfiguration(), notifier: ChangeNotifier(),
             activity: DeviceActivity(), jwt: nil, compactor: nil, memory: memory, registry: registry,
-            metrics: ServerMetrics(registry: registry), tokens: tokens,
+            metrics: ServerMetrics(registry: registry), tokens: tokens, readiness: Readiness(missing: []),
             now: { Int64(Date().timeIntervalSince1970 * 1000) })
         // A server that has served nothing has nothing to give back.
         #expect(await memory.tick() == false)

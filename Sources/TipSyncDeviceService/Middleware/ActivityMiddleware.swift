@@ -7,7 +7,7 @@ import Synchronization
 import TipSyncServerBasics
 import TipSyncStorage
 
-/// Counts every request but monitoring (`/health`, `/metrics`) for ``MemoryRelease``.
+/// Counts every request but monitoring (`/health`, `/ready`, `/metrics`) for ``MemoryRelease``.
 package struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
     let memory: MemoryRelease
 
@@ -19,7 +19,9 @@ package struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
         async throws
         -> Response
     {
-        if request.uri.path != "/health", request.uri.path != "/metrics" { memory.noteActivity() }
+        if request.uri.path != "/health", request.uri.path != "/ready", request.uri.path != "/metrics" {
+            memory.noteActivity()
+        }
         return try await next(request, context)
     }
 }

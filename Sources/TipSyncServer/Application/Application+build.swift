@@ -32,7 +32,7 @@ package func buildApplication(configuration: TipSyncDeviceService.ServerConfigur
     let router = buildRouter(
         store: store, configuration: configuration, notifier: notifier, activity: activity, jwt: jwt,
         compactor: compactor, memory: memory, registry: registry, metrics: metrics, tokens: dependencies.tokens,
-        costlyWork: dependencies.costlyWork, logger: logger, now: now)
+        costlyWork: dependencies.costlyWork, readiness: dependencies.readiness, logger: logger, now: now)
     let limits = ConnectionGuard.Limits(
         requestHead: .nanoseconds(configuration.requestHeadTimeout.wholeNanoseconds),
         requestBody: .nanoseconds(configuration.requestBodyTimeout.wholeNanoseconds),
@@ -41,7 +41,8 @@ package func buildApplication(configuration: TipSyncDeviceService.ServerConfigur
     let maxConnections = configuration.maxConnections ?? max(64, openFiles - 256)
     let idle = IdleConnections()
     var services: [any Service] = [
-        NotifierShutdown(notifier: notifier), StoreChangeListener(store: store, notifier: notifier, logger: logger),
+        NotifierShutdown(notifier: notifier),
+        StoreChangeListener(store: store, notifier: notifier, logger: logger, readiness: dependencies.readiness),
         BackgroundCheckpoints(store: store),
         LiveHeartbeat(notifier: notifier, interval: configuration.heartbeat),
         OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
@@ -108,7 +109,10 @@ package func buildApplication(configuration: TipSyncDeviceService.ServerConfigur
             availableConnectionsDelegate: ConnectionCounter(
                 maximum: maxConnections, idle: idle, logger: logger, factory: metrics.factory)),
         services: services,
-        onServerRunning: dependencies.onServerRunning,
+        onServerRunning: { [readiness = dependencies.readiness, running = dependencies.onServerRunning] channel in
+            readiness.holds(.accepting)
+            await running(channel)
+        },
         logger: logger)
 }
 
@@ -121,15 +125,15 @@ package func buildRouter(configuration: TipSyncDeviceService.ServerConfiguration
         store: dependencies.store, configuration: configuration, notifier: dependencies.notifier,
         activity: dependencies.activity, jwt: dependencies.jwt, compactor: nil, memory: nil,
         registry: dependencies.registry, metrics: ServerMetrics(registry: dependencies.registry),
-        tokens: dependencies.tokens, costlyWork: dependencies.costlyWork, logger: dependencies.logger,
-        now: dependencies.now)
+        tokens: dependencies.tokens, costlyWork: dependencies.costlyWork, readiness: dependencies.readiness,
+        logger: dependencies.logger, now: dependencies.now)
 }
 
 func buildRouter(
     store: any SyncStore, configuration: TipSyncDeviceService.ServerConfiguration, notifier: ChangeNotifier,
     activity: DeviceActivity,
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
-    metrics: ServerMetrics, tokens: TokenIdentityCache, costlyWork: CostlyWork = .shared,
+    metrics: ServerMetrics, tokens: TokenIdentityCache, costlyWork: CostlyWork = .shared, readiness: Readiness,
     logger: Logger = Logger(label: "tipsync-server"), now: @escaping @Sendable () -> Int64
 ) -> Router<SyncRequestContext> {
     let router = Router(context: SyncRequestContext.self)
@@ -152,6 +156,16 @@ func buildRouter(
     router.on("health", method: .get, recordingIn: table) { _, _ -> Response in
         let version = #""version":"\#(TipSyncVersion.release)","protocol":"\#(TipSyncVersion.protocolRevision)""#
         return SyncController.json(text: #"{"status":"ok",\#(version)}"#)
+    }
+    // Ready only once devices' streams are served here (``Readiness``): what a load balancer asks.
+    router.on("ready", method: .get, recordingIn: table) { _, _ -> Response in
+        let waiting = readiness.waitingFor
+        guard !waiting.isEmpty else { return SyncController.json(text: #"{"status":"ready"}"#) }
+        let names = waiting.map { "\"\($0.rawValue)\"" }.joined(separator: ",")
+        var response = SyncController.json(text: #"{"status":"starting","waitingFor":[\#(names)]}"#)
+        response.status = .serviceUnavailable
+        response.headers[.retryAfter] = "1"
+        return response
     }
     router.on("metrics", method: .get, recordingIn: table) { request, _ -> Response in
         if let token = configuration.metricsToken {

@@ -25,6 +25,8 @@ package struct ServerDependencies: Sendable {
     /// Called with the listening channel once the server accepts connections (tests that bind
     /// port 0 read the port from it).
     package var onServerRunning: @Sendable (any Channel) async -> Void
+    /// What `/ready` reads: told when the listener accepts and when other instances' events arrive.
+    package var readiness = Readiness()
     /// Which device each recently used token names (tests look inside or plant a stale entry).
     var tokens = TokenIdentityCache()
     /// Where large and compressed push bodies are decoded and checked (tests hold their own busy).
