@@ -1,3 +1,4 @@
+import CoreFoundation  // timespec's members: with MemberImportVisibility, a clean build finds them there
 import Foundation
 
 /// Timing samples and their summary.
