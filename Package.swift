@@ -135,15 +135,37 @@ let package = Package(
                 tool("UnixSignals", "swift-service-lifecycle"),
             ]
         ),
-        // The server's storage: the ports (`ChangeLogStore`, `IdentityStore`, `InsightStore`), both
-        // backends (SQLite, PostgreSQL) and the policy they share.
+        // The server's storage as the services see it: the ports (`ChangeLogStore`, `IdentityStore`,
+        // `InsightStore`, `SyncStore`), the records they read and write, and the policy every backend
+        // shares, as named services over the narrowest port. No database library reaches it.
         .target(
             name: "TipSyncStorage",
             dependencies: [
                 "TipSyncCore",
                 "TipSyncServerBasics",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 tool("Crypto", "swift-crypto"),
+                tool("NIOCore", "swift-nio"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
+            ]
+        ),
+        // The SQLite backend: one file, a writer with group commit, background checkpoints.
+        .target(
+            name: "TipSyncSQLiteStorage",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncServerBasics",
+                "TipSyncStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                tool("NIOCore", "swift-nio"),
+            ]
+        ),
+        // The PostgreSQL backend: a connection pool, many server instances on one database.
+        .target(
+            name: "TipSyncPostgresStorage",
+            dependencies: [
+                "TipSyncCore",
+                "TipSyncServerBasics",
+                "TipSyncStorage",
                 tool("Logging", "swift-log"),
                 tool("NIOCore", "swift-nio"),
                 tool("NIOPosix", "swift-nio"),
@@ -171,7 +193,6 @@ let package = Package(
                 tool("NIOEmbedded", "swift-nio"),
                 tool("NIOPosix", "swift-nio"),
                 tool("NIOSSL", "swift-nio-ssl"),
-                tool("PostgresNIO", "postgres-nio"),
                 tool("Prometheus", "swift-prometheus"),
                 tool("ServiceLifecycle", "swift-service-lifecycle"),
                 tool("UnixSignals", "swift-service-lifecycle"),
@@ -203,6 +224,8 @@ let package = Package(
                 "TipSyncNetworking",
                 "TipSyncServerBasics",
                 "TipSyncStorage",
+                "TipSyncSQLiteStorage",
+                "TipSyncPostgresStorage",
                 "TipSyncDeviceService",
                 "TipSyncOperatorService",
                 tool("Hummingbird", "hummingbird"),
@@ -245,7 +268,7 @@ let package = Package(
         .target(
             name: "TipSyncSimulation",
             dependencies: [
-                "TipSync", "TipSyncServer",
+                "TipSync", "TipSyncServer", "TipSyncSQLiteStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 tool("Hummingbird", "hummingbird"),
                 tool("HTTPTypes", "swift-http-types"),

@@ -42,7 +42,7 @@ public actor SimulatedServer {
         try await store.migrate()
         _ = try await store.createAccount(name: "sim")
         for device in devices {
-            tokens[device] = try await store.createToken(accountName: "sim", device: device)
+            tokens[device] = try await CredentialIssuance(store).createToken(accountName: "sim", device: device)
         }
         responder = buildRouter(
             configuration: Self.configuration, dependencies: ServerDependencies(store: store, now: now)
@@ -109,7 +109,7 @@ public actor SimulatedServer {
     /// Stores a catalog as an operator's upload would (devices that follow it fetch it after their
     /// next pull names its version).
     public func putCatalog(_ text: String) async throws {
-        try await store.putCatalogJSON(text, uploadedBy: "simulation")
+        try await CatalogComposition(store).putCatalogJSON(text, uploadedBy: "simulation")
     }
 
     /// The highest sequence number the server holds from `device` (0: none).

@@ -99,7 +99,9 @@ struct BenchServer {
     func account(_ name: String, devices: [String]) async throws -> [String: String] {
         _ = try await store.createAccount(name: name)
         var tokens: [String: String] = [:]
-        for device in devices { tokens[device] = try await store.createToken(accountName: name, device: device) }
+        for device in devices {
+            tokens[device] = try await CredentialIssuance(store).createToken(accountName: name, device: device)
+        }
         return tokens
     }
 }

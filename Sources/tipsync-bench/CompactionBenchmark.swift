@@ -36,7 +36,7 @@ struct CompactionBench: AsyncParsableCommand {
         let sameAccount = DeviceIdentity(accountID: account, device: "pusher")
         let otherAccount = DeviceIdentity(accountID: other, device: "pusher")
         for identity in [writer, sameAccount, otherAccount] {
-            _ = try await store.createToken(
+            _ = try await CredentialIssuance(store).createToken(
                 accountName: identity.accountID == account ? "big" : "other", device: identity.device)
         }
         func change(_ device: String, _ seq: Int64) -> Change {

@@ -32,7 +32,9 @@ struct ConsoleBench: AsyncParsableCommand {
             try await build(store)
             print("database: \(path)")
         }
-        let key = try await store.createAdminKey(name: "bench-\(UUID().uuidString.prefix(8))", at: 1).key
+        let key = try await CredentialIssuance(store).createAdminKey(
+            name: "bench-\(UUID().uuidString.prefix(8))", at: 1
+        ).key
         var configuration = ServerConfiguration()
         configuration.console = true
         configuration.requestRate = .unlimited
@@ -86,7 +88,7 @@ struct ConsoleBench: AsyncParsableCommand {
         for index in 0..<accounts {
             let name = String(format: "acct-%07d", index)
             let id = try await store.createAccount(name: name)
-            _ = try await store.createToken(accountName: name, device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: name, device: "phone")
             let base: UInt64 = 1_790_000_000_000 + UInt64(index) * 1000
             let changes = (1...perAccount).map { offset -> Change in
                 let seq = Int64(offset)
@@ -109,7 +111,7 @@ struct ConsoleBench: AsyncParsableCommand {
                     Array(changes[batch..<min(batch + 1000, changes.count)]),
                     from: DeviceIdentity(accountID: id, device: "phone"))
             }
-            try await store.summarizeTipUsage(account: id)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: id)
             if index % 10_000 == 9_999 {
                 print(
                     "built \(index + 1) accounts in \(format((ContinuousClock.now - started).milliseconds / 1000, 1)) s"

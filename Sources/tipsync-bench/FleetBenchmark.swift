@@ -97,7 +97,10 @@ struct Fleet: AsyncParsableCommand {
             _ = try await stores[0].createAccount(name: name)
             for device in 0..<devicesPerAccount {
                 devices.append(
-                    (account, "d\(device)", try await stores[0].createToken(accountName: name, device: "d\(device)")))
+                    (
+                        account, "d\(device)",
+                        try await CredentialIssuance(stores[0]).createToken(accountName: name, device: "d\(device)")
+                    ))
             }
         }
         let generation = try await stores[0].cursorGeneration()

@@ -49,7 +49,7 @@ struct PostgresInstances: AsyncParsableCommand {
         for account in 0..<accounts {
             let name = "pg-\(account)"
             ids.append(try await stores[0].createAccount(name: name))
-            let token = try await stores[0].createToken(accountName: name, device: "d")
+            let token = try await CredentialIssuance(stores[0]).createToken(accountName: name, device: "d")
             var bodies: [[UInt8]] = []
             for start in stride(from: 1, through: perAccount, by: batchSize) {
                 let changes = (start..<min(start + batchSize, perAccount + 1)).map { seq in

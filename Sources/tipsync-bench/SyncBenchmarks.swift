@@ -205,7 +205,7 @@ struct ColdPull: AsyncParsableCommand {
             guard backend == "sqlite" else { throw BenchError("--server-process runs SQLite only") }
             // As a server that has run a while has: the account's tip usage summarized, so the new
             // process does not derive it from the whole log while the device pulls.
-            try await server.store.summarizeTipUsage(account: writer.accountID)
+            try await TipUsageDerivation(server.store).summarizeTipUsage(account: writer.accountID)
             process = try await ServerProcess.start(
                 port: port + 1, database: "sqlite:" + server.directory.appendingPathComponent("server.sqlite").path)
             url = URL(string: "http://127.0.0.1:\(port + 1)")!

@@ -22,10 +22,12 @@ struct ExperimentCommand: AsyncParsableCommand {
 
         func run() async throws {
             let all = try await databaseOptions.withStore { store in
-                try await store.summarizeAccountsWithNewChanges()
+                try await TipUsageDerivation(store).summarizeAccountsWithNewChanges()
                 var results: [ExperimentResults] = []
-                for (_, experiment) in try await store.experiments() {
-                    if let each = try await store.experimentResults(experiment.id, now: ExperimentCommand.now) {
+                for (_, experiment) in try await ExperimentControl(store).experiments() {
+                    if let each = try await ExperimentControl(store).experimentResults(
+                        experiment.id, now: ExperimentCommand.now)
+                    {
                         results.append(each)
                     }
                 }
@@ -65,7 +67,7 @@ struct ExperimentCommand: AsyncParsableCommand {
                 id: id, holdout: holdout, goal: goalEvent.map { .event($0) } ?? .actionPerformed, window: window)
             let version = try await databaseOptions.withStore { store in
                 do {
-                    return try await store.startExperiment(
+                    return try await ExperimentControl(store).startExperiment(
                         experiment, onTip: tip, by: "cli", at: ExperimentCommand.now)
                 } catch let error as CatalogCompositionError {
                     throw CommandFailure(error.description)
@@ -84,7 +86,7 @@ struct ExperimentCommand: AsyncParsableCommand {
         func run() async throws {
             let version = try await databaseOptions.withStore { store in
                 do {
-                    return try await store.stopExperiment(id, by: "cli", at: ExperimentCommand.now)
+                    return try await ExperimentControl(store).stopExperiment(id, by: "cli", at: ExperimentCommand.now)
                 } catch let error as CatalogCompositionError {
                     throw CommandFailure(error.description)
                 }
@@ -110,8 +112,9 @@ struct ExperimentCommand: AsyncParsableCommand {
         func run() async throws {
             guard
                 let results = try await databaseOptions.withStore({ store in
-                    try await store.summarizeAccountsWithNewChanges()
-                    return try await store.experimentResults(id, now: ExperimentCommand.now, effect: effect)
+                    try await TipUsageDerivation(store).summarizeAccountsWithNewChanges()
+                    return try await ExperimentControl(store).experimentResults(
+                        id, now: ExperimentCommand.now, effect: effect)
                 })
             else {
                 throw CommandFailure("no experiment '\(id)' in the stored catalog; 'tipsync-server experiment list'")
@@ -148,12 +151,12 @@ struct ExperimentCommand: AsyncParsableCommand {
 
         func run() async throws {
             let text = try await databaseOptions.withStore { store in
-                guard try await store.experiment(id) != nil else {
+                guard try await ExperimentControl(store).experiment(id) != nil else {
                     throw CommandFailure(
                         "no experiment '\(id)' in the stored catalog; 'tipsync-server experiment list'")
                 }
-                try await store.summarizeAccountsWithNewChanges()
-                return try await store.experimentParticipantsText(id, csv: format == "csv")
+                try await TipUsageDerivation(store).summarizeAccountsWithNewChanges()
+                return try await ExperimentControl(store).experimentParticipantsText(id, csv: format == "csv")
             }
             FileHandle.standardOutput.write(Data(text.utf8))
         }

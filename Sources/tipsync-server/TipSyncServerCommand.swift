@@ -342,7 +342,9 @@ struct Tokens: AsyncParsableCommand {
         func run() async throws {
             try checkName(device, "--device")
             print(
-                try await databaseOptions.withStore { try await $0.createToken(accountName: account, device: device) })
+                try await databaseOptions.withStore {
+                    try await CredentialIssuance($0).createToken(accountName: account, device: device)
+                })
         }
     }
 
@@ -384,8 +386,10 @@ struct AdminKeys: AsyncParsableCommand {
             if let name { try checkName(name, "--name") }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             print(
-                try await databaseOptions.withStore(creating: true) { try await $0.createAdminKey(name: name, at: now) }
-                    .key)
+                try await databaseOptions.withStore(creating: true) {
+                    try await CredentialIssuance($0).createAdminKey(name: name, at: now)
+                }
+                .key)
         }
     }
 
@@ -521,7 +525,7 @@ struct CatalogCommand: AsyncParsableCommand {
             if let platform {
                 let (version, tips) = try await databaseOptions.withStore { store in
                     do {
-                        return try await store.mergePlatformPart(
+                        return try await CatalogComposition(store).mergePlatformPart(
                             catalog, as: platform, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000))
                     } catch let error as CatalogCompositionError {
                         throw ValidationError("\(file): \(error.description)")
@@ -534,7 +538,7 @@ struct CatalogCommand: AsyncParsableCommand {
             }
             let version = try await databaseOptions.withStore { store in
                 do {
-                    return try await store.putWholeCatalog(
+                    return try await CatalogComposition(store).putWholeCatalog(
                         String(decoding: data, as: UTF8.self), replacingParts: replaceAll, uploadedBy: "cli",
                         at: Int64(Date().timeIntervalSince1970 * 1000))
                 } catch let error as CatalogCompositionError {
@@ -563,7 +567,7 @@ struct CatalogCommand: AsyncParsableCommand {
 
         func run() async throws {
             let removed = try await databaseOptions.withStore { store in
-                try await store.removePlatformPart(
+                try await CatalogComposition(store).removePlatformPart(
                     platform, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000))
             }
             guard let (version, tips) = removed else {
@@ -604,7 +608,7 @@ struct CatalogCommand: AsyncParsableCommand {
                     throw StoreError("no catalog version \(version); 'tipsync-server catalog versions' lists them")
                 }
                 do {
-                    return try await store.putCatalogJSON(
+                    return try await CatalogComposition(store).putCatalogJSON(
                         old.text, uploadedBy: "cli", at: Int64(Date().timeIntervalSince1970 * 1000),
                         restoredFrom: version)
                 } catch let error as CatalogCompositionError {

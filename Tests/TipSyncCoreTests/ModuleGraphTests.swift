@@ -54,6 +54,9 @@ import TipSyncTestSupport
         "TipSyncOperatorService", "TipSyncServer",
     ]
 
+    /// The storage backends, beside the chain: each on the storage's ports, and below the root only.
+    static let backends = ["TipSyncSQLiteStorage", "TipSyncPostgresStorage"]
+
     /// Every module a module depends on, directly or below.
     static func reachable(from module: String, in graph: [String: Set<String>]) -> Set<String> {
         var seen: Set<String> = []
@@ -77,6 +80,19 @@ import TipSyncTestSupport
                 #expect(!below.contains(higher), "\(module) depends on \(higher), above it")
             }
         }
+        // No service reaches a backend; each backend reaches only the ports' side of storage.
+        for module in Self.serverChain where module != "TipSyncServer" {
+            let below = Self.reachable(from: module, in: graph)
+            #expect(below.isDisjoint(with: Self.backends), "\(module) reaches \(below.intersection(Self.backends))")
+        }
+        for backend in Self.backends {
+            let below = Self.reachable(from: backend, in: graph)
+            #expect(below.contains("TipSyncStorage"), "\(backend) does not implement the storage's ports")
+            #expect(
+                below.isDisjoint(with: ["TipSyncDeviceService", "TipSyncOperatorService", "TipSyncServer"]),
+                "\(backend) reaches a service")
+            #expect(Self.reachable(from: "TipSyncServer", in: graph).contains(backend))
+        }
         let app = Self.reachable(from: "TipSync", in: graph)
         #expect(
             app.isDisjoint(with: Self.serverChain), "the app's library reaches \(app.intersection(Self.serverChain))")
@@ -89,7 +105,7 @@ import TipSyncTestSupport
         // Seconds of reading: on a thread of its own, off the cooperative pool the in-process servers use.
         let found = try await offPool { () throws -> [String] in
             var found: [String] = []
-            for module in Self.serverChain {
+            for module in Self.serverChain + Self.backends {
                 let directory = ArchitectureTests.root.appendingPathComponent("Sources/\(module)")
                 let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)
                 while let file = files?.nextObject() as? URL {

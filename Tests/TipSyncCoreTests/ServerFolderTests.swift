@@ -9,13 +9,16 @@ import TipSyncTestSupport
 /// string literals.
 @Suite struct ServerFolderTests {
     /// The server's modules whose folders are its layers: `TipSyncServerBasics` (`Lifecycle/`,
-    /// `Basics/`, `BodyCoding/`), `TipSyncStorage` (one layer, `Storage/`), `TipSyncDeviceService`,
+    /// `Basics/`, `BodyCoding/`), `TipSyncStorage` (`Records/`, `Ports/`, `Policy/`, `Location/`), its
+    /// backends (each one layer: `SQLite/`, `PostgreSQL/`), `TipSyncDeviceService`,
     /// `TipSyncOperatorService` and `TipSyncServer` (`Application/`). The compiler keeps a module from
     /// using one it does not depend on (`ModuleGraphTests`); this test keeps the folders within a
     /// module to the table, which only a test can see.
     static let modules: [(directory: URL, folder: String?)] = [
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncServerBasics"), nil),
-        (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncStorage"), "Storage"),
+        (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncStorage"), nil),
+        (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncSQLiteStorage"), "SQLite"),
+        (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncPostgresStorage"), "PostgreSQL"),
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncDeviceService"), nil),
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncOperatorService"), nil),
         (ArchitectureTests.root.appendingPathComponent("Sources/TipSyncServer"), nil),
@@ -229,9 +232,9 @@ import TipSyncTestSupport
             }
         }
         let memberHome = memberHomes.compactMapValues { $0.count == 1 ? $0.first : nil }
-        if memberHome["saveTipUsage(derivedFrom:"] != "Insights" {
+        if memberHome["forEachChange(account:"] != "Ports" {
             problems.append(
-                "the checker must see the members extensions add: \(memberHomes["saveTipUsage(derivedFrom:"] ?? [])")
+                "the checker must see the members extensions add: \(memberHomes["forEachChange(account:"] ?? [])")
         }
         if home.count <= 100 { problems.append("found only \(home.count) server types") }
         for file in files where file.folder.isEmpty {

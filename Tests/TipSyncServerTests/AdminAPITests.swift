@@ -14,7 +14,9 @@ import TipSyncServer
 
         static func make() async throws -> Admin {
             let fixture = try await ServerFixture.make(devices: ["phone", "laptop"])
-            return Admin(fixture: fixture, key: try await fixture.store.createAdminKey(name: "backend", at: 1).key)
+            return Admin(
+                fixture: fixture,
+                key: try await CredentialIssuance(fixture.store).createAdminKey(name: "backend", at: 1).key)
         }
 
         var headers: HTTPFields {

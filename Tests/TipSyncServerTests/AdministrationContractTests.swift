@@ -29,9 +29,9 @@ import TipSyncServer
     func detailsShowDevicesTheirTokensSeqAndLastSeen(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            _ = try await store.createToken(accountName: "alice", device: "laptop")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "laptop")
             let outcome = try await store.push(
                 parameterChanges(device: "phone", seqs: 1...4),
                 from: DeviceIdentity(accountID: account, device: "phone"))
@@ -61,9 +61,9 @@ import TipSyncServer
     func revokingADeviceDeletesEveryTokenAndRefusesOlderJWTs(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
-            let first = try await store.createToken(accountName: "alice", device: "phone")
-            let second = try await store.createToken(accountName: "alice", device: "phone")
-            let laptop = try await store.createToken(accountName: "alice", device: "laptop")
+            let first = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            let second = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            let laptop = try await CredentialIssuance(store).createToken(accountName: "alice", device: "laptop")
             let revoked = try await store.revokeTokens(accountName: "alice", device: "phone", at: 10_000)
             #expect(revoked?.account == account && revoked?.tokens == 2)
             for token in [first, second] {
@@ -79,7 +79,7 @@ import TipSyncServer
             let newer = try await store.signIn(accountName: "alice", device: "phone", issuedAt: 10_001, at: 11_000)
             #expect(newer == .identity(DeviceIdentity(accountID: account, device: "phone")))
             // A new token for the device works again.
-            let fresh = try await store.createToken(accountName: "alice", device: "phone")
+            let fresh = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
             let identity = try await store.identity(forTokenHash: TokenHasher.hash(fresh))
             #expect(identity != nil)
             let unknown = try await store.revokeTokens(accountName: "alice", device: "tablet", at: 10_000)
@@ -92,8 +92,8 @@ import TipSyncServer
         try await backend.withStore { store in
             let alice = try await store.createAccount(name: "alice")
             let bob = try await store.createAccount(name: "bob")
-            let token = try await store.createToken(accountName: "alice", device: "phone")
-            let bobToken = try await store.createToken(accountName: "bob", device: "phone")
+            let token = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            let bobToken = try await CredentialIssuance(store).createToken(accountName: "bob", device: "phone")
             _ = try await store.push(
                 parameterChanges(device: "phone", seqs: 1...5), from: DeviceIdentity(accountID: alice, device: "phone"))
             _ = try await store.push(
@@ -149,10 +149,12 @@ import TipSyncServer
     @Test(arguments: Backend.allCases)
     func adminKeysAreStoredAsHashesListedAndRevoked(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            let (name, key) = try await store.createAdminKey(name: "backend", at: 7)
+            let (name, key) = try await CredentialIssuance(store).createAdminKey(name: "backend", at: 7)
             #expect(name == "backend" && key.hasPrefix("tsa_") && key.count == 47)
-            await #expect(throws: StoreError.self) { try await store.createAdminKey(name: "backend", at: 8) }
-            let (defaultName, other) = try await store.createAdminKey(name: nil, at: 9)
+            await #expect(throws: StoreError.self) {
+                try await CredentialIssuance(store).createAdminKey(name: "backend", at: 8)
+            }
+            let (defaultName, other) = try await CredentialIssuance(store).createAdminKey(name: nil, at: 9)
             #expect(defaultName == String(other.prefix(12)))
             let found = try await store.adminKeyName(forHash: TokenHasher.hash(key))
             #expect(found == "backend")

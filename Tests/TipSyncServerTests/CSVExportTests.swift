@@ -31,18 +31,19 @@ import TipSyncCore
     /// An account with a hostile name that reached the experiment, summarized.
     static func admin() async throws -> ExperimentServerTests.Admin {
         let fixture = try await ServerFixture.make(devices: ["phone"], account: hostile)
-        try await fixture.store.putCatalogJSON(
+        try await CatalogComposition(fixture.store).putCatalogJSON(
             #"{"events": [{"id": "searched"}], "tips": [{"id": "search", "title": "Search"}]}"#)
         let admin = ExperimentServerTests.Admin(
-            fixture: fixture, key: try await fixture.store.createAdminKey(name: "backend", at: 1).key)
+            fixture: fixture,
+            key: try await CredentialIssuance(fixture.store).createAdminKey(name: "backend", at: 1).key)
         let start = ExperimentServerTests.start
-        _ = try await fixture.store.startExperiment(
+        _ = try await ExperimentControl(fixture.store).startExperiment(
             TipExperiment(id: "search-holdout", holdout: 25, goal: .event("searched")), onTip: "search", by: "t",
             at: Int64(start))
         _ = try await fixture.store.push(
             [ExperimentServerTests.donation("phone", 1, "tipsync.reach:search-holdout", at: start, arm: "holdout")],
             from: DeviceIdentity(accountID: fixture.accountID, device: "phone"))
-        try await fixture.store.summarizeTipUsage(account: fixture.accountID)
+        try await TipUsageDerivation(fixture.store).summarizeTipUsage(account: fixture.accountID)
         return admin
     }
 
@@ -87,7 +88,8 @@ import TipSyncCore
     @Test func theCommandLinesExportIsTheSameWriter() async throws {
         let admin = try await Self.admin()
         #expect(
-            try await admin.fixture.store.experimentParticipantsText("search-holdout", csv: true).hasPrefix(
-                Self.expected))
+            try await ExperimentControl(admin.fixture.store).experimentParticipantsText("search-holdout", csv: true)
+                .hasPrefix(
+                    Self.expected))
     }
 }

@@ -16,7 +16,7 @@ import TipSyncCore
 
     @Test func devicesFetchTheUploadedCatalogAndRevalidateIt() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
-        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key
         let admin: HTTPFields = [.authorization: "Bearer \(key)"]
         try await fixture.app().test(.router) { client in
             // None uploaded yet: 404 in the protocol's shape.
@@ -68,7 +68,7 @@ import TipSyncCore
     @Test func aLargeCatalogIsSentCompressed() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
         let tips = (0..<100).map { #"{"id": "tip-\#($0)", "title": "Tip number \#($0)"}"# }.joined(separator: ",")
-        try await fixture.store.putCatalogJSON(#"{"tips": [\#(tips)]}"#)
+        try await CatalogComposition(fixture.store).putCatalogJSON(#"{"tips": [\#(tips)]}"#)
         try await fixture.app().test(.router) { client in
             var headers = fixture.headers("phone")
             headers[.acceptEncoding] = "gzip"
@@ -93,7 +93,7 @@ import TipSyncCore
 
     @Test func pullAnswersNameTheCatalogVersion() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
-        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key
         try await fixture.app().test(.router) { client in
             func catalogTag() async throws -> String? {
                 try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
@@ -110,7 +110,7 @@ import TipSyncCore
 
     @Test func aWaitingLongPollAnswersWhenACatalogIsUploaded() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
-        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key
         let notifier = ChangeNotifier()
         let app = buildApplication(
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
@@ -130,7 +130,7 @@ import TipSyncCore
 
     @Test func liveStreamsAnnounceANewCatalog() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
-        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key
         let notifier = ChangeNotifier()
         let app = buildApplication(
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
@@ -167,9 +167,15 @@ import TipSyncCore
     func theStoreKeepsEveryVersionNewestFirst(_ backend: Backend) async throws {
         try await backend.withStore { store in
             #expect(try await store.catalogVersions().isEmpty)
-            #expect(try await store.putCatalogJSON(Self.v1, uploadedBy: "ops", at: 10, restoredFrom: nil) == 1)
-            #expect(try await store.putCatalogJSON(Self.v2, uploadedBy: "cli", at: 20, restoredFrom: nil) == 2)
-            #expect(try await store.putCatalogJSON(Self.v1, uploadedBy: "ops", at: 30, restoredFrom: 1) == 3)
+            #expect(
+                try await CatalogComposition(store).putCatalogJSON(
+                    Self.v1, uploadedBy: "ops", at: 10, restoredFrom: nil) == 1)
+            #expect(
+                try await CatalogComposition(store).putCatalogJSON(
+                    Self.v2, uploadedBy: "cli", at: 20, restoredFrom: nil) == 2)
+            #expect(
+                try await CatalogComposition(store).putCatalogJSON(Self.v1, uploadedBy: "ops", at: 30, restoredFrom: 1)
+                    == 3)
             let versions = try await store.catalogVersions()
             #expect(versions.map(\.version) == [3, 2, 1])
             #expect(versions.map(\.uploadedBy) == ["ops", "cli", "ops"] && versions.map(\.uploadedAt) == [30, 20, 10])
@@ -191,7 +197,7 @@ import TipSyncCore
 
     @Test func theAdminAPIListsVersionsAndRestoresOne() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
-        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key
         let admin: HTTPFields = [.authorization: "Bearer \(key)"]
         try await fixture.app().test(.router) { client in
             // A catalog that does not validate: refused whole, the message starting with the field in

@@ -40,7 +40,8 @@ import TipSyncTestSupport
             return
         }
         let fixture = try await ServerFixture.make(devices: [device, "today"])
-        _ = try await fixture.store.putCatalogJSON(catalog.canonicalText, uploadedBy: "test", at: 1, restoredFrom: nil)
+        _ = try await CatalogComposition(fixture.store).putCatalogJSON(
+            catalog.canonicalText, uploadedBy: "test", at: 1, restoredFrom: nil)
         let today = try makeDevice("today")
         try await fixture.app().test(.live) { server in
             let port = try #require(server.port)

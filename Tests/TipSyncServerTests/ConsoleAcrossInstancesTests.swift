@@ -22,7 +22,7 @@ import TipSyncTestSupport
         let store = try SQLiteSyncStore(path: path)
         try await store.migrate()
         _ = try await store.createAccount(name: "alice")
-        let key = try await store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(store).createAdminKey(name: "ops", at: 1).key
         let other = try SQLiteSyncStore(path: path)
         var settings = ServerConfiguration.test
         settings.console = true

@@ -19,7 +19,7 @@ import TipSyncTestSupport
 struct ConsoleBrowserTests {
     @Test func anOperatorLogsInFindsWhoClosedATipAndRevokesADevice() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone", "ipad"])
-        let key = try await fixture.store.createAdminKey(name: "support", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "support", at: 1).key
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
         _ = try await fixture.store.push(
             [
@@ -28,7 +28,7 @@ struct ConsoleBrowserTests {
                     ms: now),
                 change("phone", 2, .eligibility(tip: "welcome", state: .invalidated(.tipClosed)), ms: now + 30_000),
             ], from: DeviceIdentity(accountID: fixture.accountID, device: "phone"))
-        try await fixture.store.summarizeTipUsage(account: fixture.accountID)
+        try await TipUsageDerivation(fixture.store).summarizeTipUsage(account: fixture.accountID)
         var configuration = ServerConfiguration()
         configuration.console = true
         let server = try await LiveServer.start(store: fixture.store, configuration: configuration)
@@ -93,9 +93,9 @@ struct ConsoleBrowserTests {
     @Test func anOperatorStartsReadsAndStopsAnExperiment() async throws {
         let fixture = try await ServerFixture.make(devices: ["phone"])
         let store = fixture.store
-        try await store.putCatalogJSON(
+        try await CatalogComposition(store).putCatalogJSON(
             #"{"events": [{"id": "searched"}], "tips": [{"id": "search", "title": "Search"}]}"#)
-        let key = try await store.createAdminKey(name: "support", at: 1).key
+        let key = try await CredentialIssuance(store).createAdminKey(name: "support", at: 1).key
         var configuration = ServerConfiguration()
         configuration.console = true
         let server = try await LiveServer.start(store: store, configuration: configuration)
@@ -118,7 +118,7 @@ struct ConsoleBrowserTests {
             document.querySelector('#start-experiment').click()
             """)
         #expect(try await browser.evaluate("location.pathname") as? String == "/console/experiments/search-holdout")
-        let experiment = try #require(try await store.experiment("search-holdout")?.experiment)
+        let experiment = try #require(try await ExperimentControl(store).experiment("search-holdout")?.experiment)
         #expect(
             experiment.holdout == 50 && experiment.goal == .event("searched") && experiment.windowSeconds == 604_800)
 
@@ -135,7 +135,7 @@ struct ConsoleBrowserTests {
             let converts = counts[arm]! % 10 < (arm == .treatment ? 3 : 1)
             counts[arm]! += 1
             let id = try await store.createAccount(name: name)
-            _ = try await store.createToken(accountName: name, device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: name, device: "phone")
             var changes = [
                 change(
                     "phone", 1,
@@ -151,7 +151,7 @@ struct ConsoleBrowserTests {
                         ms: reachedAt + 60_000))
             }
             _ = try await store.push(changes, from: DeviceIdentity(accountID: id, device: "phone"))
-            try await store.summarizeTipUsage(account: id)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: id)
         }
         try await browser.open(base + "/console/experiments/search-holdout")
         let arms = try await browser.text("#arms")
@@ -167,7 +167,7 @@ struct ConsoleBrowserTests {
         try await browser.open(base + "/console/experiments/search-holdout")
         try await browser.runAndWaitForLoad("document.querySelector('#stop-experiment').click()")
         #expect(try await browser.text("#experiment-state") == "stopped")
-        #expect(try await store.experiment("search-holdout")?.experiment.isRunning == false)
+        #expect(try await ExperimentControl(store).experiment("search-holdout")?.experiment.isRunning == false)
         await browser.quit()
         await server.stop()
     }

@@ -25,7 +25,7 @@ import TipSyncCore
 
     @Test func eachReportingDeviceHasItsOwnStatusLine() async throws {
         let console = try await ConsoleTests.Console.make()
-        _ = try await console.fixture.store.putCatalogJSON(Self.catalog, uploadedBy: "test")
+        _ = try await CatalogComposition(console.fixture.store).putCatalogJSON(Self.catalog, uploadedBy: "test")
         try await console.app().test(.router) { client in
             // The phone (iOS, 1.0) and the laptop (web, 2.1) pull, reporting themselves as clients do.
             for (device, context) in [

@@ -20,7 +20,9 @@ import TipSyncTestSupport
 
         static func make() async throws -> Console {
             let fixture = try await ServerFixture.make(devices: ["phone", "laptop"])
-            return Console(fixture: fixture, key: try await fixture.store.createAdminKey(name: "ops", at: 1).key)
+            return Console(
+                fixture: fixture,
+                key: try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key)
         }
 
         func app() -> some ApplicationProtocol {
@@ -272,7 +274,7 @@ import TipSyncTestSupport
         let console = try await Console.make()
         try await console.app().test(.router) { client in
             try await console.seed(client)
-            try await console.fixture.store.summarizeTipUsage(account: console.fixture.accountID)
+            try await TipUsageDerivation(console.fixture.store).summarizeTipUsage(account: console.fixture.accountID)
             let (cookie, _) = try await Self.login(client, key: console.key)
             let page = try await Self.get(client, "/console/tips", cookie: cookie)
             #expect(page.contains("<code>welcome</code></a></td><td>1</td><td>1</td>"))
@@ -304,7 +306,7 @@ import TipSyncTestSupport
     func tipUsageSurvivesCompactionAndLeavesWithErasure(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
             let phone = DeviceIdentity(accountID: account, device: "phone")
             let first: Int64 = 1_800_000_000_000
             func display(_ seq: Int64, count: Int64) -> Change {
@@ -316,7 +318,7 @@ import TipSyncTestSupport
             }
             _ = try await store.push([display(1, count: 1), display(2, count: 2), display(3, count: 3)], from: phone)
             #expect(try await store.accountsWithNewChanges(after: 0, limit: 10) == [account])
-            try await store.summarizeTipUsage(account: account)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: account)
             #expect(try await store.accountsWithNewChanges(after: 0, limit: 10).isEmpty)
             _ = try await store.push(
                 [
@@ -327,7 +329,8 @@ import TipSyncTestSupport
                 from: phone)
             // displays 1 and 2 are superseded
             #expect(try await LogCompactor(store: store).compact(account: account) == 2)
-            try await store.summarizeTipUsage(account: account)  // from the compacted log, as the job does
+            // from the compacted log, as the job does
+            try await TipUsageDerivation(store).summarizeTipUsage(account: account)
             let usage = try await store.tipUsage(account: account)
             #expect(
                 usage == [
@@ -359,7 +362,7 @@ import TipSyncTestSupport
             var identities: [DeviceIdentity] = []
             for name in ["ann", "bob", "cyd"] {
                 let id = try await store.createAccount(name: name)
-                _ = try await store.createToken(accountName: name, device: "phone")
+                _ = try await CredentialIssuance(store).createToken(accountName: name, device: "phone")
                 identities.append(DeviceIdentity(accountID: id, device: "phone"))
             }
             let t: UInt64 = 1_800_000_000_000
@@ -371,7 +374,7 @@ import TipSyncTestSupport
                             .display(tip: "tip", epoch: nil, count: 1, duration: 1, lastDisplayed: Int64(t)), ms: t)
                     ],
                     from: identity)
-                try await store.summarizeTipUsage(account: identity.accountID)
+                try await TipUsageDerivation(store).summarizeTipUsage(account: identity.accountID)
             }
             var totals = try #require(try await store.tipUsageTotals().first)
             #expect(totals.accounts == 3 && totals.displayedAccounts == 3 && totals.invalidated.isEmpty)
@@ -387,8 +390,11 @@ import TipSyncTestSupport
                         .display(tip: "tip", epoch: nil, count: 4, duration: 2, lastDisplayed: Int64(t) + 5), ms: t + 5),
                     change("phone", 3, .eligibility(tip: "tip", state: .invalidated(.actionPerformed)), ms: t + 20_000),
                 ], from: identities[1])
-            for identity in identities { try await store.summarizeTipUsage(account: identity.accountID) }
-            try await store.summarizeTipUsage(account: identities[0].accountID)  // nothing new: no change
+            for identity in identities {
+                try await TipUsageDerivation(store).summarizeTipUsage(account: identity.accountID)
+            }
+            // nothing new: no change
+            try await TipUsageDerivation(store).summarizeTipUsage(account: identities[0].accountID)
             totals = try #require(try await store.tipUsageTotals().first)
             #expect(totals.accounts == 3 && totals.displayedAccounts == 3)
             #expect(totals.invalidated == [.tipClosed: 1, .actionPerformed: 1])
@@ -408,7 +414,7 @@ import TipSyncTestSupport
         for index in 0..<150 {
             let name = "user-\(index)"
             let id = try await fixture.store.createAccount(name: name)
-            _ = try await fixture.store.createToken(accountName: name, device: "phone")
+            _ = try await CredentialIssuance(fixture.store).createToken(accountName: name, device: "phone")
             _ = try await fixture.store.push(
                 [change("phone", 1, .eligibility(tip: "t", state: .invalidated(.tipClosed)))],
                 from: DeviceIdentity(accountID: id, device: "phone"))
@@ -425,11 +431,11 @@ import TipSyncTestSupport
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         let account = try await store.createAccount(name: "alice")
-        _ = try await store.createToken(accountName: "alice", device: "phone")
+        _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
         let phone = DeviceIdentity(accountID: account, device: "phone")
         _ = try await store.push(
             [change("phone", 1, .eligibility(tip: "welcome", state: .invalidated(.tipClosed)))], from: phone)
-        try await store.summarizeTipUsage(account: account)
+        try await TipUsageDerivation(store).summarizeTipUsage(account: account)
         let backup = directory.appendingPathComponent("backup.sqlite").path
         try store.backup(to: backup)
         _ = try await store.eraseAccount(name: "alice", at: 1)
@@ -470,7 +476,7 @@ import TipSyncTestSupport
                 #expect(String(buffer: $0.body) == catalog)
             }
             try await console.seed(client)
-            try await console.fixture.store.summarizeTipUsage(account: console.fixture.accountID)
+            try await TipUsageDerivation(console.fixture.store).summarizeTipUsage(account: console.fixture.accountID)
             let (cookie, _) = try await Self.login(client, key: console.key)
             let page = try await Self.get(client, "/console/accounts/alice", cookie: cookie)
             #expect(page.contains("Welcome to Yards") && page.contains("Go Pro"))
@@ -495,8 +501,8 @@ import TipSyncTestSupport
     func theConsoleWorksOnBothBackends(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            let key = try await store.createAdminKey(name: "ops", at: 1).key
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            let key = try await CredentialIssuance(store).createAdminKey(name: "ops", at: 1).key
             let now = UInt64(Date().timeIntervalSince1970 * 1000)
             _ = try await store.push(
                 [
@@ -507,7 +513,7 @@ import TipSyncTestSupport
                     change(
                         "phone", 2, .eligibility(tip: "welcome", state: .invalidated(.actionPerformed)), ms: now + 1),
                 ], from: DeviceIdentity(accountID: account, device: "phone"))
-            try await store.summarizeTipUsage(account: account)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: account)
             var configuration = ServerConfiguration()
             configuration.console = true
             let app = buildApplication(
@@ -611,7 +617,8 @@ import TipSyncTestSupport
         let console = try await Console.make()
         for version in 1...25 {
             let tips = (0..<(version == 1 ? 30 : 1)).map { #"{"id": "t\#($0)", "title": "V\#(version)"}"# }
-            _ = try await console.fixture.store.putCatalogJSON(#"{"tips": [\#(tips.joined(separator: ","))]}"#)
+            _ = try await CatalogComposition(console.fixture.store).putCatalogJSON(
+                #"{"tips": [\#(tips.joined(separator: ","))]}"#)
         }
         try await console.app().test(.router) { client in
             let (cookie, _) = try await Self.login(client, key: console.key)

@@ -31,10 +31,10 @@ import TipSyncTestSupport
         let store = try SQLiteSyncStore(path: directory.appendingPathComponent("server.sqlite").path)
         try await store.migrate()
         _ = try await store.createAccount(name: Self.name)
-        let token = try await store.createToken(accountName: Self.name, device: "phone")
+        let token = try await CredentialIssuance(store).createToken(accountName: Self.name, device: "phone")
         _ = try await store.createAccount(name: "other")
-        let otherToken = try await store.createToken(accountName: "other", device: "phone")
-        let key = try await store.createAdminKey(name: "backend", at: 1).key
+        let otherToken = try await CredentialIssuance(store).createToken(accountName: "other", device: "phone")
+        let key = try await CredentialIssuance(store).createAdminKey(name: "backend", at: 1).key
         let lines = LogCapture()
         var logger = Logger(label: "erasure-test") { _ in lines }
         logger.logLevel = .trace

@@ -152,12 +152,12 @@ import TipSyncTestSupport
                 var neighbour: DeviceIdentity?
                 if withNeighbour {
                     let id = try await store.createAccount(name: "neighbour")
-                    _ = try await store.createToken(accountName: "neighbour", device: "n")
+                    _ = try await CredentialIssuance(store).createToken(accountName: "neighbour", device: "n")
                     neighbour = DeviceIdentity(accountID: id, device: "n")
                     _ = try await store.push(parameterChanges(device: "n", seqs: 1...24), from: neighbour!)
                 }
                 let aliceID = try await store.createAccount(name: "alice")
-                _ = try await store.createToken(accountName: "alice", device: "phone")
+                _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
                 let alice = DeviceIdentity(accountID: aliceID, device: "phone")
                 var cursors: [Int64] = []
                 for batch in [1...3, 4...4, 5...9] as [ClosedRange<Int64>] {
@@ -246,7 +246,7 @@ import TipSyncTestSupport
         }
         let fixtureStore = store
         let app = buildApplication(configuration: .test, dependencies: ServerDependencies(store: fixtureStore))
-        let token = try await fixtureStore.createToken(accountName: "a", device: "x")
+        let token = try await CredentialIssuance(fixtureStore).createToken(accountName: "a", device: "x")
         try await app.test(.router) { client in
             var headers = HTTPFields()
             headers[.authorization] = "Bearer \(token)"

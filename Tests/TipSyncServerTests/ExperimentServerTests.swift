@@ -33,14 +33,16 @@ import TipSyncCore
 
     static func account(_ store: any SyncStore, _ name: String) async throws -> Int64 {
         let id = try await store.createAccount(name: name)
-        for device in ["phone", "laptop"] { _ = try await store.createToken(accountName: name, device: device) }
+        for device in ["phone", "laptop"] {
+            _ = try await CredentialIssuance(store).createToken(accountName: name, device: device)
+        }
         return id
     }
 
     @Test(arguments: Backend.allCases)
     func participationComesFromTheMergedLogAndErasureRemovesIt(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            try await store.putCatalogJSON(Self.catalog)
+            try await CatalogComposition(store).putCatalogJSON(Self.catalog)
             let carol = try await Self.account(store, "carol")
             let alice = try await Self.account(store, "alice")
             let reach = "tipsync.reach:search-holdout"
@@ -78,7 +80,8 @@ import TipSyncCore
                         experiment: "search-holdout", arm: .treatment, reachedAt: Int64(Self.start),
                         exposedAt: Int64(Self.start), convertedAt: nil))
             let results = try #require(
-                try await store.experimentResults("search-holdout", now: Int64(Self.start + 2 * Self.day)))
+                try await ExperimentControl(store).experimentResults(
+                    "search-holdout", now: Int64(Self.start + 2 * Self.day)))
             #expect(results.arms.map(\.reached) == [1, 1])
             #expect(results.arms.map(\.converted) == [1, 0])
             #expect(!results.enoughData)
@@ -90,10 +93,10 @@ import TipSyncCore
     @Test(arguments: Backend.allCases)
     func aRunningExperimentKeepsItsArmsWhateverIsUploaded(_ backend: Backend) async throws {
         try await backend.withStore { store in
-            try await store.putCatalogJSON(Self.catalog)
+            try await CatalogComposition(store).putCatalogJSON(Self.catalog)
             func refused(_ text: String, _ field: String, sourceLocation: SourceLocation = #_sourceLocation) async {
                 do {
-                    try await store.putCatalogJSON(text)
+                    try await CatalogComposition(store).putCatalogJSON(text)
                     Issue.record("stored", sourceLocation: sourceLocation)
                 } catch let error as CatalogCompositionError {
                     #expect(error.description.hasPrefix(field), "\(error)", sourceLocation: sourceLocation)
@@ -112,16 +115,16 @@ import TipSyncCore
             #expect(try await store.catalogVersions().count == versions)
             // Stopped, it may go; it cannot run again.
             let stoppedAt = Int64(Self.start)
-            _ = try await store.stopExperiment("search-holdout", by: "test", at: stoppedAt)
+            _ = try await ExperimentControl(store).stopExperiment("search-holdout", by: "test", at: stoppedAt)
             await refused(Self.catalog, "tips[0].experiment.stoppedAt")
             do {
-                _ = try await store.stopExperiment("search-holdout", by: "test", at: stoppedAt + 1)
+                _ = try await ExperimentControl(store).stopExperiment("search-holdout", by: "test", at: stoppedAt + 1)
                 Issue.record("stopped twice")
             } catch is CatalogCompositionError {}
             // Restoring the version where it ran is refused too: every path stores through the check.
             let running = try #require(try await store.catalogVersions().last)
             do {
-                try await store.putCatalogJSON(
+                try await CatalogComposition(store).putCatalogJSON(
                     running.text, uploadedBy: "test", at: stoppedAt + 2, restoredFrom: running.version)
                 Issue.record("restored a running experiment")
             } catch is CatalogCompositionError {}
@@ -134,9 +137,11 @@ import TipSyncCore
 
         static func make() async throws -> Admin {
             let fixture = try await ServerFixture.make(devices: ["phone"], account: "carol")
-            try await fixture.store.putCatalogJSON(
+            try await CatalogComposition(fixture.store).putCatalogJSON(
                 #"{"events": [{"id": "searched"}], "tips": [{"id": "search", "title": "Search"}]}"#)
-            return Admin(fixture: fixture, key: try await fixture.store.createAdminKey(name: "backend", at: 1).key)
+            return Admin(
+                fixture: fixture,
+                key: try await CredentialIssuance(fixture.store).createAdminKey(name: "backend", at: 1).key)
         }
 
         var headers: HTTPFields {
@@ -206,7 +211,7 @@ import TipSyncCore
                 #expect(String(buffer: response.body) == #"{"experiment":"search-holdout","version":2}"#)
             }
             // The stored catalog carries it: every following device has it.
-            let stored = try #require(try await admin.fixture.store.experiment("search-holdout"))
+            let stored = try #require(try await ExperimentControl(admin.fixture.store).experiment("search-holdout"))
             #expect(stored.tip.id == "search" && stored.experiment.holdout == 25 && stored.experiment.isRunning)
             try await client.execute(
                 uri: "/admin/v1/experiments", method: .post, headers: admin.headers, body: ByteBuffer(string: start)
@@ -247,7 +252,9 @@ import TipSyncCore
             ) { response in
                 #expect(response.status == .ok)
             }
-            #expect(try await admin.fixture.store.experiment("search-holdout")?.experiment.stoppedAt == now)
+            #expect(
+                try await ExperimentControl(admin.fixture.store).experiment("search-holdout")?.experiment.stoppedAt
+                    == now)
             try await client.execute(
                 uri: "/admin/v1/experiments/search-holdout/stop", method: .post, headers: admin.headers
             ) { response in
@@ -266,13 +273,13 @@ import TipSyncCore
     @Test func theExportListsEveryReachedAccount() async throws {
         let admin = try await Admin.make()
         let store = admin.fixture.store
-        _ = try await store.startExperiment(
+        _ = try await ExperimentControl(store).startExperiment(
             TipExperiment(id: "search-holdout", holdout: 25, goal: .event("searched")), onTip: "search", by: "t",
             at: Int64(Self.start))
         _ = try await store.push(
             [Self.donation("phone", 1, "tipsync.reach:search-holdout", at: Self.start, arm: "holdout")],
             from: DeviceIdentity(accountID: admin.fixture.accountID, device: "phone"))
-        try await store.summarizeTipUsage(account: admin.fixture.accountID)
+        try await TipUsageDerivation(store).summarizeTipUsage(account: admin.fixture.accountID)
         try await admin.fixture.app().test(.router) { client in
             try await client.execute(
                 uri: "/admin/v1/experiments/search-holdout/participants", method: .get, headers: admin.headers

@@ -98,8 +98,8 @@ import TipSyncTestSupport
         // canonical equivalence).
         let fixture = try await ServerFixture.make(devices: [])
         let tokens = [
-            try await fixture.store.createToken(accountName: "alice", device: nfc),
-            try await fixture.store.createToken(accountName: "alice", device: nfd),
+            try await CredentialIssuance(fixture.store).createToken(accountName: "alice", device: nfc),
+            try await CredentialIssuance(fixture.store).createToken(accountName: "alice", device: nfd),
         ]
         @Sendable func headers(_ name: String) -> HTTPFields {
             var headers = fixture.headers("none")

@@ -166,7 +166,8 @@ import TipSync
     @Test func newDevicesOfRealClientsEndAsOneThatReplayedTheHistory() async throws {
         var fixture = try await Self.filled()
         for device in ["tablet", "watch"] {
-            fixture.tokens[device] = try await fixture.store.createToken(accountName: "alice", device: device)
+            fixture.tokens[device] = try await CredentialIssuance(fixture.store).createToken(
+                accountName: "alice", device: device)
         }
         let fixed = fixture
         let early = try makeDevice("laptop")

@@ -252,7 +252,7 @@ import TipSyncServer
                 ) { String(buffer: $0.body) }
             }
             await notifier.waitForOpenStreams(1)
-            _ = try await fixture.store.putCatalogJSON(#"{"tips":[{"id":"t","title":"T"}]}"#)
+            _ = try await CatalogComposition(fixture.store).putCatalogJSON(#"{"tips":[{"id":"t","title":"T"}]}"#)
             notifier.handle(.catalog)
             notifier.finishAll()
             let catalog = try #require(Self.events(try await stream.value).first { $0.name == "catalog" })

@@ -39,7 +39,7 @@ import TipSyncTestSupport
 
     @Test func theAdminAPIRefusesAnUploadThatDropsAPartUnlessToldToReplaceAll() async throws {
         let fixture = try await ServerFixture.make()
-        let key = try await fixture.store.createAdminKey(name: "ops", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: 1).key
         let admin: HTTPFields = [.authorization: "Bearer \(key)"]
         try await fixture.app().test(.router) { client in
             func put(_ uri: String, _ text: String) async throws -> (HTTPResponse.Status, String) {

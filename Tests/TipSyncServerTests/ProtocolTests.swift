@@ -207,7 +207,7 @@ import TipSyncServer
 
     @Test func anotherAccountsDataIsInvisible() async throws {
         let fixture = try await ServerFixture.make()
-        let bobToken = try await fixture.store.createToken(
+        let bobToken = try await CredentialIssuance(fixture.store).createToken(
             accountName: try await {
                 _ = try await fixture.store.createAccount(name: "bob")
                 return "bob"

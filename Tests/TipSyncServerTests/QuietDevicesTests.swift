@@ -15,10 +15,10 @@ import TipSyncCore
     func devicesNotSeenSinceATimeAreListedLongestQuietFirst(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let alice = try await store.createAccount(name: "alice")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            _ = try await store.createToken(accountName: "alice", device: "laptop")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "laptop")
             let bob = try await store.createAccount(name: "bob")
-            _ = try await store.createToken(accountName: "bob", device: "tablet")
+            _ = try await CredentialIssuance(store).createToken(accountName: "bob", device: "tablet")
             try await store.recordSeen([
                 DeviceIdentity(accountID: alice, device: "phone"): 1_000,
                 DeviceIdentity(accountID: alice, device: "laptop"): 9_000,
@@ -30,7 +30,7 @@ import TipSyncCore
                     QuietDevice(account: "alice", device: "phone", lastSeen: 1_000),
                     QuietDevice(account: "bob", device: "tablet", lastSeen: 5_000),
                 ])
-            _ = try await store.createToken(accountName: "bob", device: "never")
+            _ = try await CredentialIssuance(store).createToken(accountName: "bob", device: "never")
             #expect(
                 try await store.quietDevices(seenBefore: 6_000, limit: 1) == [
                     QuietDevice(account: "bob", device: "never", lastSeen: nil)

@@ -23,7 +23,7 @@ final class ManualClock: Sendable {
         let fixture = try await ServerFixture.make()
         let bobToken = try await {
             _ = try await fixture.store.createAccount(name: "bob")
-            return try await fixture.store.createToken(accountName: "bob", device: "phone")
+            return try await CredentialIssuance(fixture.store).createToken(accountName: "bob", device: "phone")
         }()
         var configuration = ServerConfiguration()
         configuration.requestRate = RateLimit(perSecond: 5, burst: 10)

@@ -27,7 +27,7 @@ import TipSyncTestSupport
             return
         }
         let fixture = try await ServerFixture.make()
-        let adminKey = try await fixture.store.createAdminKey(name: "admin", at: 1).key
+        let adminKey = try await CredentialIssuance(fixture.store).createAdminKey(name: "admin", at: 1).key
         let notifier = ChangeNotifier()
         let app = buildApplication(
             configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))

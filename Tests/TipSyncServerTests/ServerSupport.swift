@@ -18,7 +18,8 @@ struct ServerFixture {
         try await store.migrate()
         var fixture = ServerFixture(store: store, accountID: try await store.createAccount(name: account))
         for device in devices {
-            fixture.tokens[device] = try await store.createToken(accountName: account, device: device)
+            fixture.tokens[device] = try await CredentialIssuance(store).createToken(
+                accountName: account, device: device)
         }
         return fixture
     }

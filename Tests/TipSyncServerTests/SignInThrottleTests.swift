@@ -64,7 +64,7 @@ import TipSync
                     #expect($0.status == .tooManyRequests)
                 }
             }
-            let key = try await fixture.store.createAdminKey(name: "ops", at: clock.now()).key
+            let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "ops", at: clock.now()).key
             try await client.execute(uri: "/admin/v1/accounts", method: .get, headers: Self.bearer(key)) {
                 #expect($0.status == .ok)
             }

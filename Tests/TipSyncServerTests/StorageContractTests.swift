@@ -40,7 +40,7 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     /// Account `alice` with device `phone` (a token made for it), in `store`.
     static func alicesPhone(in store: any SyncStore) async throws -> (account: Int64, phone: DeviceIdentity) {
         let account = try await store.createAccount(name: "alice")
-        _ = try await store.createToken(accountName: "alice", device: "phone")
+        _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
         return (account, DeviceIdentity(accountID: account, device: "phone"))
     }
 
@@ -71,9 +71,9 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     func anErasedAccountsTokensAreKnownAsErased(_ backend: Backend) async throws {
         try await backend.withStore { store in
             _ = try await store.createAccount(name: "alice")
-            let erased = try await store.createToken(accountName: "alice", device: "phone")
+            let erased = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
             _ = try await store.createAccount(name: "bob")
-            let revoked = try await store.createToken(accountName: "bob", device: "phone")
+            let revoked = try await CredentialIssuance(store).createToken(accountName: "bob", device: "phone")
             _ = try await store.revokeTokens(accountName: "bob", device: "phone", at: 1)
             #expect(try await store.wasErased(tokenHash: TokenHasher.hash(erased)) == false)
             _ = try await store.eraseAccount(name: "alice", at: 2)
@@ -91,14 +91,16 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             await #expect(throws: StoreError.self) { try await store.createAccount(name: "alice") }
             let other = try await store.createAccount(name: "bob")
             #expect(other != id)
-            let token = try await store.createToken(accountName: "alice", device: "phone")
-            let second = try await store.createToken(accountName: "alice", device: "phone")
+            let token = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            let second = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
             #expect(token != second)
             let identity = try await store.identity(forTokenHash: TokenHasher.hash(token))
             #expect(identity == DeviceIdentity(accountID: id, device: "phone"))
             let unknown = try await store.identity(forTokenHash: TokenHasher.hash("ts_nope"))
             #expect(unknown == nil)
-            await #expect(throws: StoreError.self) { try await store.createToken(accountName: "carol", device: "x") }
+            await #expect(throws: StoreError.self) {
+                try await CredentialIssuance(store).createToken(accountName: "carol", device: "x")
+            }
             let highest = try await store.highestSeq(account: id, device: "phone")
             #expect(highest == 0)
             let elsewhere = try await store.highestSeq(account: other, device: "phone")
@@ -170,8 +172,8 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     func aPushOrPullConfirmsItsTokenInItsTransaction(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
-            let token = try await store.createToken(accountName: "alice", device: "phone")
-            _ = try await store.createToken(accountName: "alice", device: "laptop")
+            let token = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "laptop")
             let phone = DeviceIdentity(accountID: account, device: "phone")
             let laptop = DeviceIdentity(accountID: account, device: "laptop")
             let confirmed = UnconfirmedToken(hash: TokenHasher.hash(token), identity: phone)
@@ -207,9 +209,9 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
             let other = try await store.createAccount(name: "bob")
-            _ = try await store.createToken(accountName: "alice", device: "phone")
-            _ = try await store.createToken(accountName: "alice", device: "laptop")
-            _ = try await store.createToken(accountName: "bob", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "phone")
+            _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: "laptop")
+            _ = try await CredentialIssuance(store).createToken(accountName: "bob", device: "phone")
             _ = try await store.push(
                 parameterChanges(device: "phone", seqs: 1...3),
                 from: DeviceIdentity(accountID: account, device: "phone"))
@@ -232,7 +234,9 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
     func pullsPageThroughTheLogWithServerCursors(_ backend: Backend) async throws {
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
-            for device in ["phone", "laptop"] { _ = try await store.createToken(accountName: "alice", device: device) }
+            for device in ["phone", "laptop"] {
+                _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: device)
+            }
             _ = try await store.push(
                 parameterChanges(device: "phone", seqs: 1...13), from: .init(accountID: account, device: "phone"))
             _ = try await store.push(
@@ -470,8 +474,12 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
             #expect(try await !store.insertAdminKey(hash: "k2", name: "ops", at: 2))
             #expect(try await store.adminKeyName(forHash: "k1") == "ops")
             #expect(try await store.adminKeyName(forHash: "k2") == nil)
-            await #expect(throws: StoreError.self) { try await store.createAdminKey(name: "ops", at: 3) }
-            await #expect(throws: StoreError.self) { try await store.createToken(accountName: "nobody", device: "x") }
+            await #expect(throws: StoreError.self) {
+                try await CredentialIssuance(store).createAdminKey(name: "ops", at: 3)
+            }
+            await #expect(throws: StoreError.self) {
+                try await CredentialIssuance(store).createToken(accountName: "nobody", device: "x")
+            }
         }
     }
 
@@ -482,7 +490,9 @@ func parameterChanges(device: String, seqs: ClosedRange<Int64>, value: Int64 = 0
         try await backend.withStore { store in
             let account = try await store.createAccount(name: "alice")
             let devices = (0..<8).map { "device-\($0)" }
-            for device in devices { _ = try await store.createToken(accountName: "alice", device: device) }
+            for device in devices {
+                _ = try await CredentialIssuance(store).createToken(accountName: "alice", device: device)
+            }
             let done = FinishedCount()
             let seen = try await withThrowingTaskGroup(of: [String].self) { group in
                 for device in devices {
@@ -536,7 +546,7 @@ final class FinishedCount: Sendable {
         try await DatabaseLocation(url).withStore { first in
             try await DatabaseLocation(url).withStore { second in
                 let account = try await first.createAccount(name: "alice")
-                _ = try await first.createToken(accountName: "alice", device: "phone")
+                _ = try await CredentialIssuance(first).createToken(accountName: "alice", device: "phone")
                 let phone = DeviceIdentity(accountID: account, device: "phone")
                 // Instance 2 listens; instance 1 accepts a push once LISTEN is in place (`.watching`).
                 // A listener that ends finishes the stream, so every wait below ends with it.
@@ -568,7 +578,7 @@ final class FinishedCount: Sendable {
                 _ = try await first.revokeTokens(accountName: "alice", device: "phone", at: 1)
                 _ = try await first.eraseAccount(name: "alice", at: 2)
                 // So does an uploaded catalog: every instance's devices are told and read its version.
-                try await first.putCatalogJSON(#"{"tips": []}"#)
+                try await CatalogComposition(first).putCatalogJSON(#"{"tips": []}"#)
                 var wanted: [StoreEvent] = [
                     .revoked(account: account, device: "phone"), .erased(account: account), .catalog,
                 ]

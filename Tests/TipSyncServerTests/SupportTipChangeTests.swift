@@ -17,7 +17,7 @@ import TipSyncCore
     static let start: Int64 = 1_800_000_000_000
 
     func adminHeaders(_ fixture: ServerFixture) async throws -> HTTPFields {
-        let key = try await fixture.store.createAdminKey(name: "support", at: 1).key
+        let key = try await CredentialIssuance(fixture.store).createAdminKey(name: "support", at: 1).key
         return [.authorization: "Bearer \(key)"]
     }
 
@@ -88,7 +88,7 @@ import TipSyncCore
                     "phone", 2, .eligibility(tip: "=welcome", state: .invalidated(.tipClosed)),
                     ms: UInt64(Self.start + 1)),
             ], from: phone)
-        try await fixture.store.summarizeTipUsage(account: fixture.accountID)
+        try await TipUsageDerivation(fixture.store).summarizeTipUsage(account: fixture.accountID)
         let admin = try await adminHeaders(fixture)
         try await fixture.app().test(.router) { client in
             try await client.execute(uri: "/admin/v1/tips", method: .get, headers: admin) { response in

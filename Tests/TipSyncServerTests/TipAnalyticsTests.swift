@@ -23,7 +23,7 @@ import TipSyncCore
 
     static func account(_ store: any SyncStore, _ name: String) async throws -> DeviceIdentity {
         let id = try await store.createAccount(name: name)
-        _ = try await store.createToken(accountName: name, device: "phone")
+        _ = try await CredentialIssuance(store).createToken(accountName: name, device: "phone")
         return DeviceIdentity(accountID: id, device: "phone")
     }
 
@@ -37,7 +37,7 @@ import TipSyncCore
                           {"id": "duration", "title": "D", "options": {"maxDisplayDuration": 10}},
                           {"id": "free", "title": "F"}]}
                 """#
-            try await store.putCatalogJSON(catalog)
+            try await CatalogComposition(store).putCatalogJSON(catalog)
             let ann = try await Self.account(store, "ann")
             _ = try await store.push(
                 [
@@ -46,7 +46,7 @@ import TipSyncCore
                     Self.display(3, "duration", count: 1, duration: 12.5, at: Self.day1 + 3000),
                     Self.display(4, "free", count: 9, at: Self.day1 + 4000),
                 ], from: ann)
-            try await store.summarizeTipUsage(account: ann.accountID)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: ann.accountID)
             let usage = Dictionary(
                 uniqueKeysWithValues: try await store.tipUsage(account: ann.accountID).map { ($0.tip, $0) })
             #expect(usage["count"]?.reason == .displayCountExceeded)
@@ -60,7 +60,7 @@ import TipSyncCore
             _ = try await store.push(
                 [change("phone", 5, .eligibility(tip: "count", state: .invalidated(.tipClosed)), ms: Self.day1 + 5000)],
                 from: ann)
-            try await store.summarizeTipUsage(account: ann.accountID)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: ann.accountID)
             #expect(try await store.tipUsageTotals().first { $0.tip == "count" }?.invalidated == [.tipClosed: 1])
         }
     }
@@ -71,10 +71,10 @@ import TipSyncCore
         try await backend.withStore { store in
             let ann = try await Self.account(store, "ann")
             _ = try await store.push([Self.display(1, "tip", count: 3, at: Self.day1)], from: ann)
-            try await store.summarizeTipUsage(account: ann.accountID)
+            try await TipUsageDerivation(store).summarizeTipUsage(account: ann.accountID)
             #expect(try await store.tipUsageTotals().first?.invalidated == [:])
             #expect(try await store.accountsWithNewChanges(after: 0, limit: 10).isEmpty)
-            try await store.putCatalogJSON(
+            try await CatalogComposition(store).putCatalogJSON(
                 #"{"tips": [{"id": "tip", "title": "T", "options": {"maxDisplayCount": 3}}]}"#)
             #expect(try await store.accountsWithNewChanges(after: 0, limit: 10) == [ann.accountID])
             let summarizer = TipUsageSummarizer(store: store, interval: .seconds(3600), logger: .init(label: "test"))
@@ -110,7 +110,9 @@ import TipSyncCore
                 from: cyd)
             let dan = try await Self.account(store, "dan")
             _ = try await store.push([Self.display(1, "tip", count: 1, at: day1 + day + 1)], from: dan)
-            for identity in [ann, bob, cyd, dan] { try await store.summarizeTipUsage(account: identity.accountID) }
+            for identity in [ann, bob, cyd, dan] {
+                try await TipUsageDerivation(store).summarizeTipUsage(account: identity.accountID)
+            }
             let totals = try #require(try await store.tipUsageTotals().first)
             #expect(totals.displayedAccounts == 3)
             #expect(totals.usedAfterSeeing == 1)
@@ -180,7 +182,7 @@ import TipSyncCore
                 let identity = try await TipAnalyticsTests.account(store, name)
                 _ = try await store.push(
                     [TipAnalyticsTests.display(1, "t", count: 1, at: TipAnalyticsTests.day1)], from: identity)
-                try await store.summarizeTipUsage(account: identity.accountID)
+                try await TipUsageDerivation(store).summarizeTipUsage(account: identity.accountID)
             }
             #expect(try await store.tipUsage(tip: "t").count == 2)
             #expect(try await store.tipUsage(tip: "other").isEmpty)

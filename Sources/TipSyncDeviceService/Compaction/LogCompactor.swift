@@ -26,7 +26,8 @@ package struct LogCompactor: Sendable {
         while true {
             let entries = try await store.logEntries(account: account)
             let through = entries.last?.position ?? 0
-            try await store.saveTipUsage(derivedFrom: entries.map(\.change), account: account, through: through)
+            try await TipUsageDerivation(store).saveTipUsage(
+                derivedFrom: entries.map(\.change), account: account, through: through)
             let dropped = LogCompaction.superseded(entries).sorted()
             var remaining = entries.count
             var interrupted = false

@@ -1,7 +1,7 @@
 import Configuration
 package import Logging
 package import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Everything `tipsync-server serve` can be told: where to listen and store, limits, timing, and
 /// features. Each value's key, flag, environment variable, unit and default are written once, where

@@ -4,39 +4,6 @@ import TipSyncCore
 import TipSyncServerBasics
 package import TipSyncStorage
 
-extension SyncStore {
-    /// Derives the account's tip usage from its whole log with `TipSyncCore` and stores it. Runs
-    /// before every compaction (which may drop the change that reported a tip's first display) and
-    /// for every account whose log grew, in the background (``TipUsageSummarizer``).
-    package func summarizeTipUsage(account: Int64) async throws {
-        var changes: [Change] = []
-        let through = try await forEachChange(account: account) { changes.append($0) }
-        try await saveTipUsage(derivedFrom: changes, account: account, through: through)
-    }
-
-    /// Derives and stores the account's tip usage from its log read through `position` (in log
-    /// order). Compaction calls it with the entries it has just read, before it drops any.
-    func saveTipUsage(derivedFrom changes: [Change], account: Int64, through position: Int64) async throws {
-        // The catalog's display limits count as devices count them (a catalog that no longer reads: none).
-        let catalog = try await catalogJSON().flatMap { try? Catalog(validating: Array($0.utf8)) }
-        let usage = TipUsage.derive(
-            from: changes, previous: try await tipUsage(account: account), catalog: catalog,
-            account: try await accountName(id: account))
-        _ = try await saveTipUsage(usage, account: account, through: position)
-    }
-}
-
-extension SyncStore {
-    /// Derives the tip usage of every account whose log grew since its last summary, now: what a
-    /// command reading results from the database does first, so it answers as of this moment
-    /// whether or not a server runs. Returns how many accounts it summarized.
-    @discardableResult
-    package func summarizeAccountsWithNewChanges() async throws -> Int {
-        try await TipUsageSummarizer(store: self, interval: .seconds(3600), logger: Logger(label: "tipsync-summary"))
-            .summarizePending()
-    }
-}
-
 /// Keeps every account's tip usage (the console's tips page) up to date: every `interval` it
 /// derives it again for the accounts whose log grew since, so the page lags pushes by about one
 /// interval and never reads a log when it is viewed. An account whose summary takes long (a large
@@ -86,7 +53,7 @@ package struct TipUsageSummarizer: Service {
             for account in accounts where pacing.allows(account, at: now()) {
                 try Task.checkCancellation()
                 let started = now()
-                try await store.summarizeTipUsage(account: account)
+                try await TipUsageDerivation(store).summarizeTipUsage(account: account)
                 let finished = now()
                 pacing.summarized(account, took: finished - started, at: finished)
                 memory?.noteActivity()

@@ -151,7 +151,7 @@ package struct AdminController: Sendable {
         let account = try NameRules.pathSegment(context, "account")
         let device = try NameRules.pathSegment(context, "device")
         guard try await store.accountID(named: account) != nil else { throw Self.noAccount(account) }
-        let token = try await store.createToken(accountName: account, device: device)
+        let token = try await CredentialIssuance(store).createToken(accountName: account, device: device)
         var response = try SyncController.json(TokenCreated(account: account, device: device, token: token))
         response.status = .created
         return response
@@ -217,7 +217,7 @@ package struct AdminController: Sendable {
             throw SyncError.invalidParameter(error.description)
         }
         do {
-            let (version, tips) = try await store.mergePlatformPart(
+            let (version, tips) = try await CatalogComposition(store).mergePlatformPart(
                 part, as: platform, uploadedBy: context.adminKey ?? "admin", at: now())
             notifier.handle(.catalog)
             return SyncController.json(text: #"{"tips":\#(tips),"version":\#(version)}"#)
@@ -230,7 +230,7 @@ package struct AdminController: Sendable {
     @Sendable func deletePlatformPart(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let platform = try Self.platform(context)
         guard
-            let (version, tips) = try await store.removePlatformPart(
+            let (version, tips) = try await CatalogComposition(store).removePlatformPart(
                 platform, uploadedBy: context.adminKey ?? "admin", at: now())
         else {
             throw SyncError.notFound(
@@ -283,9 +283,10 @@ package struct AdminController: Sendable {
         let version: Int64
         do {
             if let restored {
-                version = try await store.putCatalogJSON(text, uploadedBy: uploader, at: now(), restoredFrom: restored)
+                version = try await CatalogComposition(store).putCatalogJSON(
+                    text, uploadedBy: uploader, at: now(), restoredFrom: restored)
             } else {
-                version = try await store.putWholeCatalog(
+                version = try await CatalogComposition(store).putWholeCatalog(
                     text, replacingParts: replacingParts, uploadedBy: uploader, at: now())
             }
         } catch let error as CatalogCompositionError {

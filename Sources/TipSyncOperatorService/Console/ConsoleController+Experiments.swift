@@ -34,8 +34,10 @@ extension ConsoleController {
         if let notice { view["notice"] = notice }
         if let error { view["error"] = error }
         var rows: [[String: Any]] = []
-        for (_, experiment) in try await store.experiments() {
-            guard let results = try await store.experimentResults(experiment.id, now: now()) else { continue }
+        for (_, experiment) in try await ExperimentControl(store).experiments() {
+            guard let results = try await ExperimentControl(store).experimentResults(experiment.id, now: now()) else {
+                continue
+            }
             rows.append([
                 "id": experiment.id, "path": Self.pathSegment(experiment.id), "tip": results.tip,
                 "holdout": Self.percent(experiment.holdout), "state": results.state,
@@ -69,7 +71,8 @@ extension ConsoleController {
             if let problem = TipExperiment.idProblem(id) {
                 throw CatalogCompositionError(description: "id: \(problem)")
             }
-            _ = try await store.startExperiment(experiment, onTip: tip, by: signedIn.session.adminKeyName, at: now())
+            _ = try await ExperimentControl(store).startExperiment(
+                experiment, onTip: tip, by: signedIn.session.adminKeyName, at: now())
         } catch let error as CatalogCompositionError {
             return try await renderExperiments(signedIn, error: "Not started, nothing changed: \(error.description)")
         }
@@ -82,7 +85,10 @@ extension ConsoleController {
     {
         let id = try ExperimentController.id(context)
         do {
-            guard try await store.stopExperiment(id, by: signedIn.session.adminKeyName, at: now()) != nil else {
+            guard
+                try await ExperimentControl(store).stopExperiment(id, by: signedIn.session.adminKeyName, at: now())
+                    != nil
+            else {
                 throw ExperimentController.noExperiment(id)
             }
         } catch let error as CatalogCompositionError {
@@ -111,7 +117,7 @@ extension ConsoleController {
             }
             effect = points / 100
         }
-        guard let results = try await store.experimentResults(id, now: now(), effect: effect) else {
+        guard let results = try await ExperimentControl(store).experimentResults(id, now: now(), effect: effect) else {
             throw ExperimentController.noExperiment(id)
         }
         var view = signedIn.view

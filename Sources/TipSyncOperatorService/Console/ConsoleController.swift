@@ -470,11 +470,11 @@ package struct ConsoleController: Sendable {
             let outcome: (version: Int64, tips: Int)?
             do {
                 if signedIn.form["remove"] != nil {
-                    outcome = try await store.removePlatformPart(
+                    outcome = try await CatalogComposition(store).removePlatformPart(
                         platform, uploadedBy: signedIn.session.adminKeyName, at: now())
                 } else {
                     let part = try Catalog(validating: Array(text.utf8))
-                    outcome = try await store.mergePlatformPart(
+                    outcome = try await CatalogComposition(store).mergePlatformPart(
                         part, as: platform, uploadedBy: signedIn.session.adminKeyName, at: now())
                 }
             } catch let error as Catalog.ValidationError {

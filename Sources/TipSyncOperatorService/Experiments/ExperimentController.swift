@@ -32,8 +32,10 @@ package struct ExperimentController: Sendable {
     /// Every experiment of the stored catalog with its results now.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> Response {
         var list: [ExperimentResults] = []
-        for (_, experiment) in try await store.experiments() {
-            if let results = try await store.experimentResults(experiment.id, now: admin.now()) { list.append(results) }
+        for (_, experiment) in try await ExperimentControl(store).experiments() {
+            if let results = try await ExperimentControl(store).experimentResults(experiment.id, now: admin.now()) {
+                list.append(results)
+            }
         }
         return try SyncController.json(ExperimentList(experiments: list))
     }
@@ -76,7 +78,7 @@ package struct ExperimentController: Sendable {
         }
         let version: Int64
         do {
-            version = try await store.startExperiment(
+            version = try await ExperimentControl(store).startExperiment(
                 experiment, onTip: tip, by: context.adminKey ?? "admin", at: admin.now())
         } catch let error as CatalogCompositionError {
             throw SyncError.invalidParameter(error.description)
@@ -91,7 +93,8 @@ package struct ExperimentController: Sendable {
         let id = try Self.id(context)
         let version: Int64?
         do {
-            version = try await store.stopExperiment(id, by: context.adminKey ?? "admin", at: admin.now())
+            version = try await ExperimentControl(store).stopExperiment(
+                id, by: context.adminKey ?? "admin", at: admin.now())
         } catch let error as CatalogCompositionError {
             throw SyncError.invalidParameter(error.description)
         }
@@ -105,7 +108,8 @@ package struct ExperimentController: Sendable {
     @Sendable func results(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let id = try Self.id(context)
         let effect = try Self.effect(request)
-        guard let results = try await store.experimentResults(id, now: admin.now(), effect: effect) else {
+        guard let results = try await ExperimentControl(store).experimentResults(id, now: admin.now(), effect: effect)
+        else {
             throw Self.noExperiment(id)
         }
         return try SyncController.json(results)
@@ -115,9 +119,9 @@ package struct ExperimentController: Sendable {
     /// `Accept: text/csv`, as CSV: `account,arm,reachedAt,exposedAt,convertedAt` (ISO 8601 UTC times; JSON: milliseconds).
     @Sendable func participants(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let id = try Self.id(context)
-        guard try await store.experiment(id) != nil else { throw Self.noExperiment(id) }
+        guard try await ExperimentControl(store).experiment(id) != nil else { throw Self.noExperiment(id) }
         let csv = try ExportFormat.wantsCSV(request)
-        let text = try await store.experimentParticipantsText(id, csv: csv)
+        let text = try await ExperimentControl(store).experimentParticipantsText(id, csv: csv)
         return csv ? ExportFormat.csv(text, filename: "\(id)-participants.csv") : SyncController.json(text: text)
     }
 

@@ -3,5 +3,7 @@
 // and what the layers share as well.
 @_exported import TipSyncDeviceService
 @_exported import TipSyncOperatorService
+@_exported import TipSyncPostgresStorage
+@_exported import TipSyncSQLiteStorage
 @_exported import TipSyncServerBasics
 @_exported import TipSyncStorage

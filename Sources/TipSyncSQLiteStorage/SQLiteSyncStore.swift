@@ -2,6 +2,7 @@ import Foundation
 package import GRDB
 package import TipSyncCore
 package import TipSyncServerBasics
+package import TipSyncStorage
 
 #if canImport(SQLite3)
     import SQLite3

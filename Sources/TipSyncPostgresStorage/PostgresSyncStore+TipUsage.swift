@@ -1,6 +1,7 @@
 package import PostgresNIO
 import TipSyncCore
 import TipSyncServerBasics
+package import TipSyncStorage
 
 extension PostgresSyncStore {
     package func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {

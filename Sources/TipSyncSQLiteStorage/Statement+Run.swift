@@ -1,5 +1,6 @@
 package import GRDB
 import TipSyncServerBasics
+import TipSyncStorage
 
 #if canImport(SQLite3)
     import SQLite3

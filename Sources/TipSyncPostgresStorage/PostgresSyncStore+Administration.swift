@@ -1,5 +1,6 @@
 package import PostgresNIO
 package import TipSyncServerBasics
+package import TipSyncStorage
 
 extension PostgresSyncStore {
     /// The rows of a query, decoded; for queries whose results are small.

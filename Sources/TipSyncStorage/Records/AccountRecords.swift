@@ -123,5 +123,17 @@ package struct StoreOverview: Sendable, Hashable {
     package struct RecentCompaction: Sendable, Hashable {
         package var account: String
         package var at: Int64
+
+        package init(account: String, at: Int64) {
+            self.account = account
+            self.at = at
+        }
+    }
+
+    package init(accounts: Int, devices: Int, databaseBytes: Int64, recentCompactions: [RecentCompaction]) {
+        self.accounts = accounts
+        self.devices = devices
+        self.databaseBytes = databaseBytes
+        self.recentCompactions = recentCompactions
     }
 }

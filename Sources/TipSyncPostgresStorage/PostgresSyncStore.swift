@@ -3,6 +3,7 @@ package import Logging
 package import PostgresNIO
 package import TipSyncCore
 package import TipSyncServerBasics
+package import TipSyncStorage
 
 /// ``SyncStore`` on PostgreSQL: several server instances may share one database.
 ///
@@ -15,7 +16,7 @@ package import TipSyncServerBasics
 /// connected to one instance learn of pushes accepted by another within milliseconds.
 ///
 /// The client's connection pool must be running (``PostgresClient/run()``) while the store is used;
-/// ``DatabaseLocation/withStore(_:)`` does that.
+/// `DatabaseLocation.withStore` (the composition root) does that.
 package struct PostgresSyncStore: SyncStore {
     package let client: PostgresClient
     package let logger: Logger
@@ -30,23 +31,36 @@ package struct PostgresSyncStore: SyncStore {
 
     /// A client for `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
     package static func makeClient(url text: String) throws -> PostgresClient {
-        guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
-            throw StoreError(
-                "cannot read the database URL '\(text)'; expected postgres://user:password@host:5432/database")
-        }
-        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
-        let tls: PostgresClient.Configuration.TLS
-        switch sslmode {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require": tls = .require(.makeClientConfiguration())
-        default: throw StoreError("sslmode must be disable, prefer or require, got '\(sslmode)'")
-        }
+        let url = try PostgresURL(text)
+        let tls: PostgresClient.Configuration.TLS =
+            switch url.tls {
+            case .disable: .disable
+            case .prefer: .prefer(.makeClientConfiguration())
+            case .require: .require(.makeClientConfiguration())
+            }
         let configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password, database: database.isEmpty ? nil : database, tls: tls)
+            host: url.host, port: url.port, username: url.username, password: url.password, database: url.database,
+            tls: tls)
         return PostgresClient(configuration: configuration)
+    }
+
+    /// Runs a connection pool for `url`, waits up to `waiting` for the database to answer (retrying
+    /// with a logged backoff), migrates it, and runs `body` with the store; the pool runs for exactly
+    /// that long.
+    package static func withMigratedStore<Result: Sendable>(
+        url: String, waiting: Duration, logger: Logger, _ body: (any SyncStore) async throws -> Result
+    ) async throws -> Result {
+        let address = try PostgresURL(url)
+        let client = try makeClient(url: url)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await PostgresReachability.waitUntilReachable(
+                client, host: address.host, port: address.port, within: waiting, logger: logger)
+            let store = PostgresSyncStore(client: client, logger: logger)
+            try await store.migrate()
+            return try await body(store)
+        }
     }
 
     /// One transaction; a failure inside it (a sequence gap, a taken name) is rethrown as itself.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 package import TipSyncServerBasics
+package import TipSyncStorage
 
 extension SQLiteSyncStore {
     package func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {

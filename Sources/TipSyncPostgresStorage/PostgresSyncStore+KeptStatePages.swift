@@ -1,6 +1,7 @@
 import NIOCore
 import PostgresNIO
 import TipSyncServerBasics
+package import TipSyncStorage
 
 /// ``KeptStatePage``s on PostgreSQL: the `kept_state_page` table, one row per full page of a
 /// compacted account's state; a pull reads one in its one statement (``PostgresPullStatement``).

@@ -1,6 +1,7 @@
 package import GRDB
 import Synchronization
 import TipSyncServerBasics
+import TipSyncStorage
 
 #if canImport(SQLite3)
     import SQLite3

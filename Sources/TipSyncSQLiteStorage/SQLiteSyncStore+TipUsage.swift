@@ -1,6 +1,7 @@
 package import GRDB
 import TipSyncCore
 import TipSyncServerBasics
+package import TipSyncStorage
 
 extension SQLiteSyncStore {
     package func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {

@@ -3,8 +3,41 @@ import TipSyncServerBasics
 
 /// Composing the stored catalog from platforms' parts (protocol.md §13.11): read what is stored,
 /// apply the core's ``TipSyncCore/Catalog/merging(_:as:)`` or ``TipSyncCore/Catalog/removingPlatform(_:keepingShared:)``,
-/// and store the result as a new version. The admin API, the CLI and the console all compose here.
-extension InsightStore {
+/// and store the result as a new version. The admin API, the CLI and the console all compose here,
+/// and every catalog that is stored — an upload, a part, a restore, an experiment's start or stop —
+/// is stored through ``putCatalogJSON(_:uploadedBy:at:restoredFrom:)``, which refuses a change to a
+/// running experiment.
+package struct CatalogComposition: Sendable {
+    /// Where catalog versions are kept: the only port composing needs.
+    package let store: any InsightStore
+
+    package init(_ store: any InsightStore) {
+        self.store = store
+    }
+
+    /// Stores a catalog's JSON (already validated) as the newest, current version — unless it would
+    /// change a running experiment (``TipSyncCore/Catalog/experimentProblem(replacing:)``): then it
+    /// throws ``CatalogCompositionError`` naming the field and stores nothing. Every upload, part,
+    /// restore and CLI command stores through here.
+    @discardableResult
+    package func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
+        -> Int64
+    {
+        if let new = try? Catalog(validating: Array(text.utf8)),
+            let problem = new.experimentProblem(
+                replacing: try await store.catalogJSON().flatMap { try? Catalog(validating: Array($0.utf8)) })
+        {
+            throw CatalogCompositionError(description: problem)
+        }
+        return try await store.insertCatalogVersion(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
+    }
+
+    /// Stores a new current catalog version uploaded by `uploadedBy` now.
+    @discardableResult
+    package func putCatalogJSON(_ text: String, uploadedBy: String = "cli") async throws -> Int64 {
+        try await putCatalogJSON(text, uploadedBy: uploadedBy, at: WallClock.milliseconds(), restoredFrom: nil)
+    }
+
     /// Merges `part` as `platform`'s part of the stored catalog (none stored: an empty one).
     /// Throws ``CatalogCompositionError`` naming the field when the part clashes with what stays.
     package func mergePlatformPart(_ part: Catalog, as platform: String, uploadedBy: String, at now: Int64)
@@ -54,7 +87,7 @@ extension InsightStore {
 
     /// The stored catalog, read; `nil` when none is stored.
     package func storedCatalog() async throws -> Catalog? {
-        guard let text = try await catalogJSON() else { return nil }
+        guard let text = try await store.catalogJSON() else { return nil }
         do {
             return try Catalog(validating: Array(text.utf8))
         } catch {
@@ -74,7 +107,7 @@ package struct CatalogCompositionError: Error, CustomStringConvertible, Sendable
 }
 
 /// A whole-catalog upload refused because it would remove what platforms' parts added
-/// (``InsightStore/putWholeCatalog(_:replacingParts:uploadedBy:at:)``).
+/// (``CatalogComposition/putWholeCatalog(_:replacingParts:uploadedBy:at:)``).
 package struct PlatformPartsWouldGo: Error, CustomStringConvertible, Sendable {
     /// What would go: `widgets (ios)`, `platformSettings.ios`.
     package var removed: [String]

@@ -1,5 +1,6 @@
 package import PostgresNIO
 import TipSyncServerBasics
+import TipSyncStorage
 
 /// The device a token names, prepared once per connection (PostgresNIO names and caches it): after
 /// a restart every device's first request reads its token here, all at once.

@@ -1,5 +1,6 @@
 package import PostgresNIO
 import TipSyncServerBasics
+import TipSyncStorage
 
 /// A push's statements, prepared once per connection (PostgresNIO names and caches them): an
 /// unnamed statement is parsed and planned by PostgreSQL again every time. A push that continues its

@@ -36,28 +36,3 @@ package protocol InsightStore: Sendable {
     /// ``CatalogWatch`` repeats to notice catalogs stored by another process.
     func latestCatalogVersion() async throws -> Int64?
 }
-
-extension InsightStore {
-    /// Stores a catalog's JSON (already validated) as the newest, current version — unless it would
-    /// change a running experiment (``TipSyncCore/Catalog/experimentProblem(replacing:)``): then it
-    /// throws ``CatalogCompositionError`` naming the field and stores nothing. Every upload, part,
-    /// restore and CLI command stores through here.
-    @discardableResult
-    package func putCatalogJSON(_ text: String, uploadedBy: String, at now: Int64, restoredFrom: Int64?) async throws
-        -> Int64
-    {
-        if let new = try? Catalog(validating: Array(text.utf8)),
-            let problem = new.experimentProblem(
-                replacing: try await catalogJSON().flatMap { try? Catalog(validating: Array($0.utf8)) })
-        {
-            throw CatalogCompositionError(description: problem)
-        }
-        return try await insertCatalogVersion(text, uploadedBy: uploadedBy, at: now, restoredFrom: restoredFrom)
-    }
-
-    /// Stores a new current catalog version uploaded by `uploadedBy` now.
-    @discardableResult
-    package func putCatalogJSON(_ text: String, uploadedBy: String = "cli") async throws -> Int64 {
-        try await putCatalogJSON(text, uploadedBy: uploadedBy, at: WallClock.milliseconds(), restoredFrom: nil)
-    }
-}

@@ -1,6 +1,7 @@
 package import GRDB
 import Synchronization
 import TipSyncServerBasics
+import TipSyncStorage
 
 /// Writes to one SQLite database that share transactions: a write that arrives while another group
 /// is being written waits for the writer and goes into the next transaction together with every

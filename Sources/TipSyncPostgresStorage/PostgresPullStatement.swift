@@ -1,5 +1,6 @@
 package import PostgresNIO
 import TipSyncServerBasics
+package import TipSyncStorage
 
 /// A pull's one statement, prepared once per connection (PostgresNIO names and caches it), so
 /// PostgreSQL parses and plans it once, not at every pull and every stream's opening — in a

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 package import PostgresNIO
 import TipSyncServerBasics
+import TipSyncStorage
 
 #if canImport(Glibc)
     import Glibc

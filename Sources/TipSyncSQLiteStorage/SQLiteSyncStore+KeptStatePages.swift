@@ -2,6 +2,7 @@ import Foundation
 package import GRDB
 import NIOCore
 import TipSyncServerBasics
+package import TipSyncStorage
 
 /// ``KeptStatePage``s on SQLite: the `kept_state_page` table, one row per full page of a compacted
 /// account's state.
