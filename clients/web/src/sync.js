@@ -3,52 +3,26 @@
 // live updates over a fetch-read event stream (the bearer token is a header, never in a URL), gzip
 // both ways where CompressionStream exists, and the catalog from the server.
 //
+// This file is the client's state and its loop (`run`: a round, then the live stream beside a push
+// after every local change, backoff after failures); the parts are beside it, as the Swift client's
+// are: `sync-push.js`, `sync-pull.js` (pages and live streams), `sync-catalog.js`,
+// `sync-requests.js` (token, headers, Retry-After, clock correction), `sync-error.js`.
+//
 // Liveness: no local change waits for another to be pushed. The push loop subscribes to local
 // changes before it reads the outbox, so a change stored at any moment — during a round, a pull, a
 // live stream, a backoff, a re-stamp — is either in the outbox it reads or wakes it after.
 
-import { delayAfterFailures, delayAfterStreamEnded, retryAfterSeconds } from './backoff.js';
-import { decodeChange, encodeChange, violation } from './change.js';
-import { contextHeader } from './context.js';
-import { canonicalText, parse } from './json.js';
-import { keptThroughUncertainPush, noteServer, recordUncertainPush, setPushed } from './progress.js';
+import { delayAfterFailures, delayAfterStreamEnded } from './backoff.js';
+import { asSyncError, parseBody, rejectionOf, SyncError } from './sync-error.js';
+import { followLiveStream, pullAll } from './sync-pull.js';
+import { pushAll } from './sync-push.js';
+import { timed } from './sync-requests.js';
+
+export { EventStreamReader } from './event-stream.js';
+export { SyncError, refusedIndex } from './sync-error.js';
+export { MAX_PUSH_BODY_BYTES, pushBody } from './sync-push.js';
 
 /** @typedef {import('./replica.js').Replica} Replica */
-
-/**
- * The answers that can never change, and so end {@link SyncClient.run} (protocol.md §17.3): the
- * account was erased (syncing on would upload what its owner erased), or the server address is not
- * one a request can be sent to. Every other failure is retried with backoff, forever.
- */
-const ENDS_SYNC = new Set(['account_erased', 'invalid_server_url']);
-
-/** The most bytes of body a client puts in one push (protocol.md §7). */
-export const MAX_PUSH_BODY_BYTES = 1_048_576;
-
-/**
- * A failure of sync. {@link SyncClient.run} retries every one with backoff except those that
- * `endsSync` (an erased account); `transient` is their opposite, kept for callers that read it.
- */
-export class SyncError extends Error {
-  /**
-   * @param {string} message
-   * @param {{status?: number, code?: string, transient?: boolean}} details
-   */
-  constructor(message, { status = 0, code = 'unreachable', transient = false } = {}) {
-    super(message);
-    this.name = 'SyncError';
-    this.status = status;
-    this.code = code;
-    /** The answer can never change: {@link SyncClient.run} ends. */
-    this.endsSync = ENDS_SYNC.has(code);
-    this.transient = transient || !this.endsSync;
-  }
-
-  /** The server answered with a refusal (as opposed to no answer at all). */
-  get isRefusal() {
-    return this.status > 0;
-  }
-}
 
 /**
  * @typedef {{
@@ -93,6 +67,14 @@ export class SyncError extends Error {
  * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
  * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
  * `lastError`: why the latest attempt failed, until one succeeds.
+ *
+ * @typedef {{
+ *   fail: (error: SyncError) => void,
+ *   noteLive: (half: 'pushed' | 'receiving') => void,
+ *   firstContact: () => Promise<void>,
+ * }} SyncParts
+ * What the sync client's parts may do to its private state: record a failure, note one half of
+ * being live (for `run`'s backoff), check the device's log on the server before the first exchange.
  */
 
 /** Keeps a replica in sync with a TipSync server. */
@@ -138,7 +120,10 @@ export class SyncClient {
       state: /** @type {SyncState} */ ('connecting'), connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
       pendingChanges: 0, lastSyncedAt: null, lastError: null, nextAttemptAt: null,
     };
-    /** Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`. @type {number | null} */
+    /**
+     * Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`.
+     * @type {number | null}
+     */
     this.pushLimit = null;
     // The bookkeeping moved (an answer settled, a tab adopted): the status follows at once.
     replica.onProgress(() => this.publishStatus());
@@ -223,6 +208,23 @@ export class SyncClient {
       this.#fail(asSyncError(error));
       throw this.lastError;
     }
+  }
+
+  /**
+   * Pushes everything unsent, batch by batch (protocol.md §7; `sync-push.js`).
+   * @param {AbortSignal} [signal]
+   */
+  pushAll(signal) {
+    return pushAll(this, this.#parts, signal);
+  }
+
+  /**
+   * Pulls page after page until the server has nothing more (protocol.md §8; `sync-pull.js`).
+   * @param {number} [wait] seconds the first pull may wait for news (a long-poll)
+   * @param {AbortSignal} [signal]
+   */
+  pullAll(wait = 0, signal) {
+    return pullAll(this, this.#parts, wait, signal);
   }
 
   /** Returns once every local change made before the call is on the server. */
@@ -320,6 +322,17 @@ export class SyncClient {
     return typeof this.replica.deviceContext?.account === 'string' || this.#accountAsked;
   }
 
+  /**
+   * What the parts (`sync-push.js`, `sync-pull.js`) may do that an app may not: the client's own
+   * bookkeeping, kept private here and handed to them.
+   * @type {SyncParts}
+   */
+  #parts = {
+    fail: (error) => this.#fail(error),
+    noteLive: (half) => this.#live(half),
+    firstContact: () => this.#firstContact(),
+  };
+
   /** Ends {@link run} (and any request it has open). */
   stop() {
     this.controller?.abort();
@@ -358,7 +371,7 @@ export class SyncClient {
       return;
     }
     while (!signal.aborted) {
-      if ((await this.#followLiveStream(signal)) === 'endedByServer' && !signal.aborted) {
+      if ((await followLiveStream(this, this.#parts, signal)) === 'endedByServer' && !signal.aborted) {
         // So that an instance's devices do not all return in the same instant (protocol.md §17.3).
         await this.sleep(delayAfterStreamEnded(this.random(), this.#backoff));
       }
@@ -370,118 +383,8 @@ export class SyncClient {
     return { base: this.initialBackoff, maximum: this.maximumBackoff };
   }
 
-  /**
-   * Follows one live stream until it ends: merges each page that continues the cursor the replica
-   * holds (its `from`), with the cursor after it, in one transaction. A page that does not continue
-   * it ends the stream; the next opens at the replica's cursor and the server catches it up. A
-   * stream silent for `liveStreamSilence` seconds (heartbeats come every 15 s) is taken for lost.
-   * Resolves `'endedByServer'` when the server ended a stream that had begun, else `'reopenNow'`.
-   * @returns {Promise<'endedByServer' | 'reopenNow'>}
-   */
-  async #followLiveStream(signal) {
-    const cursor = this.replica.progress.pullCursor;
-    if (!cursor) {
-      await this.pullAll(0, signal); // a stream starts at a cursor: the round that mints one
-      return 'reopenNow';
-    }
-    const stream = new AbortController();
-    const abort = () => stream.abort();
-    signal.addEventListener('abort', abort);
-    let silence = null;
-    let silent = false;
-    const watch = () => {
-      clearTimeout(silence);
-      silence = setTimeout(() => {
-        silent = true;
-        stream.abort();
-      }, this.liveStreamSilence * 1000);
-    };
-    try {
-      watch();
-      const path = `/v1/live?limit=${this.pullLimit}&cursor=${encodeURIComponent(cursor)}`;
-      let response;
-      try {
-        response = await this.#send('GET', path, { signal: stream.signal, headers: { Accept: 'text/event-stream' }, stream: true });
-      } catch (error) {
-        if (silent) throw new SyncError('the live stream did not answer', { transient: true });
-        throw error;
-      }
-      if (response.status !== 200) {
-        const text = await response.text();
-        if (response.status === 400 && errorDetail(text)?.code === 'invalid_cursor') {
-          await this.replica.updateProgress((progress) => (progress.pullCursor = null));
-          return 'reopenNow';
-        }
-        throw rejectionOf(response.status, text);
-      }
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      const events = new EventStreamReader();
-      let began = false;
-      for (;;) {
-        let piece;
-        try {
-          piece = await reader.read();
-        } catch (error) {
-          if (signal.aborted) throw error;
-          throw new SyncError(silent ? `the live stream was silent for ${this.liveStreamSilence} s` : `the live stream failed: ${error.message}`, { transient: true });
-        }
-        if (piece.done) {
-          if (!began) throw new SyncError('the live stream ended before it began', { transient: true });
-          return 'endedByServer'; // a restart, a JWT's expiry: open another after a short random delay
-        }
-        watch();
-        for (const { name, data } of events.feed(piece.value)) {
-          if (name === 'ready') {
-            began = true;
-            this.publishStatus({ connected: true });
-            this.#live('receiving');
-            await this.#followReadyCatalog(data, signal);
-          }
-          else if (name === 'changes' && !(await this.#mergeLivePage(data, signal))) {
-            await reader.cancel().catch(() => {});
-            return 'reopenNow';
-          } else if (name === 'catalog' && this.followsServerCatalog) {
-            const tag = errorless(() => /** @type {any} */ (parse(data))?.catalog);
-            if (typeof tag === 'string') await this.#followCatalog(tag, signal);
-            else await this.pullAll(0, signal);
-          }
-        }
-      }
-    } finally {
-      clearTimeout(silence);
-      signal.removeEventListener('abort', abort);
-      stream.abort();
-    }
-  }
 
-  /**
-   * `event: ready`'s `catalog` (revision 2.10): the served catalog's version when the stream opened,
-   * or `null` for none — what a device that reopened its stream without a pull follows. A `ready`
-   * without the member (an older server) asks `GET /v1/catalog`, answered `304` when nothing changed.
-   */
-  async #followReadyCatalog(data, signal) {
-    if (!this.followsServerCatalog) return;
-    const ready = errorless(() => /** @type {any} */ (parse(data)));
-    if (ready === null || typeof ready !== 'object') return;
-    if (typeof ready.catalog === 'string') await this.#followCatalog(ready.catalog, signal);
-    else if (!('catalog' in ready)) await this.#followCatalog(null, signal);
-  }
 
-  /**
-   * Merges one `event: changes` page; false when it does not continue the replica's cursor. A server
-   * that only announces news (`data: {}`, notify-only) gets a pull instead.
-   */
-  async #mergeLivePage(data, signal) {
-    const page = parseBody(data);
-    if (typeof page.from !== 'string') {
-      await this.pullAll(0, signal);
-      return true;
-    }
-    if (page.from !== this.replica.progress.pullCursor) return false;
-    await this.#apply(page, null, true);
-    this.publishStatus({ synced: true });
-    return true;
-  }
 
   /**
    * Before a replica's first push: if the server already holds a log of this device (the browser's
@@ -493,7 +396,7 @@ export class SyncClient {
   async #firstContact() {
     const progress = this.replica.progress;
     if (this.#contacted || progress.serverGeneration !== null || progress.acknowledgedHighSeq > 0 || progress.pullCursor !== null) return;
-    const { response } = await this.#timed('GET', `/v1/devices/${encodeURIComponent(this.replica.deviceID)}`, {});
+    const { response } = await timed(this, 'GET', `/v1/devices/${encodeURIComponent(this.replica.deviceID)}`, {});
     const text = await response.text();
     if (response.status === 404) {
       this.#contacted = true; // the server has not seen this device
@@ -515,7 +418,7 @@ export class SyncClient {
    */
   async #learnAccount() {
     if (this.#accountAsked || typeof this.replica.deviceContext?.account === 'string') return;
-    const { response } = await this.#timed('GET', '/v1/account', {});
+    const { response } = await timed(this, 'GET', '/v1/account', {});
     const text = await response.text();
     if (response.status === 200) {
       const { account } = parseBody(text);
@@ -529,375 +432,12 @@ export class SyncClient {
   /** Whether `#learnAccount` was answered. */
   #accountAsked = false;
 
-  /** Pushes everything unsent, batch by batch (protocol.md §7). */
-  async pushAll(signal) {
-    await this.#firstContact();
-    let restamped = false;
-    for (;;) {
-      const outbox = this.replica.outbox(this.pushLimit ?? this.pushBatchSize);
-      if (outbox.length === 0) return;
-      // At most MAX_PUSH_BODY_BYTES a push: a large outbox goes in pushes the server admits (protocol.md §7).
-      const { batch, body } = pushBody(outbox);
-      let response;
-      let sent;
-      try {
-        ({ response, sent } = await this.#timed('POST', '/v1/push', { body, signal }));
-      } catch (error) {
-        // No answer: the server may have stored the batch, and other devices pulled it.
-        await this.replica.updateProgress((progress) => recordUncertainPush(progress, batch[batch.length - 1].seq));
-        throw error;
-      }
-      const text = await response.text();
-      if (response.status === 200) {
-        const result = parseBody(text);
-        const offset = this.#clockCorrection(result.serverTime, sent);
-        await this.replica.updateProgress((progress) => {
-          if (offset !== null) progress.clockOffset = offset;
-          setPushed(progress, result.highestSeq);
-          noteServer(progress, result.highestSeq, result.generation);
-        });
-        this.publishStatus({ connected: true });
-        continue;
-      }
-      const detail = errorDetail(text);
-      if (response.status === 413 && batch.length > 1) {
-        // Over a limit this server sets lower than the protocol's defaults: smaller pushes.
-        this.pushLimit = Math.max(1, Math.floor(batch.length / 2));
-        continue;
-      }
-      if (response.status === 409 && detail?.code === 'sequence_gap' && Number.isInteger(detail.expectedSeq)) {
-        await this.replica.updateProgress((progress) => setPushed(progress, Math.max(0, detail.expectedSeq - 1)));
-        continue;
-      }
-      if (response.status === 422 && detail?.code === 'clock_skew' && !restamped) {
-        const offset = Number.isInteger(detail.serverTime) ? this.#clockCorrection(detail.serverTime, sent, true) : null;
-        const held = Number.isInteger(detail.highestSeq) ? detail.highestSeq : 0;
-        const kept = await this.replica.updateProgress((progress) => {
-          if (offset !== null) progress.clockOffset = offset;
-          if (held > progress.pushedSeq) setPushed(progress, held);
-          return keptThroughUncertainPush(progress, held, detail.generation ?? null);
-        });
-        await this.replica.restampUnacknowledged(kept);
-        restamped = true;
-        continue;
-      }
-      if (response.status === 422 && detail?.code === 'invalid_change') {
-        // One change the server will never take: set it aside and push the rest (protocol.md §17.2).
-        const index = refusedIndex(detail);
-        const change = index >= 0 && index < batch.length ? await this.replica.setAsideUnsent(batch[index].seq) : null;
-        if (change) {
-          const failure = rejectionOf(response.status, text);
-          this.setAside.push({ change, reason: detail.message });
-          this.onRefusedChange?.({ change, reason: detail.message });
-          this.#fail(failure);
-          continue;
-        }
-      }
-      if (response.status >= 500) {
-        await this.replica.updateProgress((progress) => recordUncertainPush(progress, batch[batch.length - 1].seq));
-      }
-      throw rejectionOf(response.status, text);
-    }
-  }
 
-  /** Pulls page after page until the server has nothing more (protocol.md §8). */
-  async pullAll(wait = 0, signal) {
-    await this.#firstContact();
-    let waitNow = wait;
-    for (;;) {
-      let path = `/v1/pull?limit=${this.pullLimit}`;
-      const cursor = this.replica.progress.pullCursor;
-      if (cursor) path += `&cursor=${encodeURIComponent(cursor)}`;
-      if (waitNow > 0) path += `&wait=${waitNow}`;
-      const { response, sent } = await this.#timed('GET', path, { signal });
-      const text = await response.text();
-      if (response.status !== 200) {
-        if (response.status === 400 && errorDetail(text)?.code === 'invalid_cursor') {
-          await this.replica.updateProgress((progress) => (progress.pullCursor = null));
-          continue;
-        }
-        throw rejectionOf(response.status, text);
-      }
-      const page = parseBody(text);
-      const lost = await this.#apply(page, this.#clockCorrection(page.serverTime, sent), false);
-      if (!page.more) this.publishStatus({ connected: true, synced: true });
-      if (this.followsServerCatalog && typeof page.catalog === 'string') await this.#followCatalog(page.catalog, signal);
-      if (lost) await this.pushAll(signal);
-      if (!page.more) return;
-      waitNow = 0;
-    }
-  }
 
-  /**
-   * Merges a page (a pull's or a live stream's) and stores the cursor after it and what it says of
-   * this device's pushes, in one transaction; true when the server lost pushes it had acknowledged.
-   * @param {any} page
-   * @param {number | null} offset
-   * @param {boolean} live a live stream's page (it continues a pull that reached the end)
-   */
-  async #apply(page, offset, live) {
-    const changes = page.changes.map((/** @type {any} */ json, /** @type {number} */ index) => {
-      const change = decodeChange(json);
-      const problem = violation(change);
-      if (problem) throw new SyncError(`the server sent an invalid change: changes[${index}].${problem.message}`, { code: 'invalid_page' });
-      return change;
-    });
-    return await this.replica.applyRemote(changes, (progress) => {
-      if (offset !== null) progress.clockOffset = offset;
-      progress.pullCursor = page.cursor;
-      // The end of the account's log: this device has synced (protocol.md §17.1).
-      if (live || !page.more) progress.hasSynced = true;
-      if (!Number.isInteger(page.highestSeq)) return false;
-      noteServer(progress, page.highestSeq, page.generation);
-      // Above what we knew: a push whose answer was lost did arrive. Below: a restored server lost
-      // acknowledged changes, which are pushed again with their stamps.
-      const wasLost = page.highestSeq < progress.pushedSeq;
-      if (page.highestSeq !== progress.pushedSeq) setPushed(progress, page.highestSeq);
-      return wasLost;
-    });
-  }
 
-  /** Fetches and applies the server's catalog when `tag` is neither the applied one nor a refused one. */
-  async #followCatalog(tag, signal) {
-    const applied = this.replica.serverCatalog?.tag ?? null;
-    // No tag: whatever the server holds now, asked conditionally (`304` when it is the applied one).
-    if (tag !== null && (tag === applied || tag === this.refusedCatalogTag)) return;
-    const headers = applied ? { 'If-None-Match': applied } : {};
-    const { response } = await this.#timed('GET', '/v1/catalog', { signal, headers });
-    if (response.status === 304 || response.status === 404) return;
-    const text = await response.text();
-    if (response.status !== 200) throw rejectionOf(response.status, text);
-    const version = response.headers.get('ETag') ?? tag ?? 'unversioned';
-    try {
-      await this.replica.applyServerCatalog(text, version);
-    } catch (error) {
-      this.refusedCatalogTag = version;
-      this.lastError = new SyncError(`the server's catalog was refused: ${error.message}`, { code: 'invalid_catalog' });
-    }
-  }
 
-  /**
-   * The clock correction an answer calls for, or null (protocol.md §11): the server's time less the
-   * midpoint of the request's round trip on the device's physical clock.
-   */
-  #clockCorrection(serverTime, sent, force = false) {
-    if (!Number.isInteger(serverTime) || serverTime < 0 || serverTime > 2 ** 48 - 1) return null;
-    const midpoint = Math.floor((sent + this.replica.physicalNow()) / 2);
-    const offset = serverTime - midpoint;
-    return force || Math.abs(offset - this.replica.progress.clockOffset) > 1000 ? offset : null;
-  }
 
-  /**
-   * @param {string} method
-   * @param {string} path
-   * @param {{body?: string, signal?: AbortSignal, headers?: {[name: string]: string}}} options
-   */
-  async #timed(method, path, options) {
-    const sent = this.replica.physicalNow();
-    const response = await this.#send(method, path, options);
-    return { response, sent };
-  }
 
-  /**
-   * Sends a request with the bearer token, retrying after `429` (Retry-After) and `token_expired`.
-   * @param {string} method
-   * @param {string} path
-   * @param {{body?: string, signal?: AbortSignal, headers?: {[name: string]: string}, stream?: boolean}} options
-   * @returns {Promise<Response>}
-   */
-  async #send(method, path, { body = undefined, signal = undefined, headers = {}, stream = false } = {}) {
-    let refreshed = false;
-    let waitedOut = false; // a Retry-After was waited: the refusal it reported ends with an answer
-    for (;;) {
-      /** @type {{[name: string]: string}} */
-      const requestHeaders = { Authorization: `Bearer ${await this.#currentToken()}`, ...headers };
-      // What the device reports of itself (protocol.md §5): the console shows each device's status.
-      const reported = contextHeader(this.replica.deviceContext ?? {});
-      if (reported) requestHeaders['TipSync-Context'] = reported;
-      /** @type {BodyInit | undefined} */
-      let payload = body;
-      if (body !== undefined) {
-        requestHeaders['Content-Type'] = 'application/json';
-        if (this.compressPushes && body.length >= 1024) {
-          payload = await gzip(body);
-          requestHeaders['Content-Encoding'] = 'gzip';
-        }
-      }
-      let response;
-      try {
-        response = await this.fetch(new URL(path, this.server), { method, headers: requestHeaders, body: payload, signal });
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        throw new SyncError(`the server could not be reached: ${error.message}`, { transient: true });
-      }
-      if (waitedOut && response.status < 400) {
-        this.lastError = null;
-        this.publishStatus({ error: null, connected: true });
-      }
-      if (stream && response.status === 200) return response;
-      // The server (or a proxy before it) says when it will take the request: wait that long, never
-      // less — and say so meanwhile (protocol.md §17.4).
-      if (response.status === 429 || (response.status === 503 && response.headers.has('Retry-After'))) {
-        const wait = retryAfterSeconds(response.headers.get('Retry-After')) * 1000;
-        this.lastError = rejectionOf(response.status, await response.text());
-        this.publishStatus({ state: 'refused', error: this.lastError, nextAttemptAt: this.replica.physicalNow() + wait });
-        waitedOut = true;
-        await this.sleep(wait);
-        continue;
-      }
-      if (payload !== body && (response.status === 415 || response.status === 400)) {
-        // A server that predates compression, or a proxy that dropped Content-Encoding: plain from now on.
-        const text = await response.clone().text();
-        const code = errorDetail(text)?.code;
-        if (code === 'unsupported_media_type' || code === 'malformed_json') {
-          this.compressPushes = false;
-          continue;
-        }
-      }
-      if (response.status === 401 && !refreshed && this.tokenProvider) {
-        const text = await response.clone().text();
-        if (errorDetail(text)?.code === 'token_expired') {
-          this.token = null;
-          refreshed = true;
-          continue;
-        }
-      }
-      return response;
-    }
-  }
 
-  async #currentToken() {
-    if (this.token) return this.token;
-    if (!this.tokenProvider) throw new SyncError('no token: give `token` or `tokenProvider`', { code: 'unauthorized' });
-    try {
-      this.token = await this.tokenProvider();
-      return this.token;
-    } catch (error) {
-      throw new SyncError(`could not get a token from the token provider: ${error.message}`, { transient: true });
-    }
-  }
 }
 
-const encoder = new TextEncoder();
-
-/**
- * The first changes of `outbox` whose push body is at most MAX_PUSH_BODY_BYTES of UTF-8 (never fewer
- * than one), and that body.
- * @param {import('./change.js').Change[]} outbox
- */
-export function pushBody(outbox, maxBytes = MAX_PUSH_BODY_BYTES) {
-  const texts = [];
-  let bytes = '{"changes":[]}'.length;
-  for (const change of outbox) {
-    const text = canonicalText(encodeChange(change));
-    const size = encoder.encode(text).length + (texts.length > 0 ? 1 : 0);
-    if (texts.length > 0 && bytes + size > maxBytes) break;
-    texts.push(text);
-    bytes += size;
-  }
-  return { batch: outbox.slice(0, texts.length), body: '{"changes":[' + texts.join(',') + ']}' };
-}
-
-async function gzip(text) {
-  const stream = new Blob([text]).stream().pipeThrough(new globalThis.CompressionStream('gzip'));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** A server answer's JSON, read with the number model (no integer silently rounded). */
-function parseBody(text) {
-  try {
-    return /** @type {any} */ (parse(text));
-  } catch (error) {
-    throw new SyncError(`unexpected response from the server: ${error.message}`, { code: 'invalid_response', transient: true });
-  }
-}
-
-/** `body()`, or undefined when it throws. */
-function errorless(body) {
-  try {
-    return body();
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Reads a `text/event-stream` body as it arrives: feed it text in whatever pieces it comes, get back
- * the complete events. Lines end in `\n`, `\r\n` or `\r`; comments and other fields are skipped.
- */
-export class EventStreamReader {
-  constructor() {
-    this.buffer = '';
-    /** @type {string | null} */
-    this.name = null;
-    /** @type {string[]} */
-    this.data = [];
-  }
-
-  /** @param {string} text @returns {{name: string, data: string}[]} */
-  feed(text) {
-    this.buffer += text;
-    const events = [];
-    let start = 0;
-    for (;;) {
-      const match = /\r\n|\r|\n/g;
-      match.lastIndex = start;
-      const found = match.exec(this.buffer);
-      // A lone \r at the very end may be the first half of \r\n: wait for the next piece.
-      if (!found || (found[0] === '\r' && found.index === this.buffer.length - 1)) break;
-      const line = this.buffer.slice(start, found.index);
-      start = found.index + found[0].length;
-      if (line === '') {
-        if (this.name !== null || this.data.length > 0) events.push({ name: this.name ?? 'message', data: this.data.join('\n') });
-        this.name = null;
-        this.data = [];
-      } else if (!line.startsWith(':')) {
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let value = colon < 0 ? '' : line.slice(colon + 1);
-        if (value.startsWith(' ')) value = value.slice(1);
-        if (field === 'event') this.name = value;
-        else if (field === 'data') this.data.push(value);
-      }
-    }
-    this.buffer = this.buffer.slice(start);
-    return events;
-  }
-}
-
-function errorDetail(text) {
-  try {
-    const body = /** @type {any} */ (parse(text));
-    return body?.error ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function rejectionOf(status, text) {
-  const detail = errorDetail(text);
-  return new SyncError(detail?.message ?? `HTTP ${status}`, { status, code: detail?.code ?? 'unknown' });
-}
-
-async function rejection(response) {
-  return rejectionOf(response.status, await response.text());
-}
-
-function asSyncError(error) {
-  if (error instanceof SyncError) return error;
-  return new SyncError(String(error?.message ?? error), { code: 'client_error' });
-}
-
-/**
- * The index in the batch of the change an `invalid_change` answer refuses: its `change` member
- * (protocol revision 2.9); -1 when the answer has a `field` but no `change` (the batch's numbering);
- * from a server before 2.9, which has neither, the message's start (`changes[3].value: …`).
- * @param {{change?: number, field?: string, message?: string}} detail
- * @returns {number}
- */
-export function refusedIndex(detail) {
-  if (Number.isInteger(detail.change)) return /** @type {number} */ (detail.change);
-  if (typeof detail.field === 'string') return -1;
-  const match = /^changes\[(\d+)\](?!\.seq)/.exec(detail.message ?? '');
-  return match ? Number(match[1]) : -1;
-}

@@ -1,48 +1,5 @@
-/**
- * The first changes of `outbox` whose push body is at most MAX_PUSH_BODY_BYTES of UTF-8 (never fewer
- * than one), and that body.
- * @param {import('./change.js').Change[]} outbox
- */
-export function pushBody(outbox: import('./change.js').Change[], maxBytes?: number): {
-    batch: import("./change.js").Change[];
-    body: string;
-};
-/**
- * The index in the batch of the change an `invalid_change` answer refuses: its `change` member
- * (protocol revision 2.9); -1 when the answer has a `field` but no `change` (the batch's numbering);
- * from a server before 2.9, which has neither, the message's start (`changes[3].value: …`).
- * @param {{change?: number, field?: string, message?: string}} detail
- * @returns {number}
- */
-export function refusedIndex(detail: {
-    change?: number;
-    field?: string;
-    message?: string;
-}): number;
-/** The most bytes of body a client puts in one push (protocol.md §7). */
-export const MAX_PUSH_BODY_BYTES: 1048576;
-/**
- * A failure of sync. {@link SyncClient.run} retries every one with backoff except those that
- * `endsSync` (an erased account); `transient` is their opposite, kept for callers that read it.
- */
-export class SyncError extends Error {
-    /**
-     * @param {string} message
-     * @param {{status?: number, code?: string, transient?: boolean}} details
-     */
-    constructor(message: string, { status, code, transient }?: {
-        status?: number;
-        code?: string;
-        transient?: boolean;
-    });
-    status: number;
-    code: string;
-    /** The answer can never change: {@link SyncClient.run} ends. */
-    endsSync: boolean;
-    transient: boolean;
-    /** The server answered with a refusal (as opposed to no answer at all). */
-    get isRefusal(): boolean;
-}
+export { EventStreamReader } from "./event-stream.js";
+/** @typedef {import('./replica.js').Replica} Replica */
 /**
  * @typedef {{
  *   server: string | URL,
@@ -86,6 +43,14 @@ export class SyncError extends Error {
  * the account's log at least once; `heldForFirstSync`: tips are held back for it; `pendingChanges`:
  * local changes not yet acknowledged; `lastSyncedAt`: when a page was last merged (ms since 1970);
  * `lastError`: why the latest attempt failed, until one succeeds.
+ *
+ * @typedef {{
+ *   fail: (error: SyncError) => void,
+ *   noteLive: (half: 'pushed' | 'receiving') => void,
+ *   firstContact: () => Promise<void>,
+ * }} SyncParts
+ * What the sync client's parts may do to its private state: record a failure, note one half of
+ * being live (for `run`'s backoff), check the device's log on the server before the first exchange.
  */
 /** Keeps a replica in sync with a TipSync server. */
 export class SyncClient {
@@ -140,8 +105,11 @@ export class SyncClient {
         lastError: any;
         nextAttemptAt: any;
     };
-    /** Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`. @type {number | null} */
-    pushLimit: number;
+    /**
+     * Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`.
+     * @type {number | null}
+     */
+    pushLimit: number | null;
     /** Calls `listener(status, before)` on every change of {@link status}. @returns {() => void} stop */
     onStatus(listener: any): () => boolean;
     /**
@@ -168,6 +136,17 @@ export class SyncClient {
      * this device's outbox holds); its refusal is thrown after the pull.
      */
     syncOnce(): Promise<void>;
+    /**
+     * Pushes everything unsent, batch by batch (protocol.md §7; `sync-push.js`).
+     * @param {AbortSignal} [signal]
+     */
+    pushAll(signal?: AbortSignal): Promise<void>;
+    /**
+     * Pulls page after page until the server has nothing more (protocol.md §8; `sync-pull.js`).
+     * @param {number} [wait] seconds the first pull may wait for news (a long-poll)
+     * @param {AbortSignal} [signal]
+     */
+    pullAll(wait?: number, signal?: AbortSignal): Promise<void>;
     /** Returns once every local change made before the call is on the server. */
     pushPending(): Promise<void>;
     /**
@@ -181,27 +160,7 @@ export class SyncClient {
     run(): Promise<void>;
     /** Ends {@link run} (and any request it has open). */
     stop(): void;
-    /** Pushes everything unsent, batch by batch (protocol.md §7). */
-    pushAll(signal: any): Promise<void>;
-    /** Pulls page after page until the server has nothing more (protocol.md §8). */
-    pullAll(wait: number, signal: any): Promise<void>;
     #private;
-}
-/**
- * Reads a `text/event-stream` body as it arrives: feed it text in whatever pieces it comes, get back
- * the complete events. Lines end in `\n`, `\r\n` or `\r`; comments and other fields are skipped.
- */
-export class EventStreamReader {
-    buffer: string;
-    /** @type {string | null} */
-    name: string | null;
-    /** @type {string[]} */
-    data: string[];
-    /** @param {string} text @returns {{name: string, data: string}[]} */
-    feed(text: string): {
-        name: string;
-        data: string;
-    }[];
 }
 export type Replica = import('./replica.js').Replica;
 /**
@@ -259,3 +218,15 @@ export type SyncStatus = {
     lastError: SyncError | null;
     nextAttemptAt: number | null;
 };
+/**
+ * What the sync client's parts may do to its private state: record a failure, note one half of
+ * being live (for `run`'s backoff), check the device's log on the server before the first exchange.
+ */
+export type SyncParts = {
+    fail: (error: SyncError) => void;
+    noteLive: (half: 'pushed' | 'receiving') => void;
+    firstContact: () => Promise<void>;
+};
+import { SyncError } from "./sync-error.js";
+export { SyncError, refusedIndex } from "./sync-error.js";
+export { MAX_PUSH_BODY_BYTES, pushBody } from "./sync-push.js";
