@@ -292,6 +292,18 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TipSyncCoreTests", dependencies: ["TipSyncCore", "TipSyncTestSupport"]),
+        // The connection layer alone: its state machines, and its handlers on `EmbeddedChannel`.
+        .testTarget(
+            name: "TipSyncNetworkingTests",
+            dependencies: [
+                "TipSyncNetworking",
+                tool("Hummingbird", "hummingbird"),
+                tool("HTTPTypes", "swift-http-types"),
+                tool("NIOCore", "swift-nio"),
+                tool("NIOEmbedded", "swift-nio"),
+                tool("NIOHTTPTypes", "swift-nio-extras"),
+            ]
+        ),
         .testTarget(
             name: "TipSyncSimulationTests",
             dependencies: ["TipSyncSimulation", "TipSync", "TipSyncCore", "TipSyncTestSupport"],

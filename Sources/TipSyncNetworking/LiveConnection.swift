@@ -20,12 +20,8 @@ package final class LiveConnection: Sendable {
 
     private struct State {
         var stream: (any PipelinedStream)?
-        /// A task is writing (the opening, or a wake-up's news); wake-ups meanwhile set `again`.
-        var writing = true
-        var again = false
-        /// The stream ended; the connection closes once no task writes.
-        var ended = false
-        var closed = false
+        /// Who writes, and when the connection closes (``LiveConnectionState``).
+        var writes = LiveConnectionState()
     }
 
     init(channel: any Channel, respond: @escaping Respond) {
@@ -83,12 +79,7 @@ package final class LiveConnection: Sendable {
 
     private func woken() {
         let stream = state.withLock { state -> (any PipelinedStream)? in
-            guard !state.writing else {
-                state.again = true
-                return nil
-            }
-            state.writing = true
-            return state.stream
+            state.writes.woken() == .write ? state.stream : nil
         }
         // On the connection's event loop: its writes need no further hop, and wake-ups that come
         // while the loop is busy (a burst of pushes) are written together.
@@ -99,7 +90,7 @@ package final class LiveConnection: Sendable {
         deliver(stream, stream.takeNews())
     }
 
-    /// Writes `news`, then whatever wake-ups came meanwhile, while ``State/writing``. What needs no
+    /// Writes `news`, then whatever wake-ups came meanwhile, as the writer. What needs no
     /// store read is written at once (on the event loop: no task); anything else, or a connection
     /// whose client reads slowly, continues in a task that awaits the store and slow writes.
     private func deliver<Stream: PipelinedStream>(_ stream: Stream, _ news: Stream.News?) {
@@ -113,22 +104,13 @@ package final class LiveConnection: Sendable {
                 // A write that fails fails because the connection closed, which ends the stream.
                 if bytes.readableBytes > 0 { channel.writeAndFlush(HTTPResponsePart.body(bytes), promise: nil) }
             }
-            let close = state.withLock { state -> Bool? in
-                if state.again, !state.ended {
-                    state.again = false
-                    return nil
-                }
-                state.writing = false
-                guard state.ended, !state.closed else { return false }
-                state.closed = true
-                return true
+            switch state.withLock({ $0.writes.wrote() }) {
+            case .writeAgain: news = stream.takeNews()
+            case .stop: return
+            case .close:
+                end(stream)
+                return
             }
-            guard let close else {
-                news = stream.takeNews()
-                continue
-            }
-            if close { end(stream) }
-            return
         }
     }
 
@@ -140,17 +122,17 @@ package final class LiveConnection: Sendable {
     }
 
     private func streamEnded() {
-        let (stream, writing) = state.withLock { state -> ((any PipelinedStream)?, Bool) in
-            state.ended = true
-            guard !state.writing, !state.closed else { return (nil, state.writing && !state.closed) }
-            state.closed = true
-            return (state.stream, false)
+        let (action, stream) = state.withLock { ($0.writes.streamEnded(), $0.stream) }
+        switch action {
+        case .close: if let stream { end(stream) }
+        case .writerCloses:
+            // Ended because its device opened more streams than it may hold, while a write still
+            // waits (for a client that does not read, most likely): the connection closes now, and
+            // what the write holds goes with it, instead of at the stall bound. Other ends let the
+            // write finish.
+            if stream?.wasEvicted ?? false { channel.close(promise: nil) }
+        case .none: break
         }
-        if let stream { end(stream) }
-        // Ended because its device opened more streams than it may hold, while a write still waits
-        // (for a client that does not read, most likely): the connection closes now, and what the
-        // write holds goes with it, instead of at the stall bound. Other ends let the write finish.
-        if writing, state.withLock({ $0.stream?.wasEvicted ?? false }) { channel.close(promise: nil) }
     }
 
     /// Ends the response and closes the connection.
