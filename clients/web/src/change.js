@@ -143,7 +143,7 @@ export function decodeChange(json) {
       change.event = string('event');
       break;
   }
-  for (const key of Object.keys(json)) {
+  for (const key of Object.keys(members)) {
     if (['device', 'seq', 'hlc', 'kind'].includes(key) || FIELDS[kind].includes(key)) continue;
     change.unknown[key] = members[key];
   }
@@ -219,7 +219,7 @@ export function violation(change) {
         // An epoch is the stamp of the eligible or datastoreReset that started it: a device name.
         (change.epoch ? nameViolation(change.epoch.device, 'epoch.device') : null) ??
         outside(change.count, 'count') ??
-        (Number.isFinite(change.duration) && change.duration >= 0 && change.duration <= MAX_INTEGER
+        (Number.isFinite(change.duration) && /** @type {number} */ (change.duration) >= 0 && /** @type {number} */ (change.duration) <= MAX_INTEGER
           ? null
           : new ChangeError('duration', `must be a number of seconds from 0 to ${MAX_INTEGER}`)) ??
         outside(change.lastDisplayed, 'lastDisplayed')

@@ -72,9 +72,10 @@ export function superseded(entries) {
         later(latestEligibility, change.tip, entry);
         break;
       case 'donation': {
-        const list = donations.get(change.event);
+        const event = /** @type {string} */ (change.event);
+        const list = donations.get(event);
         if (list) list.push(entry);
-        else donations.set(change.event, [entry]);
+        else donations.set(event, [entry]);
         break;
       }
       case 'donationsDeleted':

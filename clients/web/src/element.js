@@ -76,10 +76,13 @@ let nextID = 1;
 export class TipSyncTipElement extends HTMLElement {
   static observedAttributes = ['tip', 'anchor', 'placement', 'heading-level'];
 
+  /** The element's shadow root (open, made in the constructor: never null, unlike `shadowRoot`'s type). */
+  #root;
+
   constructor() {
     super();
     this.uid = `tipsync-tip-${nextID++}`;
-    this.attachShadow({ mode: 'open' });
+    this.#root = this.attachShadow({ mode: 'open' });
     /** @type {import('./tipsync.js').TipSync | null} */
     this._tipsync = null;
     /** @type {(() => void) | null} */
@@ -93,10 +96,10 @@ export class TipSyncTipElement extends HTMLElement {
     this.onKey = (event) => {
       if (event.key === 'Tab') return this.#tab(event);
       if (event.key !== 'Escape' || event.defaultPrevented || event.isComposing || !this.hasAttribute('anchor')) return;
-      if (!this.shadowRoot.querySelector('[part~="tip"]')) return;
+      if (!this.#root.querySelector('[part~="tip"]')) return;
       const anchor = this.#anchor();
       const focused = document.activeElement;
-      const inside = focused === this || this.contains(focused) || this.shadowRoot.activeElement !== null;
+      const inside = focused === this || this.contains(focused) || this.#root.activeElement !== null;
       const onAnchor = anchor !== null && focused !== null && (focused === anchor || anchor.contains(focused));
       if (!inside && !onAnchor) return;
       event.preventDefault();
@@ -117,11 +120,11 @@ export class TipSyncTipElement extends HTMLElement {
    */
   #tab(event) {
     if (event.defaultPrevented || !this.hasAttribute('anchor')) return;
-    const container = this.shadowRoot.querySelector('[part~="tip"]');
+    const container = this.#root.querySelector('[part~="tip"]');
     const anchor = this.#anchor();
     if (!container || !anchor) return;
     const buttons = /** @type {HTMLElement[]} */ (Array.from(container.querySelectorAll('button')));
-    const inside = buttons.indexOf(/** @type {HTMLElement} */ (this.shadowRoot.activeElement));
+    const inside = buttons.indexOf(/** @type {HTMLElement} */ (this.#root.activeElement));
     const afterAnchor = () => tabbables(this).find((element) =>
       anchor.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING && !anchor.contains(element));
     let target = null;
@@ -140,7 +143,7 @@ export class TipSyncTipElement extends HTMLElement {
 
   /** Light or dark, as the page's `color-scheme` says (``isDarkScheme``). */
   #applyScheme() {
-    const container = /** @type {HTMLElement | null} */ (this.shadowRoot.querySelector('[part~="tip"]'));
+    const container = /** @type {HTMLElement | null} */ (this.#root.querySelector('[part~="tip"]'));
     if (!container) return;
     const dark = isDarkScheme(getComputedStyle(this).colorScheme, this.darkQuery?.matches ?? false);
     container.dataset.scheme = dark ? 'dark' : 'light';
@@ -209,7 +212,7 @@ export class TipSyncTipElement extends HTMLElement {
    * anchor.
    */
   hideForNow() {
-    const hadFocus = this.shadowRoot.activeElement !== null;
+    const hadFocus = this.#root.activeElement !== null;
     this.hiddenForNow = true;
     this.#hide();
     if (hadFocus) this.#refocus();
@@ -283,7 +286,7 @@ export class TipSyncTipElement extends HTMLElement {
     if (popover) for (const button of Array.from(container.querySelectorAll('button'))) button.tabIndex = -1;
     const style = document.createElement('style');
     style.textContent = STYLE;
-    this.shadowRoot.replaceChildren(style, container);
+    this.#root.replaceChildren(style, container);
     return container;
   }
 
@@ -309,11 +312,11 @@ export class TipSyncTipElement extends HTMLElement {
   }
 
   #hide() {
-    const shown = this.shadowRoot.querySelector('[part~="tip"]');
+    const shown = this.#root.querySelector('[part~="tip"]');
     this.#recordDisplay();
     this.visibleSince = null;
     if (shown) {
-      this.shadowRoot.replaceChildren();
+      this.#root.replaceChildren();
       this.dispatchEvent(new CustomEvent('tipsync-hide', { bubbles: true, detail: { tip: this.getAttribute('tip') } }));
     }
   }
@@ -327,15 +330,16 @@ export class TipSyncTipElement extends HTMLElement {
   }
 
   #visibilityChanged() {
-    if (!this.shadowRoot.querySelector('[part~="tip"]')) return;
+    if (!this.#root.querySelector('[part~="tip"]')) return;
     if (document.visibilityState === 'hidden') this.#recordDisplay();
     else if (this.visibleSince === null) this.visibleSince = Date.now();
   }
 
   /** Places a popover tip next to its anchor, inside the viewport. */
   #position() {
-    const container = /** @type {HTMLElement | null} */ (this.shadowRoot.querySelector('[data-popover]'));
-    const anchor = this.getAttribute('anchor') ? document.querySelector(this.getAttribute('anchor')) : null;
+    const container = /** @type {HTMLElement | null} */ (this.#root.querySelector('[data-popover]'));
+    const selector = this.getAttribute('anchor');
+    const anchor = selector ? document.querySelector(selector) : null;
     if (!container) return;
     if (!anchor) {
       container.style.left = '16px';
@@ -372,7 +376,7 @@ export class TipSyncTipElement extends HTMLElement {
   /** The person closed the tip: invalidated as `tipClosed` on every device. */
   async close() {
     const tip = this.getAttribute('tip');
-    const hadFocus = this.shadowRoot.activeElement !== null;
+    const hadFocus = this.#root.activeElement !== null;
     this.#hide();
     if (hadFocus) this.#refocus();
     this.dispatchEvent(new CustomEvent('tipsync-close', { bubbles: true, detail: { tip } }));
@@ -388,7 +392,7 @@ export class TipSyncTipElement extends HTMLElement {
     const event = new CustomEvent('tipsync-action', { bubbles: true, cancelable: true, detail: { tip, action } });
     const proceed = this.dispatchEvent(event);
     if (proceed && !this.hasAttribute('keep-on-action')) {
-      const hadFocus = this.shadowRoot.activeElement !== null;
+      const hadFocus = this.#root.activeElement !== null;
       this.#hide();
       if (hadFocus) this.#refocus();
       await this.tipsync?.invalidate(tip, 'actionPerformed');

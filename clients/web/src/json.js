@@ -194,7 +194,7 @@ export function parse(text) {
   };
   const parseNumber = () => {
     const match = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(index, index + 400));
-    if (!match) fail('bad number');
+    if (!match) return fail('bad number');
     // The nearest binary64 value (protocol.md §1): below the smallest it is 0; beyond the largest
     // finite one there is none, and the text cannot be read, as in every client.
     const number = Number(match[0]);

@@ -38,7 +38,7 @@ export function localized(tip, locale) {
   if (image !== undefined) result.image = image;
   result.actions = tip.actions.map((action) => ({
     id: action.id,
-    title: chain.find((localization) => localization.actions?.[action.id] !== undefined)?.actions[action.id] ?? action.title,
+    title: chain.find((localization) => localization.actions?.[action.id] !== undefined)?.actions?.[action.id] ?? action.title,
   }));
   return result;
 }

@@ -10,7 +10,7 @@ import { donationLimits, forPlatform, parseCatalog } from './catalog.js';
 import { MAX_INTEGER, canonicalText, object } from './json.js';
 import { ChangeError, INVALIDATION_REASONS, sizeViolation, violation } from './change.js';
 import { MemoryStore } from './store.js';
-import { firstSyncHolds, readProgress } from './progress.js';
+import { emptyProgress, firstSyncHolds, readProgress } from './progress.js';
 import { superseded } from './compaction.js';
 
 /**
@@ -53,7 +53,10 @@ export class Replica {
 
   /** The catalog as received: the server's when one was applied, else the bundled one. @type {Catalog} */
   #catalog;
-  /** Its part for this device's platform, computed when first read. @type {Catalog | null} */
+  /**
+   * Its part for this device's platform, computed when first read.
+   * @type {Catalog | null}
+   */
   #catalogForPlatform = null;
 
   /**
@@ -96,15 +99,31 @@ export class Replica {
     this.timeChecks = new Set();
     /** @type {ReturnType<typeof setInterval> | null} */
     this.timeTicker = null;
+    // What `open` loads from the store before it hands the replica out; declared here so that
+    // every field has its type from the start.
+    /** This device's id (a UUID unless given on first open). @type {string} */
+    this.deviceID = '';
+    /** The sync bookkeeping. @type {SyncProgress} */
+    this.progress = emptyProgress();
+    /** The highest stamp seen. @type {string} */
+    this.observedHLC = formatHLC(0, 0);
+    /** The server's catalog as last applied, and its version. @type {{text: string, tag: string} | null} */
+    this.serverCatalog = null;
+    /** Every change held, by (device, seq). @type {Map<string, Change>} */
+    this.log = new Map();
+    /** This device's changes, by seq. @type {Change[]} */
+    this.local = [];
+    /** The merged state of every change held. @type {ReplicaState} */
+    this.state = new ReplicaState();
+    /** This device's clock. @type {HybridLogicalClock} */
+    this.hlc = new HybridLogicalClock(this.observedHLC);
   }
 
   async #load(preferredDevice) {
     const { changes, meta } = await this.store.load();
     this.deviceID = meta.device ?? preferredDevice ?? globalThis.crypto.randomUUID();
-    /** @type {SyncProgress} */
     this.progress = readProgress(meta.progress);
     this.observedHLC = meta.observedHLC ?? formatHLC(0, 0);
-    /** @type {{text: string, tag: string} | null} */
     this.serverCatalog = meta.serverCatalog ?? null;
     if (typeof meta.account === 'string') this.deviceContext = { ...this.deviceContext, account: meta.account };
     if (this.serverCatalog) {
@@ -114,10 +133,6 @@ export class Replica {
         this.serverCatalog = null;
       }
     }
-    /** Every change held, by (device, seq). @type {Map<string, Change>} */
-    this.log = new Map();
-    /** This device's changes, by seq. @type {Change[]} */
-    this.local = [];
     this.#rebuild(changes);
     if (!meta.device) await this.#commit({ meta: { device: this.deviceID } });
   }
@@ -363,7 +378,7 @@ export class Replica {
    * @template T
    * @param {Change[]} changes
    * @param {(progress: SyncProgress) => T} [update]
-   * @returns {Promise<T>}
+   * @returns {Promise<T | undefined>} what `update` returned (`undefined` without one)
    */
   async applyRemote(changes, update) {
     const before = this.progress;

@@ -39,12 +39,13 @@ export function parseRule(json) {
     if (Array.isArray(json)) throw new RuleFormatError('a bare array is not a rule expression; wrap it in {"literal": […]}');
     return { op: 'literal', value: literal(json) };
   }
-  const keys = Object.keys(json);
+  const members = /** @type {import('./json.js').JSONObject} */ (json);
+  const keys = Object.keys(members);
   if (keys.length !== 1) {
     throw new RuleFormatError(`a rule expression object must have exactly one key (the operator), got [${keys.sort().map((k) => JSON.stringify(k)).join(', ')}]`);
   }
   const op = keys[0];
-  const argument = json[op];
+  const argument = members[op];
   const operands = (count) => {
     if (!Array.isArray(argument) || argument.length !== count) throw new RuleFormatError(`'${op}' takes an array of ${count} operands`);
     return argument;
@@ -127,7 +128,7 @@ export function ruleJSON(rule) {
   const operands = (rule.operands ?? []).map(ruleJSON);
   switch (rule.op) {
     case 'literal':
-      return Array.isArray(rule.value) || isObject(rule.value) ? { literal: rule.value } : rule.value;
+      return Array.isArray(rule.value) || isObject(rule.value) ? { literal: rule.value } : /** @type {JSONValue} */ (rule.value);
     case 'param':
     case 'donations':
     case 'field':

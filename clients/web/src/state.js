@@ -137,9 +137,11 @@ export class ReplicaState {
     if (this.datastoreReset && compareStamps(stamp, this.datastoreReset) <= 0 && change.kind !== 'display') return false;
     switch (change.kind) {
       case 'parameter': {
-        const current = this.parameters.get(change.id);
+        // A change read by `decodeChange` holds every member its kind has (protocol.md §3).
+        const id = /** @type {string} */ (change.id);
+        const current = this.parameters.get(id);
         if (current && compareStamps(stamp, current.stamp) <= 0) return false;
-        this.parameters.set(change.id, { value: change.value, stamp });
+        this.parameters.set(id, { value: /** @type {JSONValue} */ (change.value), stamp });
         return true;
       }
       case 'eligibility':
@@ -150,24 +152,26 @@ export class ReplicaState {
           lastDisplayed: change.lastDisplayed,
         });
       case 'donation': {
-        const record = this.events.get(change.event);
+        const event = /** @type {string} */ (change.event);
+        const record = this.events.get(event);
         if (record?.deletedAt && compareStamps(stamp, record.deletedAt) <= 0) return false;
         const target = record ?? new EventRecord();
         /** @type {Donation} */
-        const donation = { id: change.id, date: change.date, hasInfo: !!change.hasInfo, stamp };
+        const donation = { id: /** @type {string} */ (change.id), date: /** @type {number} */ (change.date), hasInfo: !!change.hasInfo, stamp };
         if (change.hasInfo) donation.info = change.info;
         if (!target.insert(donation)) return false;
-        const limit = Object.prototype.hasOwnProperty.call(donationLimits, change.event) ? donationLimits[change.event] : undefined;
+        const limit = Object.prototype.hasOwnProperty.call(donationLimits, event) ? donationLimits[event] : undefined;
         if (limit?.maximumCount !== undefined) target.pruneDominated(limit.maximumCount);
-        if (!record) this.events.set(change.event, target);
+        if (!record) this.events.set(event, target);
         return target.ids.has(donation.id);
       }
       case 'donationsDeleted': {
-        const record = this.events.get(change.event) ?? new EventRecord();
+        const event = /** @type {string} */ (change.event);
+        const record = this.events.get(event) ?? new EventRecord();
         if (record.deletedAt && compareStamps(stamp, record.deletedAt) <= 0) return false;
         record.deletedAt = stamp;
         record.removeWhere((donation) => compareStamps(donation.stamp, stamp) <= 0);
-        this.events.set(change.event, record);
+        this.events.set(event, record);
         return true;
       }
       default:

@@ -49,12 +49,16 @@ export class StatusEvaluator {
     for (const parameter of catalog.parameters) if (!this.defaults.has(parameter.id)) this.defaults.set(parameter.id, parameter.defaultValue);
   }
 
-  /** A parameter's value: transient, synced, or its default (null when unknown). */
+  /**
+   * A parameter's value: transient, synced, or its default (null when unknown).
+   * @param {string} id
+   * @returns {JSONValue}
+   */
   parameterValue(id) {
     if (Object.prototype.hasOwnProperty.call(this.transientValues, id)) return this.transientValues[id];
     const synced = this.state.parameterValue(id);
     if (synced !== undefined) return synced;
-    return this.defaults.has(id) ? this.defaults.get(id) : null;
+    return this.defaults.get(id) ?? null;
   }
 
   /** The donations of an event rules see: within its maximum age, the newest up to its count and 1000. */
@@ -167,7 +171,7 @@ export class StatusEvaluator {
         break;
       case 'targeting':
       case 'rule': {
-        const rule = (reason.code === 'targeting' ? tip.targeting : tip.rules)[reason.index];
+        const rule = ((reason.code === 'targeting' ? tip.targeting : tip.rules) ?? [])[/** @type {number} */ (reason.index)];
         explanation.index = reason.index;
         explanation.expression = ruleJSON(rule);
         explanation.values = this.readValues(rule);
@@ -195,12 +199,14 @@ export class StatusEvaluator {
     /** @type {{[name: string]: JSONValue}} */
     const values = {};
     for (const read of readsOf(rule)) {
-      if (read.op === 'param') values[`param:${read.name}`] = this.parameterValue(read.name);
-      else if (read.op === 'donations') values[`donations:${read.name}`] = this.donations(read.name).length;
-      else if (read.op === 'context') values[`context:${read.name}`] = contextValue(this.deviceContext, read.name);
+      // Every read names what it reads (`readsOf`).
+      const name = /** @type {string} */ (read.name);
+      if (read.op === 'param') values[`param:${name}`] = this.parameterValue(name);
+      else if (read.op === 'donations') values[`donations:${name}`] = this.donations(name).length;
+      else if (read.op === 'context') values[`context:${name}`] = contextValue(this.deviceContext, name);
       else if (read.op === 'bucket') {
         const account = this.deviceContext.account;
-        values[`bucket:${read.name}`] = typeof account === 'string' ? bucket(account, read.name) : null;
+        values[`bucket:${name}`] = typeof account === 'string' ? bucket(account, name) : null;
       }
     }
     return values;

@@ -29,6 +29,7 @@ export async function followCatalog(client, tag, signal) {
   const applied = client.replica.serverCatalog?.tag ?? null;
   // No tag: whatever the server holds now, asked conditionally (`304` when it is the applied one).
   if (tag !== null && (tag === applied || tag === client.refusedCatalogTag)) return;
+  /** @type {{[name: string]: string}} */
   const headers = applied ? { 'If-None-Match': applied } : {};
   const { response } = await timed(client, 'GET', '/v1/catalog', { signal, headers });
   if (response.status === 304 || response.status === 404) return;

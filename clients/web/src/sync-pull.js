@@ -93,7 +93,8 @@ export async function followLiveStream(client, parts, signal) {
   const stream = new AbortController();
   const abort = () => stream.abort();
   signal.addEventListener('abort', abort);
-  let silence = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let silence;
   let silent = false;
   const watch = () => {
     clearTimeout(silence);
@@ -120,7 +121,9 @@ export async function followLiveStream(client, parts, signal) {
       }
       throw rejectionOf(response.status, text);
     }
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    // A 200 answer to a stream request has a body.
+    const body = /** @type {ReadableStream<Uint8Array>} */ (response.body);
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
     const events = new EventStreamReader();
     let began = false;
     for (;;) {

@@ -115,7 +115,10 @@ export class SyncClient {
     // A device that has never synced holds its tips back from now on (protocol.md §17.1).
     this.firstSyncTimeout = options.firstSyncTimeout ?? 5;
     replica.holdForFirstSync(this.firstSyncTimeout).catch(() => {});
-    /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
+    /**
+     * The status now; {@link onStatus} is told of every change.
+     * @type {SyncStatus}
+     */
     this.status = {
       state: /** @type {SyncState} */ ('connecting'), connected: false, hasSynced: replica.progress.hasSynced, heldForFirstSync: replica.isHeldForFirstSync,
       pendingChanges: 0, lastSyncedAt: null, lastError: null, nextAttemptAt: null,

@@ -218,11 +218,11 @@ export class TipSync extends EventTarget {
       } catch (error) {
         reply = { type: 'reply', id: message.id, ok: false, error: String(error?.message ?? error) };
       }
-      this.channel.postMessage(reply);
+      this.#post(reply);
       this.#announce();
     } else if (message.type === 'leader' && !this.leads) {
       // A new syncing tab: what no tab has answered yet goes to it (the one it went to may have closed).
-      for (const [id, call] of this.pending) this.channel.postMessage({ type: 'call', id, operation: call.operation, args: call.args });
+      for (const [id, call] of this.pending) this.#post({ type: 'call', id, operation: call.operation, args: call.args });
     } else if (message.type === 'reply' && this.pending.has(message.id)) {
       const { resolve, reject } = this.pending.get(message.id);
       this.pending.delete(message.id);
@@ -242,8 +242,13 @@ export class TipSync extends EventTarget {
     const id = `${Date.now()}-${this.nextRequest++}-${Math.random()}`;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { operation, args, resolve, reject });
-      this.channel.postMessage({ type: 'call', id, operation, args });
+      this.#post({ type: 'call', id, operation, args });
     });
+  }
+
+  /** Tells the other tabs of this device (a tab without a channel has none to tell). @param {any} message */
+  #post(message) {
+    this.channel?.postMessage(message);
   }
 
   /** Runs writes on this tab's replica one after another, settling each caller's promise. */
@@ -379,6 +384,7 @@ function syncs(options) {
 }
 
 /** The instance `<tipsync-tip>` elements use unless given another (`element.tipsync = …`). */
+/** @type {TipSync | null} */
 export let defaultTipSync = null;
 
 /** Configures TipSync for the page; elements on it use this instance. @param {TipSyncOptions} options */

@@ -20,7 +20,7 @@ export function ceiling(failures: number, { base, maximum }: {
 export function delayAfterFailures(failures: number, draw: number, settings: {
     base: number;
     maximum: number;
-}, waited?: number): number;
+}, waited?: number | undefined): number;
 /**
  * The delay before reopening a live stream that began and then ended without a failure (the server
  * restarted or closed it): `draw` of the base.

@@ -52,18 +52,18 @@ export type Action = {
 export type TipDefinition = {
     id: string;
     title: string;
-    message?: string;
-    image?: string;
+    message?: string | undefined;
+    image?: string | undefined;
     actions: Action[];
     rules: Rule[];
     options: TipOptions;
-    targeting?: Rule[];
-    enabled?: boolean;
+    targeting?: import("./rules.js").Rule[] | undefined;
+    enabled?: boolean | undefined;
     localizations?: {
         [tag: string]: import("./localization.js").TipLocalization;
-    };
-    platforms?: string[];
-    experiment?: import('./experiment.js').TipExperiment;
+    } | undefined;
+    platforms?: string[] | undefined;
+    experiment?: import("./experiment.js").TipExperiment | undefined;
 };
 export type ParameterDefinition = {
     id: string;
@@ -80,13 +80,13 @@ export type TipGroupDefinition = {
     tips: string[];
 };
 export type Catalog = {
-    displayFrequency?: number;
-    enabled?: boolean;
+    displayFrequency?: number | undefined;
+    enabled?: boolean | undefined;
     platformSettings?: {
         [platform: string]: {
-            displayFrequency?: number;
+            displayFrequency?: number | undefined;
         };
-    };
+    } | undefined;
     parameters: ParameterDefinition[];
     events: EventDefinition[];
     tips: TipDefinition[];

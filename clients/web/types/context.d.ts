@@ -15,7 +15,7 @@ export function canonicalLocale(tag: string): string;
  * @param {DeviceContext} context
  * @param {string} name
  */
-export function contextValue(context: DeviceContext, name: string): string;
+export function contextValue(context: DeviceContext, name: string): string | null;
 /**
  * The `TipSync-Context` header's value (protocol.md §5): `platform=web; appVersion=2.4.1;
  * locale=fr-CA`, each value percent-encoded with only RFC 3986's unreserved characters kept; null

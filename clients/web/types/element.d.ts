@@ -15,9 +15,9 @@ export class TipSyncTipElement extends HTMLElement {
     /** @type {import('./tipsync.js').TipSync | null} */
     _tipsync: import('./tipsync.js').TipSync | null;
     /** @type {(() => void) | null} */
-    stopWatching: () => void;
+    stopWatching: (() => void) | null;
     /** When the tip became visible (ms), while it is. @type {number | null} */
-    visibleSince: number;
+    visibleSince: number | null;
     onScroll: () => void;
     onVisibility: () => void;
     onKey: (event: any) => void;
@@ -26,9 +26,9 @@ export class TipSyncTipElement extends HTMLElement {
     onConfigured: () => void;
     darkQuery: MediaQueryList;
     onSchemeChange: () => void;
-    set tipsync(arg: any);
+    set tipsync(arg: import("./tipsync.js").TipSync | null);
     /** The TipSync instance this element uses (default: the one `configure()` made). */
-    get tipsync(): any;
+    get tipsync(): import("./tipsync.js").TipSync | null;
     connectedCallback(): void;
     disconnectedCallback(): void;
     attributeChangedCallback(): void;
@@ -40,7 +40,7 @@ export class TipSyncTipElement extends HTMLElement {
      */
     hideForNow(): void;
     /** The tip's status now (`available`, `pending`, `invalidated:<reason>`). */
-    get status(): any;
+    get status(): import("./status.js").TipStatus;
     /**
      * The language the tip is shown in (protocol.md §13.10): the nearest `lang` — on the element, an
      * ancestor or `<html>` — else the device's locale.

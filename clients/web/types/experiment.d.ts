@@ -23,7 +23,7 @@ export function recordEvent(record: any, experiment: any): string;
 /** The earliest record of this kind any device of the account made (milliseconds), or undefined. */
 export function firstRecord(record: any, experiment: any, state: any): any;
 /** Why `id` cannot name an experiment, or null. */
-export function experimentIDProblem(id: any): string;
+export function experimentIDProblem(id: any): string | null;
 /**
  * Checks an experiment's members (after parsing); `path` names it, `events` the catalog's event ids.
  * @returns {string | null} the problem, as `path.member: …`
@@ -49,12 +49,12 @@ export const DEFAULT_WINDOW: 604800;
 export const WINDOW_BOUNDS: number[];
 export type Variant = {
     id: string;
-    title?: string;
-    message?: string;
-    image?: string;
+    title?: string | undefined;
+    message?: string | undefined;
+    image?: string | undefined;
     localizations?: {
         [tag: string]: import("./localization.js").TipLocalization;
-    };
+    } | undefined;
 };
 export type TipExperiment = {
     id: string;

@@ -10,4 +10,4 @@ export function isImageReference(image: string): boolean;
  * @param {Record<string, string>} [symbols] symbol name → image file (the `symbols` option)
  * @returns {string | null}
  */
-export function imageSource(image: string | undefined, symbols?: Record<string, string>): string | null;
+export function imageSource(image: string | undefined, symbols?: Record<string, string> | undefined): string | null;

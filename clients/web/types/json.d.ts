@@ -5,7 +5,7 @@ export function object(): {
 /** Whether a value is a JSON object (not an array, not null). */
 export function isObject(value: any): boolean;
 /** The value as a JavaScript number, when it is a number (a BigInt is converted, rounding). */
-export function numberOf(value: any): number;
+export function numberOf(value: any): number | undefined;
 /**
  * Parses JSON text strictly (RFC 8259). Integers outside ±(2^53 − 1) become BigInts; `-0` is 0.
  * @param {string} text

@@ -13,10 +13,10 @@ export function fallbackChain(locale: any): string[];
 export function localized(tip: TipDefinition, locale: string | null | undefined): TipDefinition;
 export type TipDefinition = import('./catalog.js').TipDefinition;
 export type TipLocalization = {
-    title?: string;
-    message?: string;
-    image?: string;
+    title?: string | undefined;
+    message?: string | undefined;
+    image?: string | undefined;
     actions?: {
         [id: string]: string;
-    };
+    } | undefined;
 };

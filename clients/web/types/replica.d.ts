@@ -52,22 +52,23 @@ export class Replica {
     timeChecks: Set<any>;
     /** @type {ReturnType<typeof setInterval> | null} */
     timeTicker: ReturnType<typeof setInterval> | null;
-    deviceID: any;
-    /** @type {SyncProgress} */
-    progress: SyncProgress;
-    observedHLC: any;
-    /** @type {{text: string, tag: string} | null} */
-    serverCatalog: {
-        text: string;
-        tag: string;
-    };
-    deviceContext: any;
+    /** This device's id (a UUID unless given on first open). @type {string} */
+    deviceID: string;
+    /** The sync bookkeeping. @type {SyncProgress} */
+    progress: import("./progress.js").SyncProgress;
+    /** The highest stamp seen. @type {string} */
+    observedHLC: string;
+    /** The server's catalog as last applied, and its version. @type {{text: string, tag: string} | null} */
+    serverCatalog: any;
     /** Every change held, by (device, seq). @type {Map<string, Change>} */
     log: Map<any, any>;
     /** This device's changes, by seq. @type {Change[]} */
     local: any[];
+    /** The merged state of every change held. @type {ReplicaState} */
     state: ReplicaState;
+    /** This device's clock. @type {HybridLogicalClock} */
     hlc: HybridLogicalClock;
+    deviceContext: any;
     /** Milliseconds since 1970 on the corrected clock (the server's idea of time). */
     nowMilliseconds(): number;
     /** The sequence number of this device's latest change (0 before any). */
@@ -123,9 +124,9 @@ export class Replica {
      * @template T
      * @param {Change[]} changes
      * @param {(progress: SyncProgress) => T} [update]
-     * @returns {Promise<T>}
+     * @returns {Promise<T | undefined>} what `update` returned (`undefined` without one)
      */
-    applyRemote<T>(changes: Change[], update?: (progress: SyncProgress) => T): Promise<T>;
+    applyRemote<T>(changes: Change[], update?: ((progress: SyncProgress) => T) | undefined): Promise<T | undefined>;
     /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
     updateProgress(update: any): Promise<any>;
     /**
@@ -172,7 +173,7 @@ export class Replica {
      */
     explain(id: any): {
         [member: string]: any;
-    };
+    } | null;
     /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
     setOverrides(overrides: any): void;
     /**
@@ -187,7 +188,7 @@ export class Replica {
     /** A status evaluator at `now` (milliseconds on the corrected clock). */
     evaluator(now?: number): StatusEvaluator;
     /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */
-    tip(id: any): import("./catalog.js").TipDefinition;
+    tip(id: any): import("./catalog.js").TipDefinition | undefined;
     /** A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip. @returns {TipStatus} */
     status(id: any): import("./status.js").TipStatus;
     /** A group's current tip (its first available one; `ordered` stops at the first pending). */
@@ -203,7 +204,7 @@ export class Replica {
      */
     watch(id: any, listener: any, onCheck?: () => void): () => void;
     /** A tip's statuses as an async iterator (the current one first). */
-    statusUpdates(id: any): AsyncGenerator<import("./status.js").TipStatus, void, unknown>;
+    statusUpdates(id: any): AsyncGenerator<import("./status.js").TipStatus | undefined, void, unknown>;
     #private;
 }
 export type Change = import('./change.js').Change;

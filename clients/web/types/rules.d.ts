@@ -85,7 +85,7 @@ export type RuleContext = {
     parameterValue(id: string): JSONValue;
     donations(event: string): Donation[];
     now: number;
-    deviceContext?: import('./context.js').DeviceContext;
+    deviceContext?: import("./context.js").DeviceContext | undefined;
 };
 /** A donation's field: `date` in seconds, else its payload's member (or null). */
 declare function field(name: any, donation: any): any;

@@ -55,7 +55,7 @@ export class ReplicaState {
         eligibility: {
             value: Eligibility;
             stamp: Stamp;
-        };
+        } | null;
         resetStamp: Stamp | null;
     }>;
     /** Per tip, per (device, epoch): cumulative display counters. @type {Map<string, Map<string, DisplayCounter>>} */
@@ -87,9 +87,9 @@ export class ReplicaState {
         counter: any;
     };
     /** The invalidation register's value, if a write survives. @returns {Eligibility | null} */
-    eligibility(tip: any): Eligibility;
+    eligibility(tip: any): Eligibility | null;
     /** A parameter's synced value, or `undefined` when none survives. */
-    parameterValue(id: any): import("./json.js").JSONValue;
+    parameterValue(id: any): import("./json.js").JSONValue | undefined;
     /** The donations of `event`, oldest first. */
     donations(event: any): Donation[];
     /** Drops what an event's limit makes invisible for good at `nowMilliseconds`. */

@@ -13,10 +13,10 @@ export class StatusEvaluator {
     constructor(state: ReplicaState, catalog: Catalog, now: number, { transientValues, overrides, heldForFirstSync, context }?: {
         transientValues?: {
             [id: string]: import("./json.js").JSONValue;
-        };
-        overrides?: TestingOverrides;
-        heldForFirstSync?: boolean;
-        context?: import('./context.js').DeviceContext;
+        } | undefined;
+        overrides?: TestingOverrides | undefined;
+        heldForFirstSync?: boolean | undefined;
+        context?: import("./context.js").DeviceContext | undefined;
     });
     heldForFirstSync: boolean;
     deviceContext: import("./context.js").DeviceContext;
@@ -30,8 +30,12 @@ export class StatusEvaluator {
     limits: any;
     /** @type {Map<string, JSONValue>} */
     defaults: Map<string, JSONValue>;
-    /** A parameter's value: transient, synced, or its default (null when unknown). */
-    parameterValue(id: any): import("./json.js").JSONValue;
+    /**
+     * A parameter's value: transient, synced, or its default (null when unknown).
+     * @param {string} id
+     * @returns {JSONValue}
+     */
+    parameterValue(id: string): JSONValue;
     /** The donations of an event rules see: within its maximum age, the newest up to its count and 1000. */
     donations(event: any): import("./state.js").Donation[];
     /** Whether every rule holds. */

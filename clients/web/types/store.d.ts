@@ -15,12 +15,12 @@ export class MemoryStore {
      * @param {{remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update
      */
     commit({ remove, changes, replace, meta }: {
-        remove?: Change[];
-        changes?: Change[];
-        replace?: Change[];
+        remove?: import("./change.js").Change[] | undefined;
+        changes?: import("./change.js").Change[] | undefined;
+        replace?: import("./change.js").Change[] | undefined;
         meta?: {
             [key: string]: any;
-        };
+        } | undefined;
     }): Promise<void>;
 }
 /**
@@ -45,12 +45,12 @@ export class IndexedDBStore {
      * @param {{remove?: Change[], changes?: Change[], replace?: Change[], meta?: {[key: string]: any}}} update
      */
     commit({ remove, changes, replace, meta }: {
-        remove?: Change[];
-        changes?: Change[];
-        replace?: Change[];
+        remove?: import("./change.js").Change[] | undefined;
+        changes?: import("./change.js").Change[] | undefined;
+        replace?: import("./change.js").Change[] | undefined;
         meta?: {
             [key: string]: any;
-        };
+        } | undefined;
     }): Promise<void>;
     close(): void;
 }
@@ -66,12 +66,12 @@ export type ReplicaStore = {
         };
     }>;
     commit(update: {
-        remove?: Change[];
-        changes?: Change[];
-        replace?: Change[];
+        remove?: import("./change.js").Change[] | undefined;
+        changes?: import("./change.js").Change[] | undefined;
+        replace?: import("./change.js").Change[] | undefined;
         meta?: {
             [key: string]: any;
-        };
+        } | undefined;
     }): Promise<void>;
     close?(): void;
 };

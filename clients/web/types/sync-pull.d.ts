@@ -5,7 +5,7 @@
  * @param {SyncClient} client
  * @param {SyncParts} parts
  */
-export function pullAll(client: SyncClient, parts: SyncParts, wait: number, signal: any): Promise<void>;
+export function pullAll(client: SyncClient, parts: SyncParts, wait: number | undefined, signal: any): Promise<void>;
 /**
  * Merges a page (a pull's or a live stream's) and stores the cursor after it and what it says of
  * this device's pushes, in one transaction; true when the server lost pushes it had acknowledged.
@@ -14,7 +14,7 @@ export function pullAll(client: SyncClient, parts: SyncParts, wait: number, sign
  * @param {number | null} offset
  * @param {boolean} live a live stream's page (it continues a pull that reached the end)
  */
-export function applyPage(client: SyncClient, page: any, offset: number | null, live: boolean): Promise<boolean>;
+export function applyPage(client: SyncClient, page: any, offset: number | null, live: boolean): Promise<boolean | undefined>;
 /**
  * Follows one live stream until it ends: merges each page that continues the cursor the replica
  * holds (its `from`), with the cursor after it, in one transaction. A page that does not continue

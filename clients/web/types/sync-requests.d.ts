@@ -4,7 +4,7 @@
  * midpoint of the request's round trip on the device's physical clock.
  * @param {SyncClient} client
  */
-export function clockCorrection(client: SyncClient, serverTime: any, sent: any, force?: boolean): number;
+export function clockCorrection(client: SyncClient, serverTime: any, sent: any, force?: boolean): number | null;
 /**
  * @param {SyncClient} client
  * @param {string} method
@@ -12,11 +12,11 @@ export function clockCorrection(client: SyncClient, serverTime: any, sent: any, 
  * @param {{body?: string, signal?: AbortSignal, headers?: {[name: string]: string}}} options
  */
 export function timed(client: SyncClient, method: string, path: string, options: {
-    body?: string;
-    signal?: AbortSignal;
+    body?: string | undefined;
+    signal?: AbortSignal | undefined;
     headers?: {
         [name: string]: string;
-    };
+    } | undefined;
 }): Promise<{
     response: Response;
     sent: any;
@@ -30,12 +30,12 @@ export function timed(client: SyncClient, method: string, path: string, options:
  * @returns {Promise<Response>}
  */
 export function send(client: SyncClient, method: string, path: string, { body, signal, headers, stream }?: {
-    body?: string;
-    signal?: AbortSignal;
+    body?: string | undefined;
+    signal?: AbortSignal | undefined;
     headers?: {
         [name: string]: string;
-    };
-    stream?: boolean;
+    } | undefined;
+    stream?: boolean | undefined;
 }): Promise<Response>;
 /** @param {SyncClient} client */
 export function currentToken(client: SyncClient): Promise<string>;

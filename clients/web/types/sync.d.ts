@@ -58,8 +58,8 @@ export class SyncClient {
     constructor(replica: Replica, options: SyncOptions);
     replica: import("./replica.js").Replica;
     server: URL;
-    token: string;
-    tokenProvider: () => Promise<string>;
+    token: string | null;
+    tokenProvider: (() => Promise<string>) | null;
     fetch: any;
     sleep: (milliseconds: number) => Promise<void>;
     random: () => number;
@@ -89,22 +89,16 @@ export class SyncClient {
         reason: string;
     }[];
     /** Told of each change set aside. @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null} */
-    onRefusedChange: (refused: {
+    onRefusedChange: ((refused: {
         change: import('./change.js').Change;
         reason: string;
-    }) => void;
+    }) => void) | null;
     firstSyncTimeout: number;
-    /** The status now; {@link onStatus} is told of every change. @type {SyncStatus} */
-    status: {
-        state: SyncState;
-        connected: boolean;
-        hasSynced: boolean;
-        heldForFirstSync: boolean;
-        pendingChanges: number;
-        lastSyncedAt: any;
-        lastError: any;
-        nextAttemptAt: any;
-    };
+    /**
+     * The status now; {@link onStatus} is told of every change.
+     * @type {SyncStatus}
+     */
+    status: SyncStatus;
     /**
      * Changes a push may hold after a `413` (halved each time); null: `pushBatchSize`.
      * @type {number | null}
@@ -119,12 +113,12 @@ export class SyncClient {
      * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number}} [what]
      */
     publishStatus(what?: {
-        connected?: boolean;
-        state?: SyncState;
-        error?: SyncError | null;
-        synced?: boolean;
-        nextAttemptAt?: number;
-    }): void;
+        connected?: boolean | undefined;
+        state?: SyncState | undefined;
+        error?: SyncError | null | undefined;
+        synced?: boolean | undefined;
+        nextAttemptAt?: number | undefined;
+    } | undefined): void;
     /**
      * Resolves true once this device has completed its first sync (now or before), false when
      * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
@@ -140,13 +134,13 @@ export class SyncClient {
      * Pushes everything unsent, batch by batch (protocol.md §7; `sync-push.js`).
      * @param {AbortSignal} [signal]
      */
-    pushAll(signal?: AbortSignal): Promise<void>;
+    pushAll(signal?: AbortSignal | undefined): Promise<void>;
     /**
      * Pulls page after page until the server has nothing more (protocol.md §8; `sync-pull.js`).
      * @param {number} [wait] seconds the first pull may wait for news (a long-poll)
      * @param {AbortSignal} [signal]
      */
-    pullAll(wait?: number, signal?: AbortSignal): Promise<void>;
+    pullAll(wait?: number | undefined, signal?: AbortSignal | undefined): Promise<void>;
     /** Returns once every local change made before the call is on the server. */
     pushPending(): Promise<void>;
     /**
@@ -174,25 +168,25 @@ export type Replica = import('./replica.js').Replica;
  */
 export type SyncOptions = {
     server: string | URL;
-    token?: string;
-    tokenProvider?: () => Promise<string>;
-    fetch?: typeof globalThis.fetch;
-    sleep?: (milliseconds: number) => Promise<void>;
-    random?: () => number;
-    pushBatchSize?: number;
-    pullLimit?: number;
-    longPollSeconds?: number;
-    live?: boolean;
-    liveStreamSilence?: number;
-    followsServerCatalog?: boolean;
-    compressPushes?: boolean;
-    initialBackoff?: number;
-    maximumBackoff?: number;
-    firstSyncTimeout?: number;
-    onRefusedChange?: (refused: {
+    token?: string | undefined;
+    tokenProvider?: (() => Promise<string>) | undefined;
+    fetch?: typeof fetch | undefined;
+    sleep?: ((milliseconds: number) => Promise<void>) | undefined;
+    random?: (() => number) | undefined;
+    pushBatchSize?: number | undefined;
+    pullLimit?: number | undefined;
+    longPollSeconds?: number | undefined;
+    live?: boolean | undefined;
+    liveStreamSilence?: number | undefined;
+    followsServerCatalog?: boolean | undefined;
+    compressPushes?: boolean | undefined;
+    initialBackoff?: number | undefined;
+    maximumBackoff?: number | undefined;
+    firstSyncTimeout?: number | undefined;
+    onRefusedChange?: ((refused: {
         change: import('./change.js').Change;
         reason: string;
-    }) => void;
+    }) => void) | undefined;
 };
 /**
  * Where the exchange with the server stands (protocol.md §17.4): `connecting` before the first

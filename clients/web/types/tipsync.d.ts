@@ -1,5 +1,5 @@
 /** Configures TipSync for the page; elements on it use this instance. @param {TipSyncOptions} options */
-export function configure(options: any): Promise<any>;
+export function configure(options: any): Promise<TipSync>;
 /** A configured TipSync: the replica, its sync, and (in a browser) the tab that syncs. */
 export class TipSync extends EventTarget {
     /** @param {TipSyncOptions} options */
@@ -37,7 +37,7 @@ export class TipSync extends EventTarget {
         pendingChanges: number;
         lastSyncedAt: number | null;
         lastError: string | null;
-        code?: string | null;
+        code?: string | null | undefined;
         nextAttemptAt: number | null;
     };
     /** Permanent failure codes already warned about on the console. */
@@ -47,7 +47,7 @@ export class TipSync extends EventTarget {
      * not stopped. Never true while nothing syncs.
      */
     get isSyncing(): boolean;
-    syncing: Promise<void>;
+    syncing: Promise<void | undefined> | undefined;
     /**
      * Resolves true once this device has completed its first sync (in this tab or the one that syncs),
      * false when `timeout` milliseconds pass first. @param {number} [timeout] @returns {Promise<boolean>}
@@ -79,31 +79,32 @@ export class TipSync extends EventTarget {
      */
     explain(tip: any): {
         [member: string]: any;
-    };
+    } | null;
     /** Changes what targeting reads about this device (`platform`, `appVersion`, `locale`; protocol.md §13.8). */
     setContext(context: any): void;
     /** A tip's definition (title, message, image, actions) from the catalog in force. */
-    tip(id: any): import("./catalog.js").TipDefinition;
+    tip(id: any): import("./catalog.js").TipDefinition | undefined;
     /**
      * A tip's definition with its title, message, image and action titles in `locale` (default: the
      * device's; protocol.md §13.10, fallback `fr-CA` → `fr` → the tip's own). `undefined` for an unknown tip.
      */
-    content(id: any, locale?: any): import("./catalog.js").TipDefinition;
+    content(id: any, locale?: any): import("./catalog.js").TipDefinition | undefined;
     /** A group's current tip, or null: what the page shows the group by (it records reach, as `status()`). */
     currentTip(group: any): any;
     /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
     watch(tip: any, listener: any): () => void;
     /** A tip's statuses as they change, as an async iterator. */
-    statusUpdates(tip: any): AsyncGenerator<import("./status.js").TipStatus, void, unknown>;
+    statusUpdates(tip: any): AsyncGenerator<import("./status.js").TipStatus | undefined, void, unknown>;
     /** Sets testing overrides (local only, never synced): `{showAll, hideAll, shown: [ids], hidden: [ids]}`. */
     setTestingOverrides(overrides: any): void;
     /** Stops syncing (this tab). */
     stop(): void;
-    stopped: boolean;
+    stopped: boolean | undefined;
     #private;
 }
 /** The instance `<tipsync-tip>` elements use unless given another (`element.tipsync = …`). */
-export let defaultTipSync: any;
+/** @type {TipSync | null} */
+export let defaultTipSync: TipSync | null;
 export type Catalog = import('./catalog.js').Catalog;
 export type TipStatus = import('./status.js').TipStatus;
 export type TestingOverrides = import('./status.js').TestingOverrides;
