@@ -299,9 +299,12 @@ let package = Package(
                 "TipSyncNetworking",
                 tool("Hummingbird", "hummingbird"),
                 tool("HTTPTypes", "swift-http-types"),
+                tool("Metrics", "swift-metrics"),
                 tool("NIOCore", "swift-nio"),
                 tool("NIOEmbedded", "swift-nio"),
+                tool("NIOHTTP1", "swift-nio"),
                 tool("NIOHTTPTypes", "swift-nio-extras"),
+                tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
             ]
         ),
         .testTarget(

@@ -13,26 +13,10 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// Where a connection's first request goes.
-    enum Route: Equatable, Sendable {
-        case http
-        case live
-    }
-
-    private static let live = Array("GET /v1/live".utf8)
+    typealias Route = FirstRequestState.Route
 
     /// The route of a connection whose first bytes are `bytes`; `nil` until they tell.
-    static func route(of bytes: some Collection<UInt8>) -> Route? {
-        var index = bytes.startIndex
-        for expected in live {
-            guard index != bytes.endIndex else { return nil }
-            guard bytes[index] == expected else { return .http }
-            index = bytes.index(after: index)
-        }
-        guard index != bytes.endIndex else { return nil }
-        // `GET /v1/live HTTP/1.1` or `GET /v1/live?cursor=…`, not `GET /v1/lively`.
-        return bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "?") ? .live : .http
-    }
+    static func route(of bytes: some Collection<UInt8>) -> Route? { FirstRequestState.route(of: bytes) }
 
     private let limits: ConnectionGuard.Limits
     private let metrics: ConnectionMetrics
@@ -41,12 +25,10 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     private let install: (Route, ChannelHandlerContext) -> EventLoopFuture<Void>
     /// The connection closed before its first request showed where it goes.
     private let abandoned: () -> Void
-    private var buffered: ByteBuffer?
+    /// What it read, whether it decided, when the connection opened (the request head's deadline
+    /// counts from there, here and in the ``ConnectionGuard`` it hands over to).
+    private var state = FirstRequestState()
     private var timer: Scheduled<Void>?
-    private var decided = false
-    /// When the connection opened: the request head's deadline counts from here, in this handler
-    /// and in the ``ConnectionGuard`` it hands over to.
-    private var openedAt: NIODeadline?
 
     init(
         limits: ConnectionGuard.Limits, metrics: ConnectionMetrics, idle: IdleConnections,
@@ -81,15 +63,7 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
-        if var buffered {
-            buffered.writeBuffer(&bytes)
-            self.buffered = buffered
-        } else {
-            buffered = bytes
-        }
-        guard !decided, let route = buffered.flatMap({ Self.route(of: $0.readableBytesView) }) else { return }
-        decided = true
+        guard case .install(let route) = state.read(unwrapInboundIn(data)) else { return }
         timer?.cancel()
         timer = nil
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -99,30 +73,24 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
                 context.close(promise: nil)
                 return
             }
-            if let openedAt = sniffer.openedAt {
+            guard let (openedAt, read) = sniffer.state.installed() else { return }
+            if let openedAt {
                 context.fireUserInboundEventTriggered(ConnectionGuard.ConnectionOpened(at: openedAt))
             }
-            if let buffered = sniffer.buffered {
-                sniffer.buffered = nil
-                context.fireChannelRead(sniffer.wrapInboundOut(buffered))
-                context.fireChannelReadComplete()
-            }
+            context.fireChannelRead(sniffer.wrapInboundOut(read))
+            context.fireChannelReadComplete()
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         // Before the decision the handlers behind have nothing to complete.
-        if decided { context.fireChannelReadComplete() }
+        if state.decided { context.fireChannelReadComplete() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard !decided else {
-            context.fireUserInboundEventTriggered(event)
-            return
-        }
         // The peer left before its request (half-closed), or the server is shutting down.
-        if event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed {
+        if event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed, state.closesOnLeaving() {
             context.close(promise: nil)
             return
         }
@@ -130,7 +98,7 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !decided else {
+        guard !state.decided else {
             context.fireErrorCaught(error)
             return
         }
@@ -138,8 +106,7 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     private func opened(context: ChannelHandlerContext) {
-        guard timer == nil, !decided else { return }
-        openedAt = context.eventLoop.now
+        guard state.opened(at: context.eventLoop.now) else { return }
         idle.opened(context.channel)
         let metrics = metrics
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -153,9 +120,6 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
         timer?.cancel()
         timer = nil
         idle.spoke(context.channel)
-        if !decided {
-            decided = true
-            abandoned()
-        }
+        if state.closed() { abandoned() }
     }
 }

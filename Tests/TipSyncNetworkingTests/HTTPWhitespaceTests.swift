@@ -1,9 +1,5 @@
 import Testing
-import TipSyncNetworking
-
-@testable import TipSyncDeviceService
-@testable import TipSyncOperatorService
-@testable import TipSyncServer
+@testable import TipSyncNetworking
 
 /// Header values are compared without HTTP's optional whitespace (spaces and tabs), and nothing else.
 @Suite struct HTTPWhitespaceTests {

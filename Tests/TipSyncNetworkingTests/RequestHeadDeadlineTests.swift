@@ -7,10 +7,7 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import Testing
 
-@testable import TipSyncDeviceService
 @testable import TipSyncNetworking
-@testable import TipSyncOperatorService
-@testable import TipSyncServer
 
 /// The request head's deadline counts from the connection's start, however slowly its request line
 /// arrives (issue 59, item 6): a request line sent a byte at a time stretched the 10 s head timeout
