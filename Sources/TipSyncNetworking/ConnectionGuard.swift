@@ -52,21 +52,13 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// Told of each refusal (the request's head when there is one, the status): the access log
     /// writes it as it writes the router's answers.
     private let onRefusal: @Sendable (HTTPRequest?, HTTPResponse.Status) -> Void
-    /// What must arrive by when: the phase armed and its deadline (`nil`: nothing is awaited).
-    private var deadline: (phase: Phase, at: NIODeadline)?
-    /// The timer that checks ``deadline``, and when it fires. It is not moved for each request: a
-    /// deadline later than the timer is checked again when the timer fires (and the timer set for
-    /// it then), so a keep-alive connection's requests arm and disarm without scheduling anything.
+    /// The timer that checks the state's deadline, and when it fires. It is not moved for each
+    /// request: a deadline later than the timer is checked again when the timer fires (and the timer
+    /// set for it then), so a keep-alive connection's requests arm and disarm without scheduling anything.
     private var timer: Scheduled<Void>?
     private var timerFires = NIODeadline.distantFuture
-    /// Requests whose head was read and whose response has not ended.
-    private var openRequests = 0
-    private var readingBody = false
-    /// A request was refused here; everything else the peer sends is ignored until the close, and
-    /// whatever the router still writes for it is dropped.
-    private var refused = false
-    /// Whether the current request's answer has begun (its final head was written).
-    private var answering = false
+    /// Deadlines, open requests, whether one was refused (``ConnectionGuardState``).
+    private var state: ConnectionGuardState
 
     package init(
         limits: Limits, metrics: ConnectionMetrics, idle: IdleConnections, now: @escaping @Sendable () -> Int64,
@@ -76,6 +68,8 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
         self.refusalHeaders = refusalHeaders
         self.onRefusal = onRefusal
         self.limits = limits
+        self.state = ConnectionGuardState(
+            requestHead: limits.requestHead, requestBody: limits.requestBody, maxBodyBytes: limits.maxBodyBytes)
         self.metrics = metrics
         self.idle = idle
         self.now = now
@@ -92,7 +86,8 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     package func handlerAdded(context: ChannelHandlerContext) {
         Self.setReadSizes(context.channel)
         if context.channel.isActive {
-            arm(.head, context: context)
+            state.active(at: context.eventLoop.now)
+            schedule(context: context)
             idle.opened(context.channel)
         }
     }
@@ -103,7 +98,8 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package func channelActive(context: ChannelHandlerContext) {
-        arm(.head, context: context)
+        state.active(at: context.eventLoop.now)
+        schedule(context: context)
         idle.opened(context.channel)
         context.fireChannelActive()
     }
@@ -115,56 +111,44 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !refused else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            disarm()
+            let action = state.requestHead(
+                contentLength: head.headerFields[.contentLength], isConnect: head.method == .connect,
+                expectsContinue: head.headerFields[.expect]?.lowercased() == "100-continue", at: context.eventLoop.now)
+            if action == .drop { return }
             idle.spoke(context.channel)
-            if let declared = head.headerFields[.contentLength], Self.exceeds(declared, limits.maxBodyBytes) {
-                metrics.declaredTooLarge.increment()
-                refuse(
-                    status: .contentTooLarge, code: .bodyTooLarge,
-                    message:
-                        "the declared Content-Length \(declared.prefix(32)) is larger than the server's limit of "
-                        + "\(limits.maxBodyBytes) bytes; push smaller batches",
-                    request: head, context: context)
+            switch action {
+            case .drop: return
+            case .refuse(let refusal):
+                refuse(refusal, request: head, context: context)
                 return
-            }
-            if head.method == .connect {
-                // A tunnel this server never opens; answered whole, and the connection closed (the
-                // encoder would treat any answer to CONNECT as the start of one).
-                refuse(
-                    status: .methodNotAllowed, code: .methodNotAllowed,
-                    message: "CONNECT is not supported; this server answers GET, HEAD and POST",
-                    allow: "GET, HEAD, POST", request: head, context: context)
-                return
-            }
-            openRequests += 1
-            readingBody = true
-            answering = false
-            arm(.body, context: context)
-            if head.headerFields[.expect]?.lowercased() == "100-continue" {
-                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            case .admit(let sendContinue):
+                schedule(context: context)
+                if sendContinue {
+                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+                }
             }
         case .body:
-            break
+            guard state.passesBody() else { return }
         case .end:
-            disarm()
-            readingBody = false
+            guard state.requestEnd() else { return }
         }
         context.fireChannelRead(data)
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard !refused else {
+        let action: ConnectionGuardState.WriteAction =
+            switch unwrapOutboundIn(data) {
+            case .head(let head): state.answerHead(informational: head.status.kind == .informational)
+            case .body: state.answerBody()
+            case .end: state.answerEnd(at: context.eventLoop.now)
+            }
+        guard action == .write else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        if case .head(let head) = unwrapOutboundIn(data), head.status.kind != .informational { answering = true }
-        if case .end = unwrapOutboundIn(data) {
-            openRequests = max(0, openRequests - 1)
-            if openRequests == 0, !readingBody { arm(.head, context: context) }
-        }
+        schedule(context: context)
         context.write(data, promise: promise)
     }
 
@@ -177,7 +161,8 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let opened = event as? ConnectionOpened {
-            if openRequests == 0, deadline?.phase == .head { arm(.head, from: opened.at, context: context) }
+            state.openedEarlier(at: opened.at)
+            schedule(context: context)
             return
         }
         if let event = event as? ChannelEvent, event == .inputClosed {
@@ -196,39 +181,19 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         metrics.malformed.increment()
-        // A head that cannot be read, or a body whose framing breaks before its answer began (a
-        // bad chunk size): answered 400. Once an answer is under way, only closing is left.
-        let bodyBeforeAnswer = openRequests == 1 && readingBody && !answering
-        guard openRequests == 0 || bodyBeforeAnswer, !refused else {
-            context.close(promise: nil)
-            return
-        }
-        if parseError == .invalidMethod {
-            refuse(
-                status: .methodNotAllowed, code: .methodNotAllowed,
-                message: "unknown HTTP method; this server answers GET, HEAD and POST", allow: "GET, HEAD, POST",
-                context: context)
-        } else {
-            refuse(
-                status: .badRequest, code: .malformedRequest,
-                message: "the request is not HTTP/1.1 this server can read (\(parseError)); the connection is closed",
-                context: context)
+        switch state.parseError(invalidMethod: parseError == .invalidMethod, description: "\(parseError)") {
+        case .close: context.close(promise: nil)
+        case .refuse(let refusal): refuse(refusal, context: context)
         }
     }
 
     // MARK: Timers
 
-    private enum Phase: String { case head, body }
-
-    /// Times are the event loop's (`EventLoop.now`), so an `EmbeddedEventLoop` can move them in tests.
-    private func arm(_ phase: Phase, from start: NIODeadline? = nil, context: ChannelHandlerContext) {
-        let at = (start ?? context.eventLoop.now) + (phase == .head ? limits.requestHead : limits.requestBody)
-        deadline = (phase, at)
-        if timer == nil || timerFires > at { schedule(at: at, context: context) }
-    }
-
-    private func disarm() {
-        deadline = nil
+    /// Sets the timer for the state's deadline when it is not set or set for later. Times are the
+    /// event loop's (`EventLoop.now`), so an `EmbeddedEventLoop` can move them in tests.
+    private func schedule(context: ChannelHandlerContext) {
+        guard let at = state.deadline?.at, timer == nil || timerFires > at else { return }
+        schedule(at: at, context: context)
     }
 
     private func schedule(at: NIODeadline, context: ChannelHandlerContext) {
@@ -243,28 +208,52 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
 
     private func timerFired(context: ChannelHandlerContext) {
         timer = nil
-        guard let deadline else { return }
-        guard deadline.at <= context.eventLoop.now else { return schedule(at: deadline.at, context: context) }
-        self.deadline = nil
-        (deadline.phase == .head ? metrics.headTimeouts : metrics.bodyTimeouts).increment()
-        context.close(promise: nil)
+        switch state.timerFired(at: context.eventLoop.now) {
+        case .none: break
+        case .reschedule(let at): schedule(at: at, context: context)
+        case .close(let phase):
+            (phase == .head ? metrics.headTimeouts : metrics.bodyTimeouts).increment()
+            context.close(promise: nil)
+        }
     }
 
     private func stopTimer() {
-        deadline = nil
+        state.stopped()
         timer?.cancel()
         timer = nil
     }
 
     // MARK: Refusing
 
-    /// Answers with the protocol's JSON error and closes the connection.
+    /// Answers `refusal` with the protocol's JSON error and closes the connection.
     private func refuse(
-        status: HTTPResponse.Status, code: ErrorCode, message: String, allow: String? = nil,
-        request: HTTPRequest? = nil, context: ChannelHandlerContext
+        _ refusal: ConnectionGuardState.Refusal, request: HTTPRequest? = nil, context: ChannelHandlerContext
     ) {
-        refused = true
-        disarm()
+        let status: HTTPResponse.Status
+        let code: ErrorCode
+        let message: String
+        var allow: String?
+        switch refusal {
+        case .declaredTooLarge(let declared):
+            metrics.declaredTooLarge.increment()
+            (status, code) = (.contentTooLarge, .bodyTooLarge)
+            message =
+                "the declared Content-Length \(declared.prefix(32)) is larger than the server's limit of "
+                + "\(limits.maxBodyBytes) bytes; push smaller batches"
+        case .connect:
+            // A tunnel this server never opens; answered whole, and the connection closed (the
+            // encoder would treat any answer to CONNECT as the start of one).
+            (status, code) = (.methodNotAllowed, .methodNotAllowed)
+            message = "CONNECT is not supported; this server answers GET, HEAD and POST"
+            allow = "GET, HEAD, POST"
+        case .unknownMethod:
+            (status, code) = (.methodNotAllowed, .methodNotAllowed)
+            message = "unknown HTTP method; this server answers GET, HEAD and POST"
+            allow = "GET, HEAD, POST"
+        case .malformed(let reason):
+            (status, code) = (.badRequest, .malformedRequest)
+            message = "the request is not HTTP/1.1 this server can read (\(reason)); the connection is closed"
+        }
         let body = ErrorBody(error: .init(code: code.rawValue, message: message, serverTime: now())).bytes
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
@@ -277,14 +266,5 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.close(promise: nil) }
-    }
-
-    /// Whether a `Content-Length` value is above `limit` (digits only; too many digits to parse is above).
-    static func exceeds(_ declared: String, _ limit: Int) -> Bool {
-        let digits = declared.trimmingHTTPWhitespace
-        // Anything but digits: the parser refuses it.
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
-        guard let value = Int(digits) else { return true }
-        return value > limit
     }
 }
