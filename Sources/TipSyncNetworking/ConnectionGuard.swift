@@ -148,7 +148,8 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        schedule(context: context)
+        // Only an answer's end arms a deadline (the next head's); heads and bodies leave it as it is.
+        if case .end = unwrapOutboundIn(data) { schedule(context: context) }
         context.write(data, promise: promise)
     }
 
