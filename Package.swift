@@ -175,7 +175,7 @@ let package = Package(
         ),
         // The device service: what a device's requests meet. The sync routes (push, pull, live, devices,
         // account), live streams and their notifications, authentication, limits, compaction, insights
-        // learned from traffic, the one middleware list, the server's settings.
+        // learned from traffic, the one middleware list.
         .target(
             name: "TipSyncDeviceService",
             dependencies: [
@@ -183,7 +183,6 @@ let package = Package(
                 "TipSyncNetworking",
                 "TipSyncServerBasics",
                 "TipSyncStorage",
-                tool("Configuration", "swift-configuration"),
                 tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdCore", "hummingbird"),
                 tool("JWTKit", "jwt-kit"),
@@ -215,8 +214,9 @@ let package = Package(
                 tool("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
-        // The composition root: `buildApplication` (what tests call) wires the device and operator
-        // services; who imports it gets the whole server library.
+        // The composition root: the server's settings (read once, here) and `buildApplication` (what
+        // tests call), which wires the device and operator services; who imports it gets the whole
+        // server library.
         .target(
             name: "TipSyncServer",
             dependencies: [
@@ -228,9 +228,11 @@ let package = Package(
                 "TipSyncPostgresStorage",
                 "TipSyncDeviceService",
                 "TipSyncOperatorService",
+                tool("Configuration", "swift-configuration"),
                 tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdCore", "hummingbird"),
                 tool("HummingbirdTLS", "hummingbird"),
+                tool("NIOSSL", "swift-nio-ssl"),
                 tool("Logging", "swift-log"),
                 tool("NIOCore", "swift-nio"),
                 tool("Prometheus", "swift-prometheus"),

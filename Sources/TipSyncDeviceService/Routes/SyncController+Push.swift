@@ -13,9 +13,9 @@ extension SyncController {
         try Self.requireJSON(request)
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            buffer = try await request.body.collect(upTo: limits.maxBodyBytes)
         } catch {
-            throw SyncError.bodyTooLarge(configuration.maxBodyBytes)
+            throw SyncError.bodyTooLarge(limits.maxBodyBytes)
         }
         let serverTime = now()
         let pushed: PushedChanges
@@ -26,7 +26,7 @@ extension SyncController {
             // The device must not re-stamp what the server already holds (a push whose answer it lost).
             let highest = try await store.highestSeq(account: identity.accountID, device: identity.device) ?? 0
             throw SyncError.clockSkew(
-                hlc: ahead.hlc, serverTime: serverTime, bound: configuration.maxClockSkew.wholeMilliseconds,
+                hlc: ahead.hlc, serverTime: serverTime, bound: limits.maxClockSkew.wholeMilliseconds,
                 highestSeq: highest, generation: try await store.cursorGeneration())
         }
         try charge(pushed.changes.count, to: identity, now: serverTime)
@@ -71,12 +71,12 @@ extension SyncController {
         return try await costlyWork.run { [self] in
             let decoded: ByteBuffer
             do {
-                decoded = try ContentCoding.decode(body, encoding: contentEncoding, limit: configuration.maxBodyBytes)
+                decoded = try ContentCoding.decode(body, encoding: contentEncoding, limit: limits.maxBodyBytes)
             } catch let error as SyncError where error.code == .bodyTooLarge {
                 // A body that inflates past the limit (a gzip bomb) cost its inflating up to the
                 // limit: charged to the body budget like any decoded bytes, so one device cannot send
                 // them 20–33 times a second beside others (issue 74, item 2).
-                _ = bodyByteLimiter.spend(identity, cost: Double(configuration.maxBodyBytes), now: serverTime)
+                _ = bodyByteLimiter.spend(identity, cost: Double(limits.maxBodyBytes), now: serverTime)
                 throw error
             }
             return try changes(in: decoded, identity: identity, serverTime: serverTime)
@@ -103,10 +103,10 @@ extension SyncController {
             throw SyncError.malformedJSON("the body is not valid JSON: \(error)")
         }
         let changes = pushRequest.changes
-        guard changes.count <= configuration.maxBatch else {
-            throw SyncError.batchTooLarge(changes.count, limit: configuration.maxBatch)
+        guard changes.count <= limits.maxBatch else {
+            throw SyncError.batchTooLarge(changes.count, limit: limits.maxBatch)
         }
-        let bound = serverTime + configuration.maxClockSkew.wholeMilliseconds
+        let bound = serverTime + limits.maxClockSkew.wholeMilliseconds
         for (index, change) in changes.enumerated() {
             // Field rules beyond JSON types (protocol.md, section 3): refused, never altered.
             if let violation = change.violation {
@@ -124,7 +124,7 @@ extension SyncController {
                 throw SyncError.invalidChange(
                     "changes[\(index)].lastDisplayed: \(lastDisplayed) is "
                         + "\(SyncError.seconds(lastDisplayed - serverTime)) s ahead of the server's clock (limit "
-                        + "\(SyncError.seconds(configuration.maxClockSkew.wholeMilliseconds)) s); a display time is not later "
+                        + "\(SyncError.seconds(limits.maxClockSkew.wholeMilliseconds)) s); a display time is not later "
                         + "than the change's stamp")
             }
         }

@@ -14,7 +14,8 @@ package import TipSyncStorage
 package struct SyncController: Sendable {
     let store: any SyncStore
     let notifier: ChangeNotifier
-    let configuration: ServerConfiguration
+    /// The bounds requests are held to (``SyncRouteLimits``).
+    let limits: SyncRouteLimits
     let now: @Sendable () -> Int64
     let metrics: ServerMetrics
     /// Pushed changes per device (``ServerConfiguration/changeRate``).
@@ -31,14 +32,14 @@ package struct SyncController: Sendable {
     let activity: DeviceActivity
 
     package init(
-        store: any SyncStore, notifier: ChangeNotifier, configuration: ServerConfiguration,
+        store: any SyncStore, notifier: ChangeNotifier, limits: SyncRouteLimits,
         now: @escaping @Sendable () -> Int64, metrics: ServerMetrics, changeLimiter: RateLimiter<DeviceIdentity>,
         bodyByteLimiter: RateLimiter<DeviceIdentity>, readByteLimiter: RateLimiter<DeviceIdentity>,
         costlyWork: CostlyWork, compactor: AutoCompactor?, activity: DeviceActivity
     ) {
         self.store = store
         self.notifier = notifier
-        self.configuration = configuration
+        self.limits = limits
         self.now = now
         self.metrics = metrics
         self.changeLimiter = changeLimiter
@@ -79,13 +80,13 @@ package struct SyncController: Sendable {
         let cursor = try Self.cursor(request.uri.queryParameters["cursor"].map(String.init))
         let limit = try Self.integer(
             request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
-        guard (1...configuration.maxPullLimit).contains(limit) else {
-            throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
+        guard (1...limits.maxPullLimit).contains(limit) else {
+            throw SyncError.invalidParameter("limit must be between 1 and \(limits.maxPullLimit)")
         }
         let wait = try Self.integer(request.uri.queryParameters["wait"].map(String.init), name: "wait", default: 0)
-        guard wait >= 0, Double(wait) <= configuration.maxWait.inSeconds else {
+        guard wait >= 0, Double(wait) <= limits.maxWait.inSeconds else {
             throw SyncError.invalidParameter(
-                "wait must be between 0 and \(SettingReader.text(configuration.maxWait.inSeconds)) seconds")
+                "wait must be between 0 and \(SyncError.seconds(limits.maxWait.wholeMilliseconds)) seconds")
         }
         // A compressed answer may carry a page of the account's state as kept compressed (KeptStatePage).
         let coding = ContentCoding.negotiate(request.headers[.acceptEncoding])
@@ -115,12 +116,12 @@ package struct SyncController: Sendable {
                 charge(read: page, to: identity)
             }
         }
-        if wait > 0, !waited, !page.isEmpty, !page.more, configuration.longPollGather > .zero {
+        if wait > 0, !waited, !page.isEmpty, !page.more, limits.longPollGather > .zero {
             // Changes were already waiting when the long-poll arrived: the account is busy, so gather
             // for a moment (its devices pull a few times a second, not once per change). A long-poll
             // that had to wait answers its first news at once: an idle account's dismissal is not delayed.
             await Self.firstOf(
-                nil, timeout: configuration.longPollGather,
+                nil, timeout: limits.longPollGather,
                 orClose: context.connectionClosed)
             page = try await store.pull(
                 account: identity.accountID, after: cursor.position, limit: limit, device: identity.device,
@@ -167,7 +168,7 @@ package struct SyncController: Sendable {
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         // Subscribed before the stream's first read: a push that lands while it reads wakes it too.
-        let subscription = notifier.subscribeLive(identity, limit: configuration.maxLiveStreamsPerDevice)
+        let subscription = notifier.subscribeLive(identity, limit: limits.maxLiveStreamsPerDevice)
         var start: (position: Int64, limit: Int, generation: String)?
         var firstPage: PullPage?
         var catalog: String?
@@ -176,8 +177,8 @@ package struct SyncController: Sendable {
                 let cursor = try Self.cursor(text)
                 let limit = try Self.integer(
                     request.uri.queryParameters["limit"].map(String.init), name: "limit", default: 1000)
-                guard (1...configuration.maxPullLimit).contains(limit) else {
-                    throw SyncError.invalidParameter("limit must be between 1 and \(configuration.maxPullLimit)")
+                guard (1...limits.maxPullLimit).contains(limit) else {
+                    throw SyncError.invalidParameter("limit must be between 1 and \(limits.maxPullLimit)")
                 }
                 try refuseReadingInDebt(identity)
                 // Refused before the stream begins, like a pull's (protocol.md §8).
@@ -216,7 +217,7 @@ package struct SyncController: Sendable {
         let stream = LiveStream(
             subscription: subscription, mode: mode, position: start?.position ?? 0, metrics: metrics,
             stall: StallBound(
-                timeout: configuration.liveStallTimeout, closeConnection: context.closeConnection),
+                timeout: limits.liveStallTimeout, closeConnection: context.closeConnection),
             now: now)
         let handoff = LiveHandoff.current
         handoff?.take(stream)

@@ -14,7 +14,7 @@ import TipSyncOperatorService
 /// Builds the sync server: the seam tests call directly (`app.test(.router)` / `.live`).
 ///
 /// Bootstrapping logging and metrics belongs to `main`, which runs once; this may be called many times.
-package func buildApplication(configuration: TipSyncDeviceService.ServerConfiguration, dependencies: ServerDependencies)
+package func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies)
     -> some ApplicationProtocol
 {
     let (store, notifier, activity, jwt, registry, now, logger) = (
@@ -118,7 +118,7 @@ package func buildApplication(configuration: TipSyncDeviceService.ServerConfigur
 
 /// The server's routes and middleware without a listener: what ``buildApplication`` serves, and
 /// what the conflict-replay simulator calls directly (no sockets, injected time).
-package func buildRouter(configuration: TipSyncDeviceService.ServerConfiguration, dependencies: ServerDependencies)
+package func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies)
     -> Router<SyncRequestContext>
 {
     buildRouter(
@@ -130,7 +130,7 @@ package func buildRouter(configuration: TipSyncDeviceService.ServerConfiguration
 }
 
 func buildRouter(
-    store: any SyncStore, configuration: TipSyncDeviceService.ServerConfiguration, notifier: ChangeNotifier,
+    store: any SyncStore, configuration: ServerConfiguration, notifier: ChangeNotifier,
     activity: DeviceActivity,
     jwt: JWTSignIn?, compactor: AutoCompactor?, memory: MemoryRelease?, registry: PrometheusCollectorRegistry?,
     metrics: ServerMetrics, tokens: TokenIdentityCache, costlyWork: CostlyWork = .shared, readiness: Readiness,
@@ -204,7 +204,7 @@ func buildRouter(
             middleware: RateLimitMiddleware(
                 limiter: requestLimiter, metrics: metrics, now: now, refusalDelay: configuration.rateRefusalDelay))
     let sync = SyncController(
-        store: store, notifier: notifier, configuration: configuration, now: now, metrics: metrics,
+        store: store, notifier: notifier, limits: configuration.syncRouteLimits, now: now, metrics: metrics,
         changeLimiter: changeLimiter, bodyByteLimiter: bodyByteLimiter, readByteLimiter: readByteLimiter,
         costlyWork: costlyWork,
         compactor: compactor, activity: activity)

@@ -1,5 +1,6 @@
 import Configuration
 package import Logging
+package import TipSyncDeviceService
 package import TipSyncServerBasics
 package import TipSyncStorage
 

@@ -1,6 +1,7 @@
 package import Configuration
 import Foundation
 import Logging
+import TipSyncDeviceService
 import TipSyncServerBasics
 import TipSyncStorage
 
