@@ -2,6 +2,29 @@
 import CompilerPluginSupport
 import PackageDescription
 
+/// What every server test target may import: the server's modules, their test helpers, and the
+/// packages the tests speak to them with.
+let serverTestDependencies: [Target.Dependency] = [
+    "TipSyncCore", "TipSyncNetworking", "TipSyncServerBasics", "TipSyncStorage", "TipSyncSQLiteStorage",
+    "TipSyncPostgresStorage", "TipSyncDeviceService", "TipSyncOperatorService", "TipSyncServer", "TipSync",
+    "TipSyncTestSupport", "TipSyncServerTestSupport", "tipsync-server",
+    tool("HummingbirdTesting", "hummingbird"),
+    tool("JWTKit", "jwt-kit"),
+    tool("Crypto", "swift-crypto"),
+    tool("Prometheus", "swift-prometheus"),
+    tool("CompressNIO", "compress-nio"),
+    tool("ServiceLifecycle", "swift-service-lifecycle"),
+    tool("Logging", "swift-log"),
+    tool("NIOCore", "swift-nio"),
+    tool("NIOEmbedded", "swift-nio"),
+    tool("NIOHTTP1", "swift-nio"),
+    tool("NIOHTTPTypes", "swift-nio-extras"),
+    tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
+    tool("NIOSSL", "swift-nio-ssl"),
+    tool("X509", "swift-certificates"),
+    tool("AsyncHTTPClient", "async-http-client"),
+]
+
 let package = Package(
     name: "TipSync",
     // The minimums of Synchronization.Mutex, which the core and the library use.
@@ -322,27 +345,30 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(
-            name: "TipSyncServerTests",
+        // Server test helpers every server test target shares: a store with tokens (`ServerFixture`),
+        // a server on a real socket (`LiveServer`) and raw connections to it, the storage backends to
+        // run a contract on, gated stores, clocks moved by hand, log capture.
+        .target(
+            name: "TipSyncServerTestSupport",
             dependencies: [
-                "TipSyncServer", "TipSyncNetworking", "TipSync", "TipSyncTestSupport", "tipsync-server",
+                "TipSyncServer", "TipSyncDeviceService", "TipSync", "TipSyncCore", "TipSyncTestSupport",
+                tool("Hummingbird", "hummingbird"),
                 tool("HummingbirdTesting", "hummingbird"),
-                tool("JWTKit", "jwt-kit"),
-                tool("Crypto", "swift-crypto"),
-                tool("Prometheus", "swift-prometheus"),
-                tool("CompressNIO", "compress-nio"),
-                tool("ServiceLifecycle", "swift-service-lifecycle"),
                 tool("Logging", "swift-log"),
                 tool("NIOCore", "swift-nio"),
-                tool("NIOEmbedded", "swift-nio"),
-                tool("NIOHTTP1", "swift-nio"),
-                tool("NIOHTTPTypes", "swift-nio-extras"),
-                tool("NIOHTTPTypesHTTP1", "swift-nio-extras"),
-                tool("NIOSSL", "swift-nio-ssl"),
-                tool("X509", "swift-certificates"),
-                tool("AsyncHTTPClient", "async-http-client"),
+                tool("Prometheus", "swift-prometheus"),
+                tool("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
+        // One test target per server module, named for what it tests; what starts processes, Chromium
+        // or several PostgreSQL instances is `TipSyncEndToEndTests`.
+        .testTarget(name: "TipSyncServerBasicsTests", dependencies: serverTestDependencies),
+        .testTarget(name: "TipSyncStorageTests", dependencies: serverTestDependencies),
+        .testTarget(name: "TipSyncDeviceServiceTests", dependencies: serverTestDependencies),
+        .testTarget(name: "TipSyncOperatorServiceTests", dependencies: serverTestDependencies),
+        // The composition root: the settings, and every route and service as `buildApplication` wires them.
+        .testTarget(name: "TipSyncServerTests", dependencies: serverTestDependencies),
+        .testTarget(name: "TipSyncEndToEndTests", dependencies: serverTestDependencies),
         .testTarget(
             name: "TipSyncTests",
             dependencies: ["TipSync", "TipSyncTestSupport", .product(name: "GRDB", package: "GRDB.swift")],

@@ -5,6 +5,7 @@ import NIOFoundationEssentialsCompat
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// `/admin/v1`, in process: what an app's backend does without a shell on the server.
 @Suite struct AdminAPITests {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

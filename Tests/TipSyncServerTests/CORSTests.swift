@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

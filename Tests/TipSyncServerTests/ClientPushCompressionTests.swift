@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// The Swift client gzips its push bodies (protocol.md section 5), and falls back to plain JSON for a
 /// server that refuses them.

@@ -6,6 +6,7 @@ import Testing
 import TipSync
 import TipSyncCore
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// A Swift app shipped at an earlier protocol revision keeps syncing with today's server (protocol.md

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

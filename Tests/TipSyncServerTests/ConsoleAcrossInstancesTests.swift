@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 import TipSyncStorage
 import TipSyncTestSupport
 

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncCore
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

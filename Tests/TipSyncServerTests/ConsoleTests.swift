@@ -5,6 +5,7 @@ import Logging
 import Mustache
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

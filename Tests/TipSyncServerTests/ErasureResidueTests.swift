@@ -5,6 +5,7 @@ import Logging
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// Right to erasure, down to the bytes (issue 31, item 5): after `DELETE /admin/v1/accounts/X` the

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// The server refuses or keeps what a change carries, never alters it (issue: exact protocol).

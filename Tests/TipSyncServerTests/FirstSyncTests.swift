@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// A device's first sync (protocol.md §17.1): a device that joins an account after a tip was
 /// dismissed elsewhere never shows it, nor counts a display of it; a device that cannot reach the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// Malformed framing gets an answer, not a silent close (issue 31, item 3): a chunked push with a

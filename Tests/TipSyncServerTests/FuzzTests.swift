@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// Generated and mutated requests against an in-process server: every endpoint, every change kind

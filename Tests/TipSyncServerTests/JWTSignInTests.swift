@@ -6,6 +6,7 @@ import JWTKit
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// Device sign-in with the app's own identity provider's JWTs (HS256 secret, JWKS public keys).

@@ -8,6 +8,7 @@ import NIOCore
 import Prometheus
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

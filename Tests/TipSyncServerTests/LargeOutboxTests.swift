@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// A device offline for a while with large parameter values (issue 72, item 6): its outbox of 10 MB
 /// goes in pushes of at most 1 MiB (protocol.md §7) and drains through a server with default

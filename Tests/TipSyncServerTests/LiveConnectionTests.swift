@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TipSync
 import TipSyncCore
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

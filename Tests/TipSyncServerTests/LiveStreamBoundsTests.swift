@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService
@@ -45,18 +46,18 @@ import TipSyncTestSupport
     @Test func aStreamWhoseClientDoesNotReadIsEndedAtTheStallBound() async throws {
         let path = Scratch.path("tipsync-stall").appendingPathComponent("server.sqlite").path
         let database = "sqlite:" + path
-        #expect(try await ServerProcessTests.run(["accounts", "create", "alice", "--database", database]).status == 0)
-        let token = try await ServerProcessTests.run([
+        #expect(try await ServerProcess.run(["accounts", "create", "alice", "--database", database]).status == 0)
+        let token = try await ServerProcess.run([
             "tokens", "create", "--account", "alice", "--device", "laptop", "--database", database,
         ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(
-            try await ServerProcessTests.run([
+            try await ServerProcess.run([
                 "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
             ]).status == 0)
         let store = try SQLiteSyncStore(path: path)
         let account = try #require(try await store.accountID(named: "alice"))
         try await Self.fillLog(ServerFixture(store: store, accountID: account))
-        let server = try await CrashConsistencyTests.ServerUnderTest.start(
+        let server = try await ServerUnderTest.start(
             database: database, arguments: ["--live-stall-timeout", "5"])
         defer { server.process.terminate() }
         let (status, pulled) = try await RawConnection.exchange(

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import Testing
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

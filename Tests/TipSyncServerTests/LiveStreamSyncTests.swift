@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// The sync loop apps run (``SyncClient/run()``) on the live stream that carries changes, against a
 /// real server on a loopback port: changes arrive on the stream, merged, with no pull per change;

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 @Suite struct LiveStreamTests {
     @Test func serverSentEventsAnnounceNewChanges() async throws {

@@ -7,6 +7,7 @@ import Prometheus
 import Synchronization
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Prometheus
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

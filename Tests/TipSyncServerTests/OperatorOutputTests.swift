@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Prometheus
 import Testing
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService
@@ -69,11 +70,11 @@ import TipSyncTestSupport
     /// record at info; SIGTERM is announced, and so is the stop.
     @Test(.timeLimit(.minutes(2))) func jsonLogsAnAccessLogAndTheShutdownLines() async throws {
         let database = "sqlite:" + Scratch.path("tipsync-log").appendingPathComponent("server.sqlite").path
-        #expect(try await ServerProcessTests.run(["accounts", "create", "alice", "--database", database]).status == 0)
-        let token = try await ServerProcessTests.run([
+        #expect(try await ServerProcess.run(["accounts", "create", "alice", "--database", database]).status == 0)
+        let token = try await ServerProcess.run([
             "tokens", "create", "--account", "alice", "--device", "phone", "--database", database,
         ]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let server = try await CrashConsistencyTests.ServerUnderTest.start(
+        let server = try await ServerUnderTest.start(
             database: database, arguments: ["--log-format", "json", "--log-access", "1"])
         let (status, _) = try await RawConnection.exchange(port: server.port, method: "GET", path: "/health")
         #expect(status == 200)
@@ -118,7 +119,7 @@ import TipSyncTestSupport
     /// no description).
     @Test func everyCommandHasADescription() async throws {
         func undescribed(_ path: [String]) async throws -> [String] {
-            let help = try await ServerProcessTests.run(["help"] + path)
+            let help = try await ServerProcess.run(["help"] + path)
             guard let section = help.stdout.components(separatedBy: "SUBCOMMANDS:").dropFirst().first else {
                 return []
             }

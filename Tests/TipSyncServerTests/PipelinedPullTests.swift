@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// The pull pipeline (``SyncConfiguration/prefetchPages``: while page n merges, n+1 decodes and
 /// n+2 is requested) over a real server: every page arrives once and in order, the replica ends with

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService
@@ -108,17 +109,17 @@ import TipSyncTestSupport
         let product = try file("product.json", Self.product)
         let ios = try file("ios-part.json", Self.iosPart)
         let off = try file("product-off.json", Self.productWithOneOff)
-        #expect(try await ServerProcessTests.run(["migrate", "--database", database]).status == 0)
-        #expect(try await ServerProcessTests.run(["catalog", "put", product, "--database", database]).status == 0)
+        #expect(try await ServerProcess.run(["migrate", "--database", database]).status == 0)
+        #expect(try await ServerProcess.run(["catalog", "put", product, "--database", database]).status == 0)
         #expect(
-            try await ServerProcessTests.run(["catalog", "put", ios, "--platform", "ios", "--database", database])
+            try await ServerProcess.run(["catalog", "put", ios, "--platform", "ios", "--database", database])
                 .status
                 == 0)
-        let refused = try await ServerProcessTests.run(["catalog", "put", off, "--database", database])
+        let refused = try await ServerProcess.run(["catalog", "put", off, "--database", database])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("widgets (ios), shortcuts (ios), platformSettings.ios"), "\(refused.stderr)")
         #expect(refused.stderr.contains("--replace-all"))
-        let replaced = try await ServerProcessTests.run([
+        let replaced = try await ServerProcess.run([
             "catalog", "put", off, "--replace-all", "--database", database,
         ])
         #expect(replaced.status == 0, "\(replaced.stderr)")

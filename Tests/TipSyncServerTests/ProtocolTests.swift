@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 @Suite struct ProtocolTests {
     @Test func healthAndMetricsNeedNoToken() async throws {

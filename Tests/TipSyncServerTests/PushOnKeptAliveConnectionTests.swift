@@ -3,6 +3,7 @@ import GRDB
 import NIOCore
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

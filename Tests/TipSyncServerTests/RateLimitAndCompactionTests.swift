@@ -5,18 +5,11 @@ import HummingbirdTesting
 import Synchronization
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService
 @testable import TipSyncServer
-
-/// A clock tests move by hand.
-final class ManualClock: Sendable {
-    private let milliseconds: Mutex<Int64>
-    init(_ start: Int64) { milliseconds = Mutex(start) }
-    var now: Int64 { milliseconds.withLock { $0 } }
-    func advance(by delta: Int64) { milliseconds.withLock { $0 += delta } }
-}
 
 @Suite struct RateLimitAndCompactionTests {
     @Test func aFloodingDeviceGets429WithRetryAfterWhileOtherAccountsAreServed() async throws {
@@ -28,7 +21,7 @@ final class ManualClock: Sendable {
         var configuration = ServerConfiguration()
         configuration.requestRate = RateLimit(perSecond: 5, burst: 10)
         configuration.rateRefusalDelay = .zero  // the refusals here are answered at once
-        let clock = ManualClock(1_700_000_000_000)
+        let clock = ManualServerClock(1_700_000_000_000)
         try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
             for _ in 0..<10 {
                 try await client.execute(uri: "/v1/pull", method: .get, headers: fixture.headers("phone")) {
@@ -88,7 +81,7 @@ final class ManualClock: Sendable {
         let fixture = try await ServerFixture.make()
         var configuration = ServerConfiguration()
         configuration.changeRate = RateLimit(perSecond: 100, burst: 150)
-        let clock = ManualClock(1_700_000_000_000)
+        let clock = ManualServerClock(1_700_000_000_000)
         let batch = (1...100).map { change("phone", Int64($0), .parameter(id: "p", value: .int($0)), ms: 1_600_000) }
         let next = (101...200).map { change("phone", Int64($0), .parameter(id: "p", value: .int($0)), ms: 1_600_000) }
         try await fixture.app(configuration: configuration, now: { clock.now }).test(.router) { client in
@@ -235,11 +228,11 @@ final class ManualClock: Sendable {
 
     /// A body limit of 64 KiB and a body budget of 1,000 bytes a second, `burst` at once, on a clock
     /// the test moves.
-    static func bodyBudget(burst: Double) -> (ServerConfiguration, ManualClock) {
+    static func bodyBudget(burst: Double) -> (ServerConfiguration, ManualServerClock) {
         var configuration = ServerConfiguration()
         configuration.maxBodyBytes = 64 * 1024
         configuration.bodyByteRate = RateLimit(perSecond: 1000, burst: burst)
-        return (configuration, ManualClock(start))
+        return (configuration, ManualServerClock(start))
     }
 
     @Test func aDeviceInDebtIsRefusedBeforeItsNextBodyIsInflated() async throws {

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncCore
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService
@@ -23,7 +24,7 @@ import TipSyncCore
 
     /// A read budget of 1,000 bytes a second, 2,000 at once, on a clock the test moves; the phone
     /// pushed 40 changes of about 300 bytes (a page of ten is more than the burst).
-    static func setup() async throws -> (ServerFixture, ServerConfiguration, ManualClock) {
+    static func setup() async throws -> (ServerFixture, ServerConfiguration, ManualServerClock) {
         let fixture = try await ServerFixture.make()
         let phone = DeviceIdentity(accountID: fixture.accountID, device: "phone")
         _ = try await fixture.store.push(
@@ -35,7 +36,7 @@ import TipSyncCore
             from: phone)
         var configuration = ServerConfiguration.test
         configuration.readByteRate = RateLimit(perSecond: 1000, burst: 2000)
-        return (fixture, configuration, ManualClock(start))
+        return (fixture, configuration, ManualServerClock(start))
     }
 
     @Test func aDeviceWhoseReadsAreInDebtIsRefusedBeforeItsNextPullReads() async throws {
@@ -96,7 +97,7 @@ import TipSyncCore
             pauses.withLock { $0.append(duration) }
             clock.advance(by: Int64(duration.components.seconds) * 1000)
         }
-        let writer = LivePagesTests.RecordingWriter()
+        let writer = RecordingWriter()
         var any: any ResponseBodyWriter = writer
         // Four pages of ten changes (each more than the burst, so each costs the burst) on a budget
         // of 2,000 bytes at once and 1,000 a second: the first is read at once and empties it; the

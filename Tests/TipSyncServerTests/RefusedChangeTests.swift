@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// A change the server refuses never stalls a device (protocol.md §17.2): it is set aside and

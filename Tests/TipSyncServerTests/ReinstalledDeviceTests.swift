@@ -5,6 +5,7 @@ import Testing
 import TipSync
 import TipSyncCore
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// A device name the server already knows, on a new, empty replica (an app reinstalled with the same
 /// device name, a replica file deleted): its changes would number from 1 again and the server would

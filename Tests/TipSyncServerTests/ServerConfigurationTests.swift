@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 @testable import TipSyncDeviceService

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TipSyncCore
 import TipSyncServer
+import TipSyncServerTestSupport
 import TipSyncTestSupport
 
 /// Runs the server vectors of `conformance/server/` (format: `conformance/README.md`) against an

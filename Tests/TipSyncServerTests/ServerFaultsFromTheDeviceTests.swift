@@ -6,6 +6,7 @@ import Testing
 import TipSync
 import TipSyncCore
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// Faults made by others, from a Swift device's side (issue 72, item 4), against a real server: 30 s
 /// of `500`s, 30 s of `503` with `Retry-After` (a proxy before the server), 30 s of connections

@@ -7,6 +7,7 @@ import Metrics
 import Synchronization
 import Testing
 import TipSync
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

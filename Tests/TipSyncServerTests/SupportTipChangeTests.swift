@@ -6,6 +6,7 @@ import NIOFoundationEssentialsCompat
 import Testing
 import TipSync
 import TipSyncCore
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService

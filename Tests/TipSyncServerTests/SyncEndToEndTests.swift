@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 import TipSync
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// Real replicas syncing through a real server on a loopback port.
 @Suite struct SyncEndToEndTests {

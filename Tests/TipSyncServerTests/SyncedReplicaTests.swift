@@ -6,6 +6,7 @@ import Testing
 import TipSync
 import TipSyncCore
 import TipSyncServer
+import TipSyncServerTestSupport
 
 /// The sync client needs nothing of a replica but its sync face (``SyncedReplica``): a replica
 /// kept in memory — a `ReplicaState`, its own log, the bookkeeping, and no database — syncs with a

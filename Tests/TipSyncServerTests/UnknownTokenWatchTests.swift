@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import Testing
 import TipSyncCore
+import TipSyncServerTestSupport
 
 @testable import TipSyncDeviceService
 @testable import TipSyncOperatorService
