@@ -13,7 +13,7 @@ export const BUCKETS = 10000;
 export function murmur3(bytes, seed = 0) {
   const c1 = 0xcc9e2d51;
   const c2 = 0x1b873593;
-  const scramble = (k) => Math.imul(((k = Math.imul(k, c1)) << 15) | (k >>> 17), c2);
+  const scramble = (/** @type {number} */ k) => Math.imul(((k = Math.imul(k, c1)) << 15) | (k >>> 17), c2);
   let hash = seed >>> 0;
   const blocks = bytes.length >> 2;
   for (let block = 0; block < blocks; block++) {

@@ -335,7 +335,10 @@ function validate(catalog) {
   });
 }
 
-/** Each event's donation limit, by event id. @returns {{[event: string]: DonationLimit}} */
+/**
+ * Each event's donation limit, by event id.
+ * @returns {{[event: string]: DonationLimit}}
+ */
 export function donationLimits(catalog) {
   const limits = Object.create(null);
   for (const event of catalog.events) if (event.donationLimit && !(event.id in limits)) limits[event.id] = event.donationLimit;

@@ -24,7 +24,10 @@ export const INVALIDATION_REASONS = ['actionPerformed', 'tipClosed', 'displayCou
 
 /** A change that cannot be read, or breaks a rule of the protocol; `field` names the member. */
 export class ChangeError extends Error {
-  /** @param {string} field @param {string} message */
+  /**
+   * @param {string} field
+   * @param {string} message
+   */
   constructor(field, message) {
     super(`${field}: ${message}`);
     this.name = 'ChangeError';
@@ -33,6 +36,10 @@ export class ChangeError extends Error {
   }
 }
 
+/**
+ * The members of each kind of change, beside `device`, `seq`, `hlc` and `kind`.
+ * @type {{[kind: string]: string[]}}
+ */
 const FIELDS = {
   parameter: ['id', 'value'],
   eligibility: ['tip', 'state', 'reason'],
@@ -42,6 +49,10 @@ const FIELDS = {
   datastoreReset: [],
 };
 
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
 function kindName(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -60,17 +71,30 @@ function kindName(value) {
 export function decodeChange(json) {
   if (!isObject(json)) throw new ChangeError('', `expected an object, found ${kindName(json)}`);
   const members = /** @type {import('./json.js').JSONObject} */ (json);
+  /** @param {string} name */
   const has = (name) => Object.prototype.hasOwnProperty.call(json, name);
+  /**
+   * @param {string} name
+   * @returns {JSONValue}
+   */
   const need = (name) => {
     if (!has(name)) throw new ChangeError(name, `no value for key '${name}'`);
     return members[name];
   };
+  /**
+   * @param {string} name
+   * @returns {string}
+   */
   const string = (name) => {
     const value = need(name);
     if (typeof value !== 'string') throw new ChangeError(name, `expected a string, found ${kindName(value)}`);
     return value;
   };
-  /** An integer; outside the number model a BigInt, which {@link violation} refuses. @returns {number} */
+  /**
+   * An integer; outside the number model a BigInt, which {@link violation} refuses.
+   * @returns {number}
+   * @param {string} name
+   */
   const integer = (name) => {
     const value = need(name);
     if (typeof value === 'bigint') return /** @type {number} */ (/** @type {unknown} */ (value));
@@ -79,6 +103,11 @@ export function decodeChange(json) {
     }
     return value;
   };
+  /**
+   * @param {string} name
+   * @param {unknown} [value]
+   * @returns {string}
+   */
   const hlc = (name, value = need(name)) => {
     if (!isHLC(value)) throw new ChangeError(name, `invalid HLC: expected 12 hex digits, '-', 4 hex digits`);
     return value;
@@ -152,17 +181,22 @@ export function decodeChange(json) {
   return change;
 }
 
-/** The member naming the change's id, and that id (`null` for a datastore reset). */
+/**
+ * The member naming the change's id, and that id (`null` for a datastore reset).
+ * @param {Change} change
+ * @returns {[string, string] | null}
+ */
 function namedID(change) {
+  const fields = /** @type {Required<Change>} */ (change);
   switch (change.kind) {
     case 'parameter':
-      return ['id', change.id];
+      return ['id', fields.id];
     case 'eligibility':
     case 'display':
-      return ['tip', change.tip];
+      return ['tip', fields.tip];
     case 'donation':
     case 'donationsDeleted':
-      return ['event', change.event];
+      return ['event', fields.event];
     default:
       return null;
   }
@@ -171,6 +205,8 @@ function namedID(change) {
 /**
  * Why `name` cannot be an account or device name (protocol.md §6: 1 to 256 bytes of UTF-8 without
  * control characters, Unicode category Cc), as a ChangeError for `field`; else null.
+ * @param {string} name
+ * @param {string} field
  */
 function nameViolation(name, field) {
   if (name === '') return new ChangeError(field, 'a device name must not be empty');
@@ -188,6 +224,13 @@ function nameViolation(name, field) {
  * @returns {ChangeError | null}
  */
 export function violation(change) {
+  // A decoded change of a kind has that kind's members.
+  const fields = /** @type {Required<Change>} */ (change);
+  /**
+   * @param {number | bigint} value
+   * @param {string} field
+   * @param {number} [low]
+   */
   const outside = (value, field, low = 0) =>
     typeof value === 'bigint' || value < low || value > MAX_INTEGER
       ? new ChangeError(field, `must be an integer from ${low} to ${MAX_INTEGER}, got ${value}`)
@@ -207,6 +250,10 @@ export function violation(change) {
     const found = valueViolation(change.unknown[key], key);
     if (found) return new ChangeError(found.field, found.message);
   }
+  /**
+   * @param {JSONValue | undefined} value
+   * @param {string} path
+   */
   const numbers = (value, path) => {
     const found = valueViolation(value, path);
     return found ? new ChangeError(found.field, found.message) : null;
@@ -218,17 +265,17 @@ export function violation(change) {
       return (
         // An epoch is the stamp of the eligible or datastoreReset that started it: a device name.
         (change.epoch ? nameViolation(change.epoch.device, 'epoch.device') : null) ??
-        outside(change.count, 'count') ??
+        outside(fields.count, 'count') ??
         (Number.isFinite(change.duration) && /** @type {number} */ (change.duration) >= 0 && /** @type {number} */ (change.duration) <= MAX_INTEGER
           ? null
           : new ChangeError('duration', `must be a number of seconds from 0 to ${MAX_INTEGER}`)) ??
-        outside(change.lastDisplayed, 'lastDisplayed')
+        outside(fields.lastDisplayed, 'lastDisplayed')
       );
     case 'donation':
       if (change.id !== `${change.device}:${change.seq}`) {
         return new ChangeError('id', `a donation's id is "<device>:<seq>" of its change, here "${change.device}:${change.seq}"`);
       }
-      return outside(change.date, 'date') ?? (change.hasInfo ? numbers(change.info, 'info') : null);
+      return outside(fields.date, 'date') ?? (change.hasInfo ? numbers(change.info, 'info') : null);
     default:
       return null;
   }
@@ -254,7 +301,11 @@ export function sizeViolation(change) {
   return error;
 }
 
-/** A change as its JSON object (for pushing, storing and canonical text). */
+/**
+ * A change as its JSON object (for pushing, storing and canonical text).
+ * @param {Change} change
+ * @returns {import("./json.js").JSONObject}
+ */
 export function encodeChange(change) {
   const json = object();
   for (const [key, value] of Object.entries(change.unknown)) json[key] = value;
@@ -262,42 +313,52 @@ export function encodeChange(change) {
   json.seq = change.seq;
   json.hlc = change.hlc;
   json.kind = change.kind;
+  // A change of a kind has that kind's members (decodeChange and the replica's writes make them so).
+  const fields = /** @type {Required<Change>} */ (change);
   switch (change.kind) {
     case 'parameter':
-      json.id = change.id;
-      json.value = change.value;
+      json.id = fields.id;
+      json.value = fields.value;
       break;
     case 'eligibility':
-      json.tip = change.tip;
-      json.state = change.state;
-      if (change.state === 'invalidated') json.reason = change.reason;
+      json.tip = fields.tip;
+      json.state = fields.state;
+      if (fields.state === 'invalidated') json.reason = fields.reason;
       break;
     case 'display':
-      json.tip = change.tip;
-      if (change.epoch) json.epoch = { hlc: change.epoch.hlc, device: change.epoch.device };
-      json.count = change.count;
-      json.duration = change.duration;
-      json.lastDisplayed = change.lastDisplayed;
+      json.tip = fields.tip;
+      if (fields.epoch) json.epoch = { hlc: fields.epoch.hlc, device: fields.epoch.device };
+      json.count = fields.count;
+      json.duration = fields.duration;
+      json.lastDisplayed = fields.lastDisplayed;
       break;
     case 'donation':
-      json.event = change.event;
-      json.id = change.id;
-      json.date = change.date;
-      if (change.hasInfo) json.info = change.info;
+      json.event = fields.event;
+      json.id = fields.id;
+      json.date = fields.date;
+      if (change.hasInfo) json.info = fields.info;
       break;
     case 'donationsDeleted':
-      json.event = change.event;
+      json.event = fields.event;
       break;
   }
   return json;
 }
 
-/** The change's canonical JSON text (protocol.md §1): what a push carries. */
+/**
+ * The change's canonical JSON text (protocol.md §1): what a push carries.
+ * @param {Change} change
+ * @returns {string}
+ */
 export function changeText(change) {
   return canonicalText(encodeChange(change));
 }
 
-/** The change's stamp: its HLC and device. @returns {Stamp} */
+/**
+ * The change's stamp: its HLC and device.
+ * @returns {Stamp}
+ * @param {Stamp} change
+ */
 export function stampOf(change) {
   return { hlc: change.hlc, device: change.device };
 }

@@ -27,7 +27,7 @@ export function superseded(entries) {
   const displays = new Map();
   /** @type {Map<string, LogEntry[]>} */
   const donations = new Map();
-  const keepLatest = (entry, table, key) => {
+  const keepLatest = (/** @type {LogEntry} */ entry, /** @type {Map<string, LogEntry>} */ table, /** @type {string} */ key) => {
     const current = table.get(key);
     if (!current) table.set(key, entry);
     else if (compareStamps(stampOf(current.change), stampOf(entry.change)) < 0) {
@@ -37,7 +37,7 @@ export function superseded(entries) {
       dropped.add(entry.position);
     }
   };
-  const later = (table, key, entry) => {
+  const later = (/** @type {Map<string, LogEntry>} */ table, /** @type {string} */ key, /** @type {LogEntry} */ entry) => {
     const current = table.get(key);
     if (!current || compareStamps(stampOf(current.change), stampOf(entry.change)) <= 0) table.set(key, entry);
   };
@@ -64,12 +64,12 @@ export function superseded(entries) {
     }
     switch (change.kind) {
       case 'parameter':
-        keepLatest(entry, latestParameter, change.id);
+        keepLatest(entry, latestParameter, /** @type {string} */ (change.id));
         break;
       case 'eligibility':
         // Kept if it is the latest write or the latest `eligible` (its stamp starts the display epoch).
-        if (change.state === 'eligible') later(latestEligible, change.tip, entry);
-        later(latestEligibility, change.tip, entry);
+        if (change.state === 'eligible') later(latestEligible, /** @type {string} */ (change.tip), entry);
+        later(latestEligibility, /** @type {string} */ (change.tip), entry);
         break;
       case 'donation': {
         const event = /** @type {string} */ (change.event);
@@ -79,7 +79,7 @@ export function superseded(entries) {
         break;
       }
       case 'donationsDeleted':
-        keepLatest(entry, latestDeletion, change.event);
+        keepLatest(entry, latestDeletion, /** @type {string} */ (change.event));
         break;
     }
   }
@@ -89,12 +89,12 @@ export function superseded(entries) {
   }
   for (const list of displays.values()) {
     const keep = new Set();
-    for (const measure of [(c) => c.count, (c) => c.duration, (c) => c.lastDisplayed]) {
+    for (const measure of [(/** @type {Change} */ c) => c.count, (/** @type {Change} */ c) => c.duration, (/** @type {Change} */ c) => c.lastDisplayed]) {
       // The first of the largest by position: every replica compacting the same log agrees.
       let best = null;
       for (const entry of list) {
         const candidate = measure(entry.change);
-        if (best === null || candidate > best.value) best = { value: candidate, position: entry.position };
+        if (best === null || (candidate ?? 0) > best.value) best = { value: candidate ?? 0, position: entry.position };
       }
       if (best) keep.add(best.position);
     }

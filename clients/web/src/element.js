@@ -11,6 +11,8 @@ import { defaultTipSync } from './tipsync.js';
 import { imageSource } from './image.js';
 import { localized } from './localization.js';
 
+/** @typedef {import('./catalog.js').TipDefinition} TipDefinition */
+
 const STYLE = `
 :host { display: contents; }
 [part~="tip"] {
@@ -63,7 +65,10 @@ export function isDarkScheme(declared, prefersDark) {
   return dark && (!light || prefersDark);
 }
 
-/** The elements of the page a person reaches with Tab, in document order. @param {Element} [except] */
+/**
+ * The elements of the page a person reaches with Tab, in document order.
+ * @param {Element} [except]
+ */
 function tabbables(except) {
   return /** @type {HTMLElement[]} */ (Array.from(document.querySelectorAll(FOCUSABLE))).filter(
     (element) => !element.hasAttribute('disabled') && element.getAttribute('tabindex') !== '-1' &&
@@ -87,13 +92,16 @@ export class TipSyncTipElement extends HTMLElement {
     this._tipsync = null;
     /** @type {(() => void) | null} */
     this.stopWatching = null;
-    /** When the tip became visible (ms), while it is. @type {number | null} */
+    /**
+     * When the tip became visible (ms), while it is.
+     * @type {number | null}
+     */
     this.visibleSince = null;
     this.onScroll = () => this.#position();
     this.onVisibility = () => this.#visibilityChanged();
     // Escape closes a popover for now (WAI-ARIA's non-modal dialog) — only while focus is in it or on
     // its anchor, never for a keypress meant for something else (an input's Escape cancels an edit).
-    this.onKey = (event) => {
+    this.onKey = (/** @type {KeyboardEvent} */ event) => {
       if (event.key === 'Tab') return this.#tab(event);
       if (event.key !== 'Escape' || event.defaultPrevented || event.isComposing || !this.hasAttribute('anchor')) return;
       if (!this.#root.querySelector('[part~="tip"]')) return;
@@ -199,7 +207,10 @@ export class TipSyncTipElement extends HTMLElement {
     });
   }
 
-  /** The popover's anchor element, if it has one on the page. @returns {HTMLElement | null} */
+  /**
+   * The popover's anchor element, if it has one on the page.
+   * @returns {HTMLElement | null}
+   */
   #anchor() {
     const selector = this.getAttribute('anchor');
     return selector ? /** @type {HTMLElement | null} */ (document.querySelector(selector)) : null;
@@ -224,6 +235,7 @@ export class TipSyncTipElement extends HTMLElement {
     return this.tipsync && id ? this.tipsync.status(id) : 'pending';
   }
 
+  /** @param {TipDefinition} definition */
   #render(definition) {
     const popover = this.hasAttribute('anchor');
     const container = document.createElement('div');
@@ -386,6 +398,7 @@ export class TipSyncTipElement extends HTMLElement {
   /**
    * The person chose an action: fires `tipsync-action` (cancelable) and, unless the element has
    * `keep-on-action` or the event was cancelled, invalidates the tip as `actionPerformed`.
+   * @param {string} action
    */
   async perform(action) {
     const tip = this.getAttribute('tip');

@@ -13,7 +13,10 @@ export class EventStreamReader {
     this.data = [];
   }
 
-  /** @param {string} text @returns {{name: string, data: string}[]} */
+  /**
+   * @param {string} text
+   * @returns {{name: string, data: string}[]}
+   */
   feed(text) {
     this.buffer += text;
     const events = [];

@@ -19,12 +19,20 @@ export const DEFAULT_WINDOW = 604800;
 /** The bounds of `window`, in seconds: an hour to 90 days. */
 export const WINDOW_BOUNDS = [3600, 7776000];
 
-/** The experiment of a tip while it runs (not stopped), else undefined. */
+/**
+ * The experiment of a tip while it runs (not stopped), else undefined.
+ * @param {{experiment?: TipExperiment}} tip
+ * @returns {TipExperiment | undefined}
+ */
 export function runningExperiment(tip) {
   return tip.experiment && tip.experiment.stoppedAt === undefined ? tip.experiment : undefined;
 }
 
-/** Buckets below this are held out: `holdout × 100`, rounded. */
+/**
+ * Buckets below this are held out: `holdout × 100`, rounded.
+ * @param {TipExperiment} experiment
+ * @returns {number}
+ */
 export function holdoutBuckets(experiment) {
   return Math.round(experiment.holdout * 100);
 }
@@ -33,6 +41,8 @@ export function holdoutBuckets(experiment) {
  * The account's arm: the same on every device and in every client. Below the holdout's threshold h,
  * `holdout`; else, with n variants, the id of variant floor((bucket − h) × n / (10000 − h)).
  * @returns {Arm}
+ * @param {TipExperiment} experiment
+ * @param {string} account
  */
 export function armOf(experiment, account) {
   const value = bucket(account, `experiment:${experiment.id}`);
@@ -43,9 +53,13 @@ export function armOf(experiment, account) {
   return variants[Math.floor(((value - threshold) * variants.length) / (10000 - threshold))].id;
 }
 
-/** Every arm: the holdout, then each variant (or `treatment`). @returns {Arm[]} */
+/**
+ * Every arm: the holdout, then each variant (or `treatment`).
+ * @returns {Arm[]}
+ * @param {TipExperiment} experiment
+ */
 export function armsOf(experiment) {
-  return ['holdout', ...((experiment.variants ?? []).length === 0 ? ['treatment'] : experiment.variants.map((variant) => variant.id))];
+  return ['holdout', ...((experiment.variants ?? []).length === 0 ? ['treatment'] : (experiment.variants ?? []).map((variant) => variant.id))];
 }
 
 /**
@@ -62,25 +76,42 @@ export function contentFor(tip, account) {
   const variant = experiment.variants?.find((candidate) => candidate.id === arm);
   if (!variant) return tip;
   const shown = { ...tip };
-  for (const field of ['title', 'message', 'image']) if (variant[field] !== undefined) shown[field] = variant[field];
-  if (variant.localizations !== undefined || ['title', 'message', 'image'].some((field) => variant[field] !== undefined)) {
+  /** @type {('title' | 'message' | 'image')[]} */
+  const fields = ['title', 'message', 'image'];
+  for (const field of fields) if (variant[field] !== undefined) shown[field] = /** @type {string} */ (variant[field]);
+  if (variant.localizations !== undefined || fields.some((field) => variant[field] !== undefined)) {
     if (variant.localizations === undefined) delete shown.localizations;
     else shown.localizations = variant.localizations;
   }
   return shown;
 }
 
-/** The event a record donates to: `tipsync.reach:<id>` or `tipsync.exposure:<id>`. */
+/**
+ * The event a record donates to: `tipsync.reach:<id>` or `tipsync.exposure:<id>`.
+ * @param {'reach' | 'exposure'} record
+ * @param {TipExperiment} experiment
+ * @returns {string}
+ */
 export function recordEvent(record, experiment) {
   return `tipsync.${record}:${experiment.id}`;
 }
 
-/** The earliest record of this kind any device of the account made (milliseconds), or undefined. */
+/**
+ * The earliest record of this kind any device of the account made (milliseconds), or undefined.
+ * @param {'reach' | 'exposure'} record
+ * @param {TipExperiment} experiment
+ * @param {import('./state.js').ReplicaState} state
+ * @returns {number | undefined}
+ */
 export function firstRecord(record, experiment, state) {
   return state.donations(recordEvent(record, experiment))[0]?.date;
 }
 
-/** Why `id` cannot name an experiment, or null. */
+/**
+ * Why `id` cannot name an experiment, or null.
+ * @param {string} id
+ * @returns {string | null}
+ */
 export function experimentIDProblem(id) {
   return /^[A-Za-z0-9._-]{1,64}$/.test(id) ? null : `an experiment id is 1 to 64 ASCII letters, digits, '-', '_' and '.'; got '${id}'`;
 }
@@ -88,6 +119,9 @@ export function experimentIDProblem(id) {
 /**
  * Checks an experiment's members (after parsing); `path` names it, `events` the catalog's event ids.
  * @returns {string | null} the problem, as `path.member: …`
+ * @param {TipExperiment} experiment
+ * @param {string} path
+ * @param {Set<string>} events
  */
 export function experimentProblem(experiment, path, events) {
   const idProblem = experimentIDProblem(experiment.id);
@@ -124,6 +158,8 @@ export function experimentProblem(experiment, path, events) {
  * device knows its account, and the tip is available (treatment) or held back only by the holdout.
  * @param {import('./status.js').StatusReason} reason
  * @returns {Arm | null}
+ * @param {import('./catalog.js').TipDefinition} tip
+ * @param {string | null | undefined} account
  */
 export function reachingArm(tip, reason, account) {
   const experiment = runningExperiment(tip);

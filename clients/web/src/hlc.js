@@ -9,42 +9,73 @@ export const MAX_HLC_MILLISECONDS = 2 ** 48 - 1;
 
 const HLC_PATTERN = /^[0-9a-f]{12}-[0-9a-f]{4}$/;
 
-/** Whether `text` is an HLC's wire form. */
+/**
+ * Whether `text` is an HLC's wire form.
+ * @param {unknown} text
+ * @returns {text is string}
+ */
 export function isHLC(text) {
   return typeof text === 'string' && HLC_PATTERN.test(text);
 }
 
-/** @returns {{milliseconds: number, counter: number}} */
+/**
+ * @returns {{milliseconds: number, counter: number}}
+ * @param {string} text
+ */
 export function parseHLC(text) {
   return { milliseconds: parseInt(text.slice(0, 12), 16), counter: parseInt(text.slice(13), 16) };
 }
 
-/** The wire form of an HLC. */
+/**
+ * The wire form of an HLC.
+ * @param {number} milliseconds
+ * @param {number} counter
+ * @returns {string}
+ */
 export function formatHLC(milliseconds, counter) {
   return milliseconds.toString(16).padStart(12, '0') + '-' + counter.toString(16).padStart(4, '0');
 }
 
 /** @typedef {{hlc: string, device: string}} Stamp */
 
-/** Orders stamps by HLC, then device id by code points: -1, 0 or 1. */
+/**
+ * Orders stamps by HLC, then device id by code points: -1, 0 or 1.
+ * @param {Stamp} a
+ * @param {Stamp} b
+ * @returns {number}
+ */
 export function compareStamps(a, b) {
   if (a.hlc !== b.hlc) return a.hlc < b.hlc ? -1 : 1;
   return compareCodePoints(a.device, b.device);
 }
 
-/** Display epochs: a missing epoch (null) precedes every stamp. */
+/**
+ * Display epochs: a missing epoch (null) precedes every stamp.
+ * @param {Stamp | null | undefined} a
+ * @param {Stamp | null | undefined} b
+ * @returns {boolean}
+ */
 export function epochPrecedes(a, b) {
   if (!a) return !!b;
   if (!b) return false;
   return compareStamps(a, b) < 0;
 }
 
-/** The later of two epochs. */
+/**
+ * The later of two epochs.
+ * @param {Stamp | null} a
+ * @param {Stamp | null} b
+ * @returns {Stamp | null}
+ */
 export function laterEpoch(a, b) {
   return epochPrecedes(a, b) ? b : a;
 }
 
-/** The text that identifies a stamp (as a map key). */
+/**
+ * The text that identifies a stamp (as a map key).
+ * @param {Stamp | null | undefined} stamp
+ * @returns {string}
+ */
 export function stampKey(stamp) {
   return stamp ? `${stamp.hlc}@${stamp.device}` : '';
 }
@@ -66,7 +97,10 @@ export class HybridLogicalClock {
     return formatHLC(this.milliseconds, this.counter);
   }
 
-  /** A new HLC, later than every one issued or observed. @param {number} physical milliseconds since 1970 */
+  /**
+   * A new HLC, later than every one issued or observed.
+   * @param {number} physical milliseconds since 1970
+   */
   tick(physical) {
     const now = Math.min(Math.max(0, Math.floor(physical)), MAX_HLC_MILLISECONDS);
     if (now > this.milliseconds) {
@@ -84,7 +118,11 @@ export class HybridLogicalClock {
     return this.last;
   }
 
-  /** Takes in an HLC from another device (the reference's rule, counter overflow included). */
+  /**
+   * Takes in an HLC from another device (the reference's rule, counter overflow included).
+   * @param {string} hlc
+   * @param {number} [physical]
+   */
   observe(hlc, physical = 0) {
     const remote = parseHLC(hlc);
     const now = Math.min(Math.max(0, Math.floor(physical)), MAX_HLC_MILLISECONDS);

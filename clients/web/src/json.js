@@ -38,12 +38,20 @@ export function object() {
   return Object.create(null);
 }
 
-/** Whether a value is a JSON object (not an array, not null). */
+/**
+ * Whether a value is a JSON object (not an array, not null).
+ * @param {unknown} value
+ * @returns {boolean}
+ */
 export function isObject(value) {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The value as a JavaScript number, when it is a number (a BigInt is converted, rounding). */
+/**
+ * The value as a JavaScript number, when it is a number (a BigInt is converted, rounding).
+ * @param {unknown} value
+ * @returns {number | undefined}
+ */
 export function numberOf(value) {
   if (typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number(value);
@@ -57,6 +65,7 @@ export function numberOf(value) {
  */
 export function parse(text) {
   let index = 0;
+  /** @param {string} message @returns {never} */
   const fail = (message) => {
     throw new JSONError(`malformed JSON at offset ${index}: ${message}`);
   };
@@ -67,7 +76,10 @@ export function parse(text) {
       else break;
     }
   };
-  /** @param {number} depth @returns {JSONValue} */
+  /**
+   * @param {number} depth
+   * @returns {JSONValue}
+   */
   const value = (depth) => {
     if (depth > 512) fail('nested too deeply');
     whitespace();
@@ -86,6 +98,7 @@ export function parse(text) {
     }
     return fail(c === undefined ? 'unexpected end' : `unexpected '${c}'`);
   };
+  /** @param {number} depth @returns {JSONValue} */
   const parseObject = (depth) => {
     index++;
     const result = object();
@@ -132,8 +145,10 @@ export function parse(text) {
       fail("expected ',' or '}'");
     }
   };
+  /** @param {number} depth @returns {JSONValue} */
   const parseArray = (depth) => {
     index++;
+    /** @type {JSONValue[]} */
     const result = [];
     whitespace();
     if (text[index] === ']') {
@@ -213,7 +228,11 @@ export function parse(text) {
   return result;
 }
 
-/** Adds a path component to a duplicate-member error as it leaves an enclosing value. */
+/**
+ * Adds a path component to a duplicate-member error as it leaves an enclosing value.
+ * @param {unknown} error
+ * @param {string | number} component
+ */
 function withComponent(error, component) {
   if (!(error instanceof JSONError) || !error.duplicateMemberName) return error;
   const inner = error.path;
@@ -225,7 +244,12 @@ function withComponent(error, component) {
   return new JSONError(message, path, true);
 }
 
-/** Compares two strings by Unicode code points (the order of their UTF-8 bytes): -1, 0 or 1. */
+/**
+ * Compares two strings by Unicode code points (the order of their UTF-8 bytes): -1, 0 or 1.
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
 export function compareCodePoints(a, b) {
   if (a === b) return 0;
   const length = Math.min(a.length, b.length);
@@ -242,12 +266,21 @@ export function compareCodePoints(a, b) {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
-/** Whether a string is in Unicode normalization form C. */
+/**
+ * Whether a string is in Unicode normalization form C.
+ * @param {string} text
+ * @returns {boolean}
+ */
 export function isNFC(text) {
   return text.normalize('NFC') === text;
 }
 
-/** Equality of JSON values: numbers by value, strings by code points, objects by members. */
+/**
+ * Equality of JSON values: numbers by value, strings by code points, objects by members.
+ * @param {JSONValue | undefined} a
+ * @param {JSONValue | undefined} b
+ * @returns {boolean}
+ */
 export function jsonEquals(a, b) {
   const x = numberOf(a);
   const y = numberOf(b);
@@ -255,21 +288,28 @@ export function jsonEquals(a, b) {
     if (typeof a === 'bigint' && typeof b === 'bigint') return a === b;
     if (typeof a === 'bigint' || typeof b === 'bigint') {
       const [big, other] = typeof a === 'bigint' ? [a, b] : [b, a];
-      return Number.isInteger(other) && big === BigInt(other);
+      return Number.isInteger(other) && big === BigInt(/** @type {number} */ (other));
     }
     return x === y;
   }
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === b.length && a.every((item, i) => jsonEquals(item, b[i]));
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEquals(a[key], b[key]));
+  if (Array.isArray(a)) {
+    const items = /** @type {JSONValue[]} */ (b);
+    return a.length === items.length && a.every((item, i) => jsonEquals(item, items[i]));
+  }
+  const x1 = /** @type {JSONObject} */ (a);
+  const y1 = /** @type {JSONObject} */ (b);
+  const keys = Object.keys(x1);
+  if (keys.length !== Object.keys(y1).length) return false;
+  return keys.every((key) => Object.prototype.hasOwnProperty.call(y1, key) && jsonEquals(x1[key], y1[key]));
 }
 
 /**
  * A finite number as canonical JSON writes it: integral values within the number model as integers
  * (`-0` as `0`), others as ECMAScript's shortest form (`1e-7`, `0.1`, `1.5e+300`).
+ * @param {number | bigint} number
+ * @returns {string}
  */
 export function numberText(number) {
   if (typeof number === 'bigint') return number.toString();
@@ -278,7 +318,11 @@ export function numberText(number) {
   return String(number);
 }
 
-/** Canonical JSON text (protocol.md §1): keys sorted by UTF-8 bytes, no white space. */
+/**
+ * Canonical JSON text (protocol.md §1): keys sorted by UTF-8 bytes, no white space.
+ * @param {JSONValue} value
+ * @returns {string}
+ */
 export function canonicalText(value) {
   if (value === null) return 'null';
   switch (typeof value) {
@@ -309,6 +353,8 @@ export function canonicalText(value) {
  * (`undefined`, a function, a Map…). A change is checked with it when it is written, so that the
  * server never refuses it (a refused change could hold up the ones behind it).
  * @returns {{field: string, message: string} | null}
+ * @param {unknown} value
+ * @param {string} path
  */
 export function valueViolation(value, path) {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
@@ -324,7 +370,8 @@ export function valueViolation(value, path) {
   if (prototype === null || prototype === Object.prototype) {
     /** @type {Map<string, string>} */
     const seen = new Map();
-    for (const key of Object.keys(value).sort(compareCodePoints)) {
+    const members = /** @type {{[name: string]: unknown}} */ (value);
+    for (const key of Object.keys(members).sort(compareCodePoints)) {
       const normalized = key.normalize('NFC');
       const earlier = seen.get(normalized);
       if (earlier !== undefined) {
@@ -334,7 +381,7 @@ export function valueViolation(value, path) {
         };
       }
       seen.set(normalized, key);
-      const found = valueViolation(value[key], `${path}.${key}`);
+      const found = valueViolation(members[key], `${path}.${key}`);
       if (found) return found;
     }
     return null;
@@ -345,6 +392,8 @@ export function valueViolation(value, path) {
 /**
  * The first number in `value` outside the number model, as a violation naming its path; else null.
  * @returns {{field: string, message: string} | null}
+ * @param {unknown} value
+ * @param {string} path
  */
 export function numberViolation(value, path) {
   if (typeof value === 'bigint') {
@@ -368,8 +417,9 @@ export function numberViolation(value, path) {
     return null;
   }
   if (isObject(value)) {
-    for (const key of Object.keys(value).sort(compareCodePoints)) {
-      const violation = numberViolation(value[key], `${path}.${key}`);
+    const members = /** @type {{[name: string]: unknown}} */ (value);
+    for (const key of Object.keys(members).sort(compareCodePoints)) {
+      const violation = numberViolation(members[key], `${path}.${key}`);
       if (violation) return violation;
     }
   }

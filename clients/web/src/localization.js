@@ -8,7 +8,10 @@ import { canonicalLocale } from './context.js';
  * @typedef {{title?: string, message?: string, image?: string, actions?: {[id: string]: string}}} TipLocalization
  */
 
-/** The locales `locale` falls back through: itself in canonical case, then with its last subtag removed, one at a time. */
+/**
+ * The locales `locale` falls back through: itself in canonical case, then with its last subtag removed, one at a time.
+ * @param {string} locale
+ */
 export function fallbackChain(locale) {
   const subtags = canonicalLocale(locale).split('-').filter((subtag) => subtag !== '');
   const chain = [];
@@ -30,7 +33,7 @@ export function localized(tip, locale) {
   if (!localizations || !locale) return tip;
   const chain = fallbackChain(locale).filter((tag) => Object.prototype.hasOwnProperty.call(localizations, tag)).map((tag) => localizations[tag]);
   if (chain.length === 0) return tip;
-  const pick = (field) => chain.find((localization) => localization[field] !== undefined)?.[field];
+  const pick = (/** @type {'title' | 'message' | 'image'} */ field) => chain.find((localization) => localization[field] !== undefined)?.[field];
   const result = { ...tip, title: pick('title') ?? tip.title };
   const message = pick('message') ?? tip.message;
   if (message !== undefined) result.message = message;

@@ -22,7 +22,9 @@ export function emptyProgress() {
 
 /**
  * Bookkeeping as stored, completed: a replica stored before `hasSynced` existed that holds a cursor
- * has synced. @param {Partial<SyncProgress> | undefined} stored @returns {SyncProgress}
+ * has synced.
+ * @param {Partial<SyncProgress> | undefined} stored
+ * @returns {SyncProgress}
  */
 export function readProgress(stored) {
   const progress = { ...emptyProgress(), ...(stored ?? {}) };
@@ -33,24 +35,38 @@ export function readProgress(stored) {
 /**
  * Whether tips are held for the first sync at `now` (milliseconds, corrected clock): the device has
  * never completed a pull and the bounded wait its sync client started has not passed (§17.1).
- * @param {SyncProgress} progress @param {number} now
+ * @param {SyncProgress} progress
+ * @param {number} now
  */
 export function firstSyncHolds(progress, now) {
   return !progress.hasSynced && progress.firstSyncHoldUntil !== null && now < progress.firstSyncHoldUntil;
 }
 
-/** Sets the acknowledged mark; the high mark never goes down. @param {SyncProgress} progress */
+/**
+ * Sets the acknowledged mark; the high mark never goes down.
+ * @param {SyncProgress} progress
+ * @param {number} seq
+ */
 export function setPushed(progress, seq) {
   progress.pushedSeq = seq;
   progress.acknowledgedHighSeq = Math.max(progress.acknowledgedHighSeq, seq);
 }
 
-/** Remembers a push through `seq` that got no answer, with the generation known now. */
+/**
+ * Remembers a push through `seq` that got no answer, with the generation known now.
+ * @param {SyncProgress} progress
+ * @param {number} seq
+ */
 export function recordUncertainPush(progress, seq) {
   progress.uncertainPush = { seq: Math.max(progress.uncertainPush?.seq ?? 0, seq), generation: progress.serverGeneration };
 }
 
-/** What an answer saying the server holds this device's log through `held` settles. */
+/**
+ * What an answer saying the server holds this device's log through `held` settles.
+ * @param {SyncProgress} progress
+ * @param {number} held
+ * @param {string | null | undefined} generation
+ */
 export function noteServer(progress, held, generation) {
   if (generation) progress.serverGeneration = generation;
   if (progress.uncertainPush && held >= progress.uncertainPush.seq) progress.uncertainPush = null;
@@ -59,6 +75,9 @@ export function noteServer(progress, held, generation) {
 /**
  * Before re-stamping after `clock_skew`: the highest seq whose stamps must stay (an unanswered push
  * the server may have stored), or 0 when the server provably never stored it.
+ * @param {SyncProgress} progress
+ * @param {number} held
+ * @param {string | null | undefined} generation
  */
 export function keptThroughUncertainPush(progress, held, generation) {
   const uncertain = progress.uncertainPush;

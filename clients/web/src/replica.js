@@ -25,7 +25,7 @@ import { superseded } from './compaction.js';
  * @typedef {import('./context.js').DeviceContext} DeviceContext
  */
 
-const keyOf = (change) => `${change.device}\u0000${change.seq}`;
+const keyOf = (/** @type {Change} */ change) => `${change.device}\u0000${change.seq}`;
 
 /** How often watches re-check statuses that change with time alone (the Swift library's period). */
 export const TIME_REFRESH_MILLISECONDS = 2000;
@@ -45,13 +45,19 @@ export class Replica {
   static async open({ store = new MemoryStore(), device, catalog = { parameters: [], events: [], tips: [], groups: [] }, now = () => Date.now(), overrides = {}, context = {} } = {}) {
     const replica = new Replica(store, typeof catalog === 'string' ? parseCatalog(catalog) : catalog, now, overrides);
     const locale = globalThis.document?.documentElement?.lang || globalThis.navigator?.language || null;
-    /** What targeting reads about this device (protocol.md §13.8). @type {DeviceContext} */
+    /**
+     * What targeting reads about this device (protocol.md §13.8).
+     * @type {DeviceContext}
+     */
     replica.deviceContext = { platform: 'web', appVersion: null, locale, account: null, ...context };
     await replica.#load(device);
     return replica;
   }
 
-  /** The catalog as received: the server's when one was applied, else the bundled one. @type {Catalog} */
+  /**
+   * The catalog as received: the server's when one was applied, else the bundled one.
+   * @type {Catalog}
+   */
   #catalog;
   /**
    * Its part for this device's platform, computed when first read.
@@ -78,9 +84,15 @@ export class Replica {
   constructor(store, catalog, now, overrides) {
     /** @type {ReplicaStore} */
     this.store = store;
-    /** The catalog bundled with the app. @type {Catalog} */
+    /**
+     * The catalog bundled with the app.
+     * @type {Catalog}
+     */
     this.bundledCatalog = catalog;
-    /** The catalog in force: the server's when one was applied, else the bundled one. @type {Catalog} */
+    /**
+     * The catalog in force: the server's when one was applied, else the bundled one.
+     * @type {Catalog}
+     */
     this.catalog = catalog;
     this.physicalNow = now;
     /** @type {TestingOverrides} */
@@ -95,27 +107,54 @@ export class Replica {
     this.progressListeners = new Set();
     /** @type {Promise<void>} */
     this.commits = Promise.resolve();
-    /** The checks of every {@link watch}, run by one shared timer. @type {Set<() => void>} */
+    /**
+     * The checks of every {@link watch}, run by one shared timer.
+     * @type {Set<() => void>}
+     */
     this.timeChecks = new Set();
     /** @type {ReturnType<typeof setInterval> | null} */
     this.timeTicker = null;
     // What `open` loads from the store before it hands the replica out; declared here so that
     // every field has its type from the start.
-    /** This device's id (a UUID unless given on first open). @type {string} */
+    /**
+     * This device's id (a UUID unless given on first open).
+     * @type {string}
+     */
     this.deviceID = '';
-    /** The sync bookkeeping. @type {SyncProgress} */
+    /**
+     * The sync bookkeeping.
+     * @type {SyncProgress}
+     */
     this.progress = emptyProgress();
-    /** The highest stamp seen. @type {string} */
+    /**
+     * The highest stamp seen.
+     * @type {string}
+     */
     this.observedHLC = formatHLC(0, 0);
-    /** The server's catalog as last applied, and its version. @type {{text: string, tag: string} | null} */
+    /**
+     * The server's catalog as last applied, and its version.
+     * @type {{text: string, tag: string} | null}
+     */
     this.serverCatalog = null;
-    /** Every change held, by (device, seq). @type {Map<string, Change>} */
+    /**
+     * Every change held, by (device, seq).
+     * @type {Map<string, Change>}
+     */
     this.log = new Map();
-    /** This device's changes, by seq. @type {Change[]} */
+    /**
+     * This device's changes, by seq.
+     * @type {Change[]}
+     */
     this.local = [];
-    /** The merged state of every change held. @type {ReplicaState} */
+    /**
+     * The merged state of every change held.
+     * @type {ReplicaState}
+     */
     this.state = new ReplicaState();
-    /** This device's clock. @type {HybridLogicalClock} */
+    /**
+     * This device's clock.
+     * @type {HybridLogicalClock}
+     */
     this.hlc = new HybridLogicalClock(this.observedHLC);
   }
 
@@ -172,19 +211,28 @@ export class Replica {
     return this.local.length ? this.local[this.local.length - 1].seq : 0;
   }
 
-  /** Calls `listener` after every change of state (local, merged, catalog). @returns {() => void} unsubscribe */
+  /**
+   * Calls `listener` after every change of state (local, merged, catalog).
+   * @returns {() => void} unsubscribe
+   */
   subscribe(listener) {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Calls `listener` after every local change is stored (what wakes a push). @returns {() => void} */
+  /**
+   * Calls `listener` after every local change is stored (what wakes a push).
+   * @returns {() => void}
+   */
   onLocalChange(listener) {
     this.localListeners.add(listener);
     return () => this.localListeners.delete(listener);
   }
 
-  /** Calls `listener` after every change of the sync bookkeeping (an answer settled). @returns {() => void} */
+  /**
+   * Calls `listener` after every change of the sync bookkeeping (an answer settled).
+   * @returns {() => void}
+   */
   onProgress(listener) {
     this.progressListeners.add(listener);
     return () => this.progressListeners.delete(listener);
@@ -201,7 +249,8 @@ export class Replica {
   /**
    * Resolves true once this replica has completed its first sync (a pull reached the end of the
    * account's log, here or in the tab that syncs), false when `timeout` milliseconds pass first.
-   * @param {number} timeout @returns {Promise<boolean>}
+   * @param {number} timeout
+   * @returns {Promise<boolean>}
    */
   waitForFirstSync(timeout) {
     if (this.progress.hasSynced) return Promise.resolve(true);
@@ -228,7 +277,8 @@ export class Replica {
    * Starts the first-sync hold (what a sync client does as it starts): unless this replica has synced,
    * tips that would be available stay pending for at most `seconds`, or until the first pull completes.
    * The bookkeeping changes at once, before the returned promise (its storing) settles.
-   * @param {number} seconds @returns {Promise<boolean>} whether tips are held
+   * @param {number} seconds
+   * @returns {Promise<boolean>} whether tips are held
    */
   holdForFirstSync(seconds) {
     const wait = Number.isFinite(seconds) ? Math.min(Math.max(0, seconds), 86_400) : 0;
@@ -413,7 +463,11 @@ export class Replica {
     return result;
   }
 
-  /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
+  /**
+   * Changes the sync bookkeeping and stores it.
+   * @template T
+   * @param {(progress: SyncProgress) => T} update
+   */
   async updateProgress(update) {
     const before = this.progress;
     const progress = structuredClone(this.progress);
@@ -451,7 +505,8 @@ export class Replica {
    * it leaves the log, its effect is undone, and the unsent changes after it move down one sequence
    * number (a donation's id follows its number), so the outbox pushes on. Returns the change set
    * aside, or null when it may be on a server (then nothing changes).
-   * @param {number} seq @returns {Promise<Change | null>}
+   * @param {number} seq
+   * @returns {Promise<Change | null>}
    */
   async setAsideUnsent(seq) {
     const held = Math.max(this.progress.acknowledgedHighSeq, this.progress.uncertainPush?.seq ?? 0);
@@ -537,7 +592,8 @@ export class Replica {
 
   /**
    * Changes what targeting reads about this device (protocol.md §13.8): `platform`, `appVersion`,
-   * `locale`; local, never synced. @param {DeviceContext} context
+   * `locale`; local, never synced.
+   * @param {DeviceContext} context
    */
   setContext(context) {
     this.deviceContext = { ...this.deviceContext, ...context };
@@ -563,7 +619,10 @@ export class Replica {
     return tip ? this.evaluator().explain(tip) : null;
   }
 
-  /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
+  /**
+   * Sets testing overrides (local only, never synced) and re-evaluates.
+   * @param {TestingOverrides} overrides
+   */
   setOverrides(overrides) {
     this.overrides = overrides;
     this.#notify();
@@ -626,12 +685,18 @@ export class Replica {
     });
   }
 
-  /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */
+  /**
+   * A tip's definition from the catalog in force.
+   * @returns {TipDefinition | undefined}
+   */
   tip(id) {
     return this.catalog.tips.find((tip) => tip.id === id);
   }
 
-  /** A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip. @returns {TipStatus} */
+  /**
+   * A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip.
+   * @returns {TipStatus}
+   */
   status(id) {
     const tip = this.tip(id);
     return tip ? this.evaluator().status(tip) : 'pending';
@@ -659,7 +724,8 @@ export class Replica {
    * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's
    * bound — checked every {@link TIME_REFRESH_MILLISECONDS} by one timer shared by every watch, so a
    * page at rest wakes once per period however many tips it shows). `onCheck` is called at every
-   * check, before the status is read. @returns {() => void} stop
+   * check, before the status is read.
+   * @returns {() => void} stop
    */
   watch(id, listener, onCheck = () => {}) {
     let last = this.status(id);

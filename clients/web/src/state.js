@@ -18,7 +18,12 @@ import { stampOf } from './change.js';
  * @typedef {{device: string, epoch: Stamp | null, count: number, duration: number, lastDisplayed: number}} DisplayCounter
  */
 
-/** Donations are ordered by date, then id by code points. */
+/**
+ * Donations are ordered by date, then id by code points.
+ * @param {Donation} a
+ * @param {Donation} b
+ * @returns {boolean}
+ */
 export function donationPrecedes(a, b) {
   if (a.date !== b.date) return a.date < b.date;
   return compareCodePoints(a.id, b.id) < 0;
@@ -68,7 +73,10 @@ export class EventRecord {
     this.deletedAt = null;
   }
 
-  /** Inserts keeping (date, id) order; `false` when the id is already present. */
+  /**
+   * Inserts keeping (date, id) order; `false` when the id is already present.
+   * @param {Donation} donation
+   */
   insert(donation) {
     if (this.ids.has(donation.id)) return false;
     this.ids.add(donation.id);
@@ -88,6 +96,7 @@ export class EventRecord {
     return true;
   }
 
+  /** @param {(donation: Donation) => boolean} predicate */
   removeWhere(predicate) {
     const kept = this.donations.filter((donation) => !predicate(donation));
     if (kept.length === this.donations.length) return;
@@ -99,6 +108,7 @@ export class EventRecord {
    * Drops every donation no future change can make visible under a `maximumCount` limit: one
    * outranked, by (date, id), by at least `maximum` donations stamped no earlier than it. Which
    * donations this drops depends only on the set present, never on the order they came in.
+   * @param {number} maximum
    */
   pruneDominated(maximum) {
     if (maximum < 0 || this.donations.length <= maximum) return;
@@ -112,17 +122,26 @@ export class EventRecord {
 /** Everything a replica knows, as the merge of the changes it has seen. */
 export class ReplicaState {
   constructor() {
-    /** The latest `resetDatastore()`. @type {Stamp | null} */
+    /**
+     * The latest `resetDatastore()`.
+     * @type {Stamp | null}
+     */
     this.datastoreReset = null;
     /** @type {Map<string, {value: JSONValue, stamp: Stamp}>} */
     this.parameters = new Map();
     /** @type {Map<string, {eligibility: {value: Eligibility, stamp: Stamp} | null, resetStamp: Stamp | null}>} */
     this.tips = new Map();
-    /** Per tip, per (device, epoch): cumulative display counters. @type {Map<string, Map<string, DisplayCounter>>} */
+    /**
+     * Per tip, per (device, epoch): cumulative display counters.
+     * @type {Map<string, Map<string, DisplayCounter>>}
+     */
     this.displays = new Map();
     /** @type {Map<string, EventRecord>} */
     this.events = new Map();
-    /** Milliseconds since 1970 of the latest display of any tip on any device. @type {number | null} */
+    /**
+     * Milliseconds since 1970 of the latest display of any tip on any device.
+     * @type {number | null}
+     */
     this.lastDisplayAnywhere = null;
   }
 
@@ -144,13 +163,14 @@ export class ReplicaState {
         this.parameters.set(id, { value: /** @type {JSONValue} */ (change.value), stamp });
         return true;
       }
-      case 'eligibility':
-        return this.#mergeEligibility(change.tip, { value: { state: change.state, reason: change.reason }, stamp });
-      case 'display':
-        return this.#mergeDisplay(change.tip, {
-          device: change.device, epoch: change.epoch ?? null, count: change.count, duration: change.duration,
-          lastDisplayed: change.lastDisplayed,
-        });
+      case 'eligibility': {
+        const { tip, state, reason } = /** @type {Required<Change>} */ (change);
+        return this.#mergeEligibility(tip, { value: { state, reason }, stamp });
+      }
+      case 'display': {
+        const { tip, epoch, count, duration, lastDisplayed } = /** @type {Required<Change>} */ (change);
+        return this.#mergeDisplay(tip, { device: change.device, epoch: epoch ?? null, count, duration, lastDisplayed });
+      }
       case 'donation': {
         const event = /** @type {string} */ (change.event);
         const record = this.events.get(event);
@@ -179,6 +199,7 @@ export class ReplicaState {
     }
   }
 
+  /** @param {string} tip @param {{value: Eligibility, stamp: Stamp}} incoming @returns {boolean} */
   #mergeEligibility(tip, incoming) {
     const current = this.tips.get(tip) ?? { eligibility: null, resetStamp: null };
     let changed = false;
@@ -199,6 +220,7 @@ export class ReplicaState {
     return changed;
   }
 
+  /** @param {string} tip @param {DisplayCounter} incoming @returns {boolean} */
   #mergeDisplay(tip, incoming) {
     if (this.datastoreReset && epochPrecedes(incoming.epoch, this.datastoreReset)) return false;
     const key = `${incoming.device}\u0000${stampKey(incoming.epoch)}`;
@@ -223,9 +245,11 @@ export class ReplicaState {
     return true;
   }
 
+  /** @param {Stamp} stamp @returns {boolean} */
   #applyDatastoreReset(stamp) {
     if (this.datastoreReset && compareStamps(stamp, this.datastoreReset) <= 0) return false;
     this.datastoreReset = stamp;
+    /** @param {Stamp} other */
     const after = (other) => compareStamps(other, stamp) > 0;
     for (const [id, versioned] of this.parameters) if (!after(versioned.stamp)) this.parameters.delete(id);
     for (const [tip, record] of this.tips) {
@@ -252,14 +276,21 @@ export class ReplicaState {
     return true;
   }
 
-  /** The stamp that began `tip`'s current display epoch. @returns {Stamp | null} */
+  /**
+   * The stamp that began `tip`'s current display epoch.
+   * @returns {Stamp | null}
+   * @param {string} tip
+   */
   displayEpoch(tip) {
     let epoch = laterEpoch(this.tips.get(tip)?.resetStamp ?? null, this.datastoreReset);
     for (const counter of this.displays.get(tip)?.values() ?? []) epoch = laterEpoch(epoch, counter.epoch);
     return epoch;
   }
 
-  /** Displays of `tip` summed over every device, in its current epoch (summed in device order). */
+  /**
+   * Displays of `tip` summed over every device, in its current epoch (summed in device order).
+   * @param {string} tip
+   */
   displayTotals(tip) {
     const counters = this.displays.get(tip);
     if (!counters) return { count: 0, duration: 0 };
@@ -276,33 +307,57 @@ export class ReplicaState {
     return { count, duration };
   }
 
-  /** Whether `tip` has ever been displayed on any device (since the last datastore reset). */
+  /**
+   * Whether `tip` has ever been displayed on any device (since the last datastore reset).
+   * @param {string} tip
+   * @returns {boolean}
+   */
   hasDisplayed(tip) {
     return (this.displays.get(tip)?.size ?? 0) > 0;
   }
 
-  /** This device's counter for `tip` in its current epoch. */
+  /**
+   * This device's counter for `tip` in its current epoch.
+   * @param {string} tip
+   * @param {string} device
+   */
   counter(tip, device) {
     const epoch = this.displayEpoch(tip);
     return { epoch, counter: this.displays.get(tip)?.get(`${device}\u0000${stampKey(epoch)}`) ?? null };
   }
 
-  /** The invalidation register's value, if a write survives. @returns {Eligibility | null} */
+  /**
+   * The invalidation register's value, if a write survives.
+   * @returns {Eligibility | null}
+   * @param {string} tip
+   */
   eligibility(tip) {
     return this.tips.get(tip)?.eligibility?.value ?? null;
   }
 
-  /** A parameter's synced value, or `undefined` when none survives. */
+  /**
+   * A parameter's synced value, or `undefined` when none survives.
+   * @param {string} id
+   */
   parameterValue(id) {
     return this.parameters.get(id)?.value;
   }
 
-  /** The donations of `event`, oldest first. */
+  /**
+   * The donations of `event`, oldest first.
+   * @param {string} event
+   * @returns {Donation[]}
+   */
   donations(event) {
     return this.events.get(event)?.donations ?? [];
   }
 
-  /** Drops what an event's limit makes invisible for good at `nowMilliseconds`. */
+  /**
+   * Drops what an event's limit makes invisible for good at `nowMilliseconds`.
+   * @param {string} event
+   * @param {DonationLimit} limit
+   * @param {number} nowMilliseconds
+   */
   trimDonations(event, limit, nowMilliseconds) {
     const record = this.events.get(event);
     if (!record) return;

@@ -14,6 +14,7 @@ import { QUERY_LIMIT } from './state.js';
  * @typedef {import('./catalog.js').Catalog} Catalog
  * @typedef {import('./catalog.js').TipDefinition} TipDefinition
  * @typedef {import('./json.js').JSONValue} JSONValue
+ * @typedef {import('./rules.js').Rule} Rule
  * @typedef {'available' | 'pending' | `invalidated:${string}`} TipStatus
  * @typedef {{showAll?: boolean, hideAll?: boolean, shown?: string[], hidden?: string[]}} TestingOverrides
  * @typedef {{code: string, status: TipStatus, index?: number, count?: number, maximum?: number, duration?: number, allTips?: boolean, until?: number, experiment?: string, arm?: 'holdout' | null}} StatusReason
@@ -61,7 +62,10 @@ export class StatusEvaluator {
     return this.defaults.get(id) ?? null;
   }
 
-  /** The donations of an event rules see: within its maximum age, the newest up to its count and 1000. */
+  /**
+   * The donations of an event rules see: within its maximum age, the newest up to its count and 1000.
+   * @param {string} event
+   */
   donations(event) {
     let visible = this.state.donations(event);
     const limit = this.limits[event];
@@ -74,7 +78,10 @@ export class StatusEvaluator {
     return keep === 0 ? [] : visible.slice(-keep);
   }
 
-  /** Whether every rule holds. */
+  /**
+   * Whether every rule holds.
+   * @param {Rule[]} rules
+   */
   rulesHold(rules) {
     return this.firstFailing(rules) < 0;
   }
@@ -95,7 +102,10 @@ export class StatusEvaluator {
     });
   }
 
-  /** @param {TipDefinition} tip @returns {TipStatus} */
+  /**
+   * @param {TipDefinition} tip
+   * @returns {TipStatus}
+   */
   status(tip) {
     return this.reason(tip).status;
   }
@@ -194,7 +204,10 @@ export class StatusEvaluator {
     return explanation;
   }
 
-  /** What a rule reads, by name: `param:ID`, `donations:ID` (how many rules see), `context:NAME`, `bucket:KEY`. */
+  /**
+   * What a rule reads, by name: `param:ID`, `donations:ID` (how many rules see), `context:NAME`, `bucket:KEY`.
+   * @param {Rule} rule
+   */
   readValues(rule) {
     /** @type {{[name: string]: JSONValue}} */
     const values = {};
@@ -212,12 +225,19 @@ export class StatusEvaluator {
     return values;
   }
 
-  /** Whether the display frequency holds a never-shown tip back. */
+  /**
+   * Whether the display frequency holds a never-shown tip back.
+   * @param {TipDefinition} tip
+   */
   isThrottled(tip) {
     return this.throttledUntil(tip) !== null;
   }
 
-  /** When the display frequency stops holding a never-shown tip back (milliseconds), or null. */
+  /**
+   * When the display frequency stops holding a never-shown tip back (milliseconds), or null.
+   * @param {TipDefinition} tip
+   * @returns {number | null}
+   */
   throttledUntil(tip) {
     const interval = this.catalog.displayFrequency ?? 0;
     const last = this.state.lastDisplayAnywhere;
@@ -230,6 +250,8 @@ export class StatusEvaluator {
    * The tip of a group whose reach showing the group now records (protocol.md §13.12): the current
    * tip as it would be if no experiment held a tip out, when it has a running experiment and a
    * reaching arm. A held-out tip is reached where the group would have shown it.
+   * @param {TipDefinition[]} tips
+   * @param {string} priority
    */
   tipReachedInGroup(tips, priority) {
     for (const tip of tips) {
@@ -242,7 +264,11 @@ export class StatusEvaluator {
     return null;
   }
 
-  /** A group's current tip: the first available; `ordered` stops at the first pending. */
+  /**
+   * A group's current tip: the first available; `ordered` stops at the first pending.
+   * @param {TipDefinition[]} tips
+   * @param {string} priority
+   */
   currentTip(tips, priority) {
     for (const tip of tips) {
       const status = this.status(tip);

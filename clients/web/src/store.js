@@ -17,7 +17,7 @@ import { canonicalText, parse } from './json.js';
  * }} ReplicaStore
  */
 
-const keyOf = (change) => `${change.device}\u0000${change.seq}`;
+const keyOf = (/** @type {Change} */ change) => `${change.device}\u0000${change.seq}`;
 
 /** A store in memory: for tests, Node, and pages that keep nothing between visits. */
 export class MemoryStore {
@@ -107,7 +107,11 @@ export class IndexedDBStore {
   }
 }
 
-/** @template T @param {IDBRequest<T>} request @returns {Promise<T>} */
+/**
+ * @template T
+ * @param {IDBRequest<T>} request
+ * @returns {Promise<T>}
+ */
 function done(request) {
   return new Promise((resolve, reject) => {
     request.onsuccess = () => resolve(request.result);

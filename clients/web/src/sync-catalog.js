@@ -12,6 +12,8 @@ import { timed } from './sync-requests.js';
  * or `null` for none — what a device that reopened its stream without a pull follows. A `ready`
  * without the member (an older server) asks `GET /v1/catalog`, answered `304` when nothing changed.
  * @param {SyncClient} client
+ * @param {string} data
+ * @param {AbortSignal} [signal]
  */
 export async function followReadyCatalog(client, data, signal) {
   if (!client.followsServerCatalog) return;
@@ -24,6 +26,8 @@ export async function followReadyCatalog(client, data, signal) {
 /**
  * Fetches and applies the server's catalog when `tag` is neither the applied one nor a refused one.
  * @param {SyncClient} client
+ * @param {string | null} tag
+ * @param {AbortSignal} [signal]
  */
 export async function followCatalog(client, tag, signal) {
   const applied = client.replica.serverCatalog?.tag ?? null;

@@ -35,7 +35,11 @@ export class SyncError extends Error {
   }
 }
 
-/** A server answer's JSON, read with the number model (no integer silently rounded). */
+/**
+ * A server answer's JSON, read with the number model (no integer silently rounded).
+ * @param {string} text
+ * @returns {any}
+ */
 export function parseBody(text) {
   try {
     return /** @type {any} */ (parse(text));
@@ -44,7 +48,12 @@ export function parseBody(text) {
   }
 }
 
-/** `body()`, or undefined when it throws. */
+/**
+ * `body()`, or undefined when it throws.
+ * @template T
+ * @param {() => T} body
+ * @returns {T | undefined}
+ */
 export function errorless(body) {
   try {
     return body();
@@ -53,7 +62,10 @@ export function errorless(body) {
   }
 }
 
-/** The `error` object of an error answer's JSON, or null. @param {string} text */
+/**
+ * The `error` object of an error answer's JSON, or null.
+ * @param {string} text
+ */
 export function errorDetail(text) {
   try {
     const body = /** @type {any} */ (parse(text));
@@ -63,16 +75,24 @@ export function errorDetail(text) {
   }
 }
 
-/** The failure an error answer reports. @param {number} status @param {string} text */
+/**
+ * The failure an error answer reports.
+ * @param {number} status
+ * @param {string} text
+ */
 export function rejectionOf(status, text) {
   const detail = errorDetail(text);
   return new SyncError(detail?.message ?? `HTTP ${status}`, { status, code: detail?.code ?? 'unknown' });
 }
 
-/** Any error as a {@link SyncError} (a bug in the client is `client_error`). */
+/**
+ * Any error as a {@link SyncError} (a bug in the client is `client_error`).
+ * @param {unknown} error
+ */
 export function asSyncError(error) {
   if (error instanceof SyncError) return error;
-  return new SyncError(String(error?.message ?? error), { code: 'client_error' });
+  const message = /** @type {{message?: unknown} | null | undefined} */ (error)?.message;
+  return new SyncError(String(message ?? error), { code: 'client_error' });
 }
 
 /**

@@ -16,6 +16,8 @@ import { clockCorrection, send, timed } from './sync-requests.js';
  * Pulls page after page until the server has nothing more (protocol.md §8).
  * @param {SyncClient} client
  * @param {SyncParts} parts
+ * @param {number} [wait]
+ * @param {AbortSignal} [signal]
  */
 export async function pullAll(client, parts, wait = 0, signal) {
   await parts.firstContact();
@@ -83,6 +85,7 @@ export async function applyPage(client, page, offset, live) {
  * @param {SyncClient} client
  * @param {SyncParts} parts
  * @returns {Promise<'endedByServer' | 'reopenNow'>}
+ * @param {AbortSignal} signal
  */
 export async function followLiveStream(client, parts, signal) {
   const cursor = client.replica.progress.pullCursor;
@@ -167,6 +170,8 @@ export async function followLiveStream(client, parts, signal) {
  * Merges one `event: changes` page; false when it does not continue the replica's cursor. A server
  * that only announces news (`data: {}`, notify-only) gets a pull instead.
  * @param {SyncClient} client
+ * @param {string} data
+ * @param {AbortSignal} [signal]
  */
 export async function mergeLivePage(client, data, signal) {
   const page = parseBody(data);

@@ -38,6 +38,7 @@ export function pushBody(outbox, maxBytes = MAX_PUSH_BODY_BYTES) {
  * Pushes everything unsent, batch by batch (protocol.md §7).
  * @param {SyncClient} client
  * @param {SyncParts} parts
+ * @param {AbortSignal} [signal]
  */
 export async function pushAll(client, parts, signal) {
   await parts.firstContact();

@@ -12,6 +12,8 @@ import { errorDetail, rejectionOf, SyncError } from './sync-error.js';
  * The clock correction an answer calls for, or null (protocol.md §11): the server's time less the
  * midpoint of the request's round trip on the device's physical clock.
  * @param {SyncClient} client
+ * @param {number} serverTime
+ * @param {number} sent
  */
 export function clockCorrection(client, serverTime, sent, force = false) {
   if (!Number.isInteger(serverTime) || serverTime < 0 || serverTime > 2 ** 48 - 1) return null;
@@ -113,7 +115,16 @@ export async function currentToken(client) {
   }
 }
 
+/** @param {string} text */
 async function gzip(text) {
-  const stream = new Blob([text]).stream().pipeThrough(new globalThis.CompressionStream('gzip'));
+  const Compression = /** @type {NonNullable<typeof compressionStream>} */ (compressionStream);
+  const stream = new Blob([text]).stream().pipeThrough(new Compression('gzip'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
+
+/**
+ * The platform's `CompressionStream` (browsers, Node 18+), or undefined where there is none. Read
+ * through this name because the TypeScript `lib` the types are checked with does not declare it.
+ * @type {(new (format: string) => TransformStream<Uint8Array, Uint8Array>) | undefined}
+ */
+export const compressionStream = /** @type {{CompressionStream?: any}} */ (globalThis).CompressionStream;

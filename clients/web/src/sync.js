@@ -16,7 +16,7 @@ import { delayAfterFailures, delayAfterStreamEnded } from './backoff.js';
 import { asSyncError, parseBody, rejectionOf, SyncError } from './sync-error.js';
 import { followLiveStream, pullAll } from './sync-pull.js';
 import { pushAll } from './sync-push.js';
-import { timed } from './sync-requests.js';
+import { compressionStream, timed } from './sync-requests.js';
 
 export { EventStreamReader } from './event-stream.js';
 export { SyncError, refusedIndex } from './sync-error.js';
@@ -79,7 +79,10 @@ export { MAX_PUSH_BODY_BYTES, pushBody } from './sync-push.js';
 
 /** Keeps a replica in sync with a TipSync server. */
 export class SyncClient {
-  /** @param {Replica} replica @param {SyncOptions} options */
+  /**
+   * @param {Replica} replica
+   * @param {SyncOptions} options
+   */
   constructor(replica, options) {
     this.replica = replica;
     this.server = new URL(options.server);
@@ -94,12 +97,18 @@ export class SyncClient {
     this.live = options.live ?? true;
     this.liveStreamSilence = options.liveStreamSilence ?? 60;
     this.followsServerCatalog = options.followsServerCatalog ?? false;
-    this.compressPushes = (options.compressPushes ?? true) && typeof globalThis.CompressionStream === 'function';
+    this.compressPushes = (options.compressPushes ?? true) && typeof compressionStream === 'function';
     this.initialBackoff = options.initialBackoff ?? 1000;
     this.maximumBackoff = options.maximumBackoff ?? 60_000;
-    /** The latest failure, if the latest round failed. @type {SyncError | null} */
+    /**
+     * The latest failure, if the latest round failed.
+     * @type {SyncError | null}
+     */
     this.lastError = null;
-    /** A server catalog version refused as invalid (not fetched again). @type {string | null} */
+    /**
+     * A server catalog version refused as invalid (not fetched again).
+     * @type {string | null}
+     */
     this.refusedCatalogTag = null;
     /** @type {AbortController | null} */
     this.controller = null;
@@ -110,7 +119,10 @@ export class SyncClient {
      * @type {{change: import('./change.js').Change, reason: string}[]}
      */
     this.setAside = [];
-    /** Told of each change set aside. @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null} */
+    /**
+     * Told of each change set aside.
+     * @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null}
+     */
     this.onRefusedChange = options.onRefusedChange ?? null;
     // A device that has never synced holds its tips back from now on (protocol.md §17.1).
     this.firstSyncTimeout = options.firstSyncTimeout ?? 5;
@@ -132,7 +144,11 @@ export class SyncClient {
     replica.onProgress(() => this.publishStatus());
   }
 
-  /** Calls `listener(status, before)` on every change of {@link status}. @returns {() => void} stop */
+  /**
+   * Calls `listener(status, before)` on every change of {@link status}.
+   * @returns {() => void} stop
+   * @param {(status: SyncStatus, before: SyncStatus) => void} listener
+   */
   onStatus(listener) {
     this.statusListeners.add(listener);
     return () => this.statusListeners.delete(listener);
@@ -163,13 +179,16 @@ export class SyncClient {
     next.hasSynced = this.replica.progress.hasSynced;
     next.heldForFirstSync = this.replica.isHeldForFirstSync;
     next.pendingChanges = Math.max(0, this.replica.lastLocalSeq - this.replica.progress.pushedSeq);
-    const same = Object.keys(next).every((key) => next[key] === before[key]);
+    const same = /** @type {(keyof SyncStatus)[]} */ (Object.keys(next)).every((key) => next[key] === before[key]);
     if (same) return;
     this.status = next;
     for (const listener of [...this.statusListeners]) listener(next, before);
   }
 
-  /** Records a failed exchange. @param {SyncError} error */
+  /**
+   * Records a failed exchange.
+   * @param {SyncError} error
+   */
   #fail(error) {
     this.lastError = error;
     this.publishStatus({ state: error.endsSync ? 'stopped' : error.isRefusal ? 'refused' : 'offline', error });
@@ -178,6 +197,8 @@ export class SyncClient {
   /**
    * Resolves true once this device has completed its first sync (now or before), false when
    * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
+   * @param {number} timeout
+   * @returns {Promise<boolean>}
    */
   waitForFirstSync(timeout) {
     return this.replica.waitForFirstSync(timeout);
@@ -341,11 +362,15 @@ export class SyncClient {
     this.controller?.abort();
   }
 
-  /** Pushes the outbox, then again after every local change: level-triggered. */
+  /**
+   * Pushes the outbox, then again after every local change: level-triggered.
+   * @param {AbortSignal} signal
+   */
   async #pushOnLocalChanges(signal) {
     while (!signal.aborted) {
-      let wake;
-      const woken = new Promise((resolve) => (wake = resolve));
+      /** @type {() => void} */
+      let wake = () => {};
+      const woken = new Promise((resolve) => (wake = () => resolve(undefined)));
       const unsubscribe = this.replica.onLocalChange(() => wake());
       const aborted = () => wake();
       signal.addEventListener('abort', aborted);
@@ -364,6 +389,7 @@ export class SyncClient {
   /**
    * Receives other devices' changes until `signal` aborts: on live streams that carry them
    * (`GET /v1/live?cursor=…`, protocol.md §9), one after the other, or by long-polls.
+   * @param {AbortSignal} signal
    */
   async #pullLive(signal) {
     if (!this.live) {

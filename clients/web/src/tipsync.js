@@ -74,10 +74,16 @@ export class TipSync extends EventTarget {
     /** @type {BroadcastChannel | null} */
     this.channel = null;
     this.pending = new Map();
-    /** Tips whose reach is being written (protocol.md §13.12). @type {Set<string>} */
+    /**
+     * Tips whose reach is being written (protocol.md §13.12).
+     * @type {Set<string>}
+     */
     this.reaching = new Set();
     this.nextRequest = 1;
-    /** This tab's writes, one after another (a write made before it led runs first). @type {Promise<unknown>} */
+    /**
+     * This tab's writes, one after another (a write made before it led runs first).
+     * @type {Promise<unknown>}
+     */
     this.queue = Promise.resolve();
     /**
      * The sync status (the syncing tab's, in every tab): `state` (`connecting`, `connected`,
@@ -197,7 +203,9 @@ export class TipSync extends EventTarget {
 
   /**
    * Resolves true once this device has completed its first sync (in this tab or the one that syncs),
-   * false when `timeout` milliseconds pass first. @param {number} [timeout] @returns {Promise<boolean>}
+   * false when `timeout` milliseconds pass first.
+   * @param {number} [timeout]
+   * @returns {Promise<boolean>}
    */
   waitForFirstSync(timeout = 10_000) {
     return this.replica.waitForFirstSync(timeout);
@@ -246,7 +254,10 @@ export class TipSync extends EventTarget {
     });
   }
 
-  /** Tells the other tabs of this device (a tab without a channel has none to tell). @param {any} message */
+  /**
+   * Tells the other tabs of this device (a tab without a channel has none to tell).
+   * @param {any} message
+   */
   #post(message) {
     this.channel?.postMessage(message);
   }
@@ -298,7 +309,8 @@ export class TipSync extends EventTarget {
   /**
    * A tip's status now: what the page shows it by, so asking records the reach of the tip's running
    * experiment when it would be shown now (protocol.md §13.12) — in the holdout, where it reads
-   * `pending`, as in the treatment. `explain()` only reads. @returns {TipStatus}
+   * `pending`, as in the treatment. `explain()` only reads.
+   * @returns {TipStatus}
    */
   status(tip) {
     this.#noteReach(tip);
@@ -349,7 +361,10 @@ export class TipSync extends EventTarget {
     return this.replica.currentTip(group);
   }
 
-  /** Calls `listener` with a tip's status now and whenever it changes. @returns {() => void} stop */
+  /**
+   * Calls `listener` with a tip's status now and whenever it changes.
+   * @returns {() => void} stop
+   */
   watch(tip, listener) {
     this.#noteReach(tip);
     const stopReach = this.replica.subscribe(() => this.#noteReach(tip));
@@ -378,7 +393,10 @@ export class TipSync extends EventTarget {
   }
 }
 
-/** Whether the options turn sync on: a server and a credential. @param {TipSyncOptions} options */
+/**
+ * Whether the options turn sync on: a server and a credential.
+ * @param {TipSyncOptions} options
+ */
 function syncs(options) {
   return Boolean(options.server && (options.token || options.tokenProvider));
 }
@@ -387,7 +405,10 @@ function syncs(options) {
 /** @type {TipSync | null} */
 export let defaultTipSync = null;
 
-/** Configures TipSync for the page; elements on it use this instance. @param {TipSyncOptions} options */
+/**
+ * Configures TipSync for the page; elements on it use this instance.
+ * @param {TipSyncOptions} options
+ */
 export async function configure(options) {
   defaultTipSync = await TipSync.configure(options);
   globalThis.dispatchEvent?.(new CustomEvent('tipsync-configured', { detail: defaultTipSync }));
