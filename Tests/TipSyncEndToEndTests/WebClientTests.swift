@@ -47,6 +47,50 @@ struct WebClientTests {
             #expect(fresh == committed, "clients/web/types/\(name) is stale: run tsc -p tsconfig.json in clients/web")
         }
     }
+
+    /// `tsc` reads a JSDoc tag only where a line of the comment starts with one: in `/** Text.
+    /// @type {X} */` on one line the type was ignored and the member was `any`, unchecked (62 such
+    /// comments, `TipSync.configure`'s options among them). The types are checked with `strictNullChecks`
+    /// and `noImplicitAny`, and no comment writes a tag `tsc` would not read.
+    @Test func everyTypeTagIsReadAndTheChecksAreStrict() throws {
+        let config = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: Self.client.appendingPathComponent("tsconfig.json")))
+        let options = (config as? [String: Any])?["compilerOptions"] as? [String: Any]
+        #expect(options?["strictNullChecks"] as? Bool == true)
+        #expect(options?["noImplicitAny"] as? Bool == true)
+        let sources = Self.client.appendingPathComponent("src")
+        var unread: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted()
+        where name.hasSuffix(".js") {
+            let text = try String(contentsOf: sources.appendingPathComponent(name), encoding: .utf8)
+            var inComment = false
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                var body: Substring
+                if trimmed.hasPrefix("/**") {
+                    inComment = true
+                    body = trimmed.dropFirst(3)
+                } else if inComment, trimmed.hasPrefix("*") {
+                    body = trimmed.dropFirst()
+                } else {
+                    inComment = false
+                    continue
+                }
+                if let end = body.range(of: "*/") {
+                    inComment = false
+                    body = body[..<end.lowerBound]
+                }
+                let content = body.trimmingCharacters(in: .whitespaces)
+                if content.hasPrefix("@") { continue }
+                // Types (`{…}`) and code (`…`) may hold an `@`; a tag stands after white space.
+                let prose = content.replacing(/\{[^{}]*\}/, with: "").replacing(/`[^`]*`/, with: "")
+                if prose.contains(/\s@(param|returns|return|type|template|typedef|property)\b/) {
+                    unread.append("\(name):\(number + 1): \(trimmed)")
+                }
+            }
+        }
+        #expect(unread.isEmpty, "tags tsc does not read (start a line of the comment with each):\n\(unread.joined(separator: "\n"))")
+    }
 }
 
 /// Where a command-line tool is installed, if it is.

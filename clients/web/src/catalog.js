@@ -18,14 +18,31 @@ import { parseRule, idsRead, RuleFormatError } from './rules.js';
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
  * @typedef {{displayFrequency?: number, enabled?: boolean, platformSettings?: {[platform: string]: {displayFrequency?: number}}, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ * @typedef {import('./json.js').JSONObject} JSONObject
+ */
+
+/**
+ * Reads one member's JSON at `path` as a `T`, or throws a {@link CatalogError} naming `path`.
+ * @template T
+ * @typedef {(value: JSONValue, path: string) => T} Check
  */
 
 /** A catalog that does not decode or validate; the message starts with the field. */
 export class CatalogError extends Error {}
 
+/**
+ * The members of a tip, a variant and a localization that are text.
+ * @type {('title' | 'message' | 'image')[]}
+ */
+const TEXT_FIELDS = ['title', 'message', 'image'];
+
 /** The named display frequencies, in seconds. */
 export const DISPLAY_FREQUENCIES = { immediate: 0, hourly: 3600, daily: 86_400, weekly: 604_800, monthly: 2_592_000 };
 
+/**
+ * @param {JSONValue} value
+ * @returns {string}
+ */
 function kindName(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -45,30 +62,66 @@ export function parseCatalog(input) {
   } catch (error) {
     throw new CatalogError(error.message);
   }
+  /**
+   * @param {string} path
+   * @param {string} message
+   * @returns {never}
+   */
   const fail = (path, message) => {
     throw new CatalogError(path ? `${path}: ${message}` : message);
   };
-  const read = (container, path, name, check, optional = true) => {
+  /**
+   * An optional member: `undefined` when absent or null.
+   * @template T
+   * @param {JSONObject} container
+   * @param {string} path
+   * @param {string} name
+   * @param {Check<T>} check
+   * @returns {T | undefined}
+   */
+  const read = (container, path, name, check) => {
     const full = path ? `${path}.${name}` : name;
-    if (!Object.prototype.hasOwnProperty.call(container, name) || (optional && container[name] === null)) {
-      if (optional) return undefined;
-      fail(full, `no value for key '${name}'`);
-    }
+    if (!Object.prototype.hasOwnProperty.call(container, name) || container[name] === null) return undefined;
     return check(container[name], full);
   };
+  /**
+   * A required member.
+   * @template T
+   * @param {JSONObject} container
+   * @param {string} path
+   * @param {string} name
+   * @param {Check<T>} check
+   * @returns {T}
+   */
+  const need = (container, path, name, check) => {
+    const full = path ? `${path}.${name}` : name;
+    if (!Object.prototype.hasOwnProperty.call(container, name)) fail(full, `no value for key '${name}'`);
+    return check(container[name], full);
+  };
+  /** @type {Check<JSONObject>} */
   const object = (value, path) => (isObject(value) ? value : fail(path, `expected an object, found ${kindName(value)}`));
+  /** @type {Check<string>} */
   const string = (value, path) => (typeof value === 'string' ? value : fail(path, `expected a string, found ${kindName(value)}`));
+  /** @type {Check<boolean>} */
   const bool = (value, path) => (typeof value === 'boolean' ? value : fail(path, `expected a boolean, found ${kindName(value)}`));
+  /** @type {Check<number>} */
   const integer = (value, path) => {
     if (typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= MAX_INTEGER) return value;
     return fail(path, `expected an integer within ±${MAX_INTEGER}, found ${typeof value === 'number' || typeof value === 'bigint' ? value : kindName(value)}`);
   };
+  /** @type {Check<number>} */
   const number = (value, path) => {
     const result = numberOf(value);
     return result === undefined || typeof value === 'bigint' ? fail(path, `expected a number, found ${kindName(value)}`) : result;
   };
+  /**
+   * @template T
+   * @param {Check<T>} item
+   * @returns {Check<T[]>}
+   */
   const array = (item) => (value, path) =>
     Array.isArray(value) ? value.map((element, index) => item(element, `${path}[${index}]`)) : fail(path, `expected an array, found ${kindName(value)}`);
+  /** @type {Check<number>} */
   const seconds = (value, path) => {
     const result = number(value, path);
     if (!Number.isFinite(result) || result < 0 || result > MAX_INTEGER) {
@@ -76,12 +129,16 @@ export function parseCatalog(input) {
     }
     return result;
   };
+  /** @type {Check<number>} */
   const count = (value, path) => {
     const result = integer(value, path);
     if (result < 0) fail(path, `must be 0 or more, got ${result}`);
     return result;
   };
-  /** A rule expression at `path` (13.2); its format errors name the path. */
+  /**
+   * A rule expression at `path` (13.2); its format errors name the path.
+   * @type {Check<Rule>}
+   */
   const ruleAt = (rule, rulePath) => {
     try {
       return parseRule(rule);
@@ -93,10 +150,11 @@ export function parseCatalog(input) {
   const root = object(json, '');
   /** @type {Catalog} */
   const catalog = { parameters: [], events: [], tips: [], groups: [] };
+  /** @type {Check<number>} */
   const frequencyAt = (value, path) => {
     if (typeof value === 'string') {
       if (!(value in DISPLAY_FREQUENCIES)) fail(path, `unknown display frequency '${value}'; use immediate, hourly, daily, weekly, monthly or seconds`);
-      return DISPLAY_FREQUENCIES[value];
+      return DISPLAY_FREQUENCIES[/** @type {keyof typeof DISPLAY_FREQUENCIES} */ (value)];
     }
     return seconds(value, path);
   };
@@ -129,7 +187,7 @@ export function parseCatalog(input) {
       const violation = valueViolation(defaultValue, `${path}.default`);
       if (violation) fail(violation.field, violation.message);
       return {
-        id: read(member, path, 'id', string, false),
+        id: need(member, path, 'id', string),
         defaultValue,
         transient: read(member, path, 'transient', bool) ?? false,
       };
@@ -138,7 +196,7 @@ export function parseCatalog(input) {
     read(root, '', 'events', array((value, path) => {
       const member = object(value, path);
       /** @type {EventDefinition} */
-      const event = { id: read(member, path, 'id', string, false) };
+      const event = { id: need(member, path, 'id', string) };
       const limit = read(member, path, 'donationLimit', (limitValue, limitPath) => {
         const limitObject = object(limitValue, limitPath);
         /** @type {DonationLimit} */
@@ -152,7 +210,10 @@ export function parseCatalog(input) {
       if (limit) event.donationLimit = limit;
       return event;
     })) ?? [];
-  /** A tip's or a variant's `localizations` (13.10). */
+  /**
+   * A tip's or a variant's `localizations` (13.10).
+   * @type {Check<{[tag: string]: import('./localization.js').TipLocalization}>}
+   */
   const localizationsAt = (value, localizationsPath) => {
     const byTag = object(value, localizationsPath);
     /** @type {{[tag: string]: import('./localization.js').TipLocalization}} */
@@ -162,7 +223,7 @@ export function parseCatalog(input) {
       const entry = object(byTag[tag], tagPath);
       /** @type {import('./localization.js').TipLocalization} */
       const localization = {};
-      for (const field of ['title', 'message', 'image']) {
+      for (const field of TEXT_FIELDS) {
         const text = read(entry, tagPath, field, string);
         if (text !== undefined) localization[field] = text;
       }
@@ -180,11 +241,11 @@ export function parseCatalog(input) {
       const member = object(value, path);
       /** @type {TipDefinition} */
       const tip = {
-        id: read(member, path, 'id', string, false),
-        title: read(member, path, 'title', string, false),
+        id: need(member, path, 'id', string),
+        title: need(member, path, 'title', string),
         actions: read(member, path, 'actions', array((action, actionPath) => {
           const actionObject = object(action, actionPath);
-          return { id: read(actionObject, actionPath, 'id', string, false), title: read(actionObject, actionPath, 'title', string, false) };
+          return { id: need(actionObject, actionPath, 'id', string), title: need(actionObject, actionPath, 'title', string) };
         })) ?? [],
         rules: read(member, path, 'rules', array(ruleAt)) ?? [],
         options: { ignoresDisplayFrequency: false },
@@ -200,14 +261,14 @@ export function parseCatalog(input) {
       const experiment = read(member, path, 'experiment', (value, experimentPath) => {
         const members = object(value, experimentPath);
         const goalPath = `${experimentPath}.goal`;
-        const goalMembers = read(members, experimentPath, 'goal', object, false);
+        const goalMembers = need(members, experimentPath, 'goal', object);
         const event = read(goalMembers, goalPath, 'event', string);
         const actionPerformed = read(goalMembers, goalPath, 'actionPerformed', bool);
         if ((event === undefined) === (actionPerformed !== true)) fail(goalPath, 'a goal is {"event": ID} or {"actionPerformed": true}');
         /** @type {import('./experiment.js').TipExperiment} */
         const parsed = {
-          id: read(members, experimentPath, 'id', string, false),
-          holdout: read(members, experimentPath, 'holdout', number, false),
+          id: need(members, experimentPath, 'id', string),
+          holdout: need(members, experimentPath, 'holdout', number),
           goal: event !== undefined ? { event } : { actionPerformed: true },
         };
         const window = read(members, experimentPath, 'window', number);
@@ -217,8 +278,8 @@ export function parseCatalog(input) {
         const variants = read(members, experimentPath, 'variants', array((variantValue, variantPath) => {
           const variantMembers = object(variantValue, variantPath);
           /** @type {import('./experiment.js').Variant} */
-          const variant = { id: read(variantMembers, variantPath, 'id', string, false) };
-          for (const field of ['title', 'message', 'image']) {
+          const variant = { id: need(variantMembers, variantPath, 'id', string) };
+          for (const field of TEXT_FIELDS) {
             const text = read(variantMembers, variantPath, field, string);
             if (text !== undefined) variant[field] = text;
           }
@@ -252,15 +313,22 @@ export function parseCatalog(input) {
         if (name !== 'ordered' && name !== 'firstAvailable') fail(priorityPath, `unknown group priority '${name}'; expected ordered or firstAvailable`);
         return name;
       }) ?? 'ordered';
-      return { id: read(member, path, 'id', string, false), priority, tips: read(member, path, 'tips', array(string), false) };
+      return { id: need(member, path, 'id', string), priority, tips: need(member, path, 'tips', array(string)) };
     })) ?? [];
   validate(catalog);
   return catalog;
 }
 
-/** The catalog's rules between its parts: unique, NFC, non-empty ids; rules and groups name what exists. */
+/**
+ * The catalog's rules between its parts: unique, NFC, non-empty ids; rules and groups name what exists.
+ * @param {Catalog} catalog
+ */
 function validate(catalog) {
-  /** Not empty, NFC (section 1), unique among `ids`; each error names the field. */
+  /**
+   * Not empty, NFC (section 1), unique among `ids`; each error names the field.
+   * @param {string[]} ids
+   * @param {string} member
+   */
   const checkIDs = (ids, member) => {
     /** @type {Map<string, number>} */
     const seen = new Map();
@@ -272,36 +340,41 @@ function validate(catalog) {
       seen.set(id, index);
     });
   };
-  for (const member of ['tips', 'parameters', 'events', 'groups']) checkIDs(catalog[member].map(({ id }) => id), member);
+  for (const member of /** @type {const} */ (['tips', 'parameters', 'events', 'groups'])) {
+    checkIDs(/** @type {{id: string}[]} */ (catalog[member]).map(({ id }) => id), member);
+  }
   // A tip's action ids: unique within the tip (the app tells its actions apart by them).
   catalog.tips.forEach((tip, index) => checkIDs(tip.actions.map(({ id }) => id), `tips[${index}].actions`));
   // Platforms (§13.11): at least one, each a platform name, none twice.
   catalog.tips.forEach((tip, index) => {
-    if (tip.platforms === undefined) return;
-    if (tip.platforms.length === 0) throw new CatalogError(`tips[${index}].platforms: list at least one platform, or leave it out for every platform`);
-    tip.platforms.forEach((platform, position) => {
+    const platforms = tip.platforms;
+    if (platforms === undefined) return;
+    if (platforms.length === 0) throw new CatalogError(`tips[${index}].platforms: list at least one platform, or leave it out for every platform`);
+    platforms.forEach((platform, position) => {
       const problem = platformProblem(platform);
       if (problem) throw new CatalogError(`tips[${index}].platforms[${position}]: ${problem}`);
-      if (tip.platforms.indexOf(platform) < position) throw new CatalogError(`tips[${index}].platforms[${position}]: '${platform}' is listed twice`);
+      if (platforms.indexOf(platform) < position) throw new CatalogError(`tips[${index}].platforms[${position}]: '${platform}' is listed twice`);
     });
   });
   // Localizations: keyed by a language tag in canonical case, naming only the tip's own actions (§13.10).
   catalog.tips.forEach((tip, index) => {
-    for (const tag of Object.keys(tip.localizations ?? {}).sort(compareCodePoints)) {
+    const localizations = tip.localizations ?? {};
+    for (const tag of Object.keys(localizations).sort(compareCodePoints)) {
       const field = `tips[${index}].localizations.${tag}`;
       const canonical = canonicalLocale(tag);
       if (tag === '' || canonical !== tag || !tag.split('-').every((subtag) => /^[A-Za-z0-9]{1,8}$/.test(subtag))) {
         throw new CatalogError(`${field}: a localization is keyed by a BCP 47 language tag in canonical case, such as fr or fr-CA${canonical !== tag && tag !== '' ? ` (write '${canonical}')` : ''}`);
       }
       const actionIDs = new Set(tip.actions.map((action) => action.id));
-      const unknown = Object.keys(tip.localizations[tag].actions ?? {}).sort(compareCodePoints).find((id) => !actionIDs.has(id));
+      const unknown = Object.keys(localizations[tag].actions ?? {}).sort(compareCodePoints).find((id) => !actionIDs.has(id));
       if (unknown !== undefined) throw new CatalogError(`${field}.actions.${unknown}: names no action of tips[${index}]`);
     }
   });
   const parameters = new Set(catalog.parameters.map((parameter) => parameter.id));
   const events = new Set(catalog.events.map((event) => event.id));
   catalog.tips.forEach((tip, tipIndex) => {
-    const checked = [...tip.rules.map((rule, index) => [rule, `rules[${index}]`]), ...(tip.targeting ?? []).map((rule, index) => [rule, `targeting[${index}]`])];
+    /** @type {[Rule, string][]} */
+    const checked = [...tip.rules.map((rule, index) => /** @type {[Rule, string]} */ ([rule, `rules[${index}]`])), ...(tip.targeting ?? []).map((rule, index) => /** @type {[Rule, string]} */ ([rule, `targeting[${index}]`]))];
     checked.forEach(([rule, member]) => {
       const field = `tips[${tipIndex}].${member}`;
       const read = idsRead(rule);
@@ -338,6 +411,7 @@ function validate(catalog) {
 /**
  * Each event's donation limit, by event id.
  * @returns {{[event: string]: DonationLimit}}
+ * @param {Catalog} catalog
  */
 export function donationLimits(catalog) {
   const limits = Object.create(null);
@@ -345,7 +419,11 @@ export function donationLimits(catalog) {
   return limits;
 }
 
-/** Why `name` cannot name a platform (protocol.md §13.11): 1 to 32 lowercase ASCII letters, digits and `-`. */
+/**
+ * Why `name` cannot name a platform (protocol.md §13.11): 1 to 32 lowercase ASCII letters, digits and `-`.
+ * @param {string} name
+ * @returns {string | null}
+ */
 function platformProblem(name) {
   return /^[a-z0-9-]{1,32}$/.test(name) ? null : `a platform is 1 to 32 lowercase letters, digits and '-', such as ios, macos or web; got '${name}'`;
 }

@@ -45,7 +45,8 @@ export function superseded(entries) {
     const { change } = entry;
     const stamp = stampOf(change);
     if (change.kind === 'datastoreReset') {
-      if (compareStamps(stamp, reset) !== 0) dropped.add(entry.position);
+      // The loop above found the latest reset; this change is one, so there is one.
+      if (compareStamps(stamp, /** @type {import('./hlc.js').Stamp} */ (reset)) !== 0) dropped.add(entry.position);
       continue;
     }
     if (change.kind === 'display') {
@@ -109,7 +110,9 @@ export function superseded(entries) {
     }
     // Hidden for ever by the ceiling every rule has (§8 rule 9).
     if (survivors.length <= QUERY_LIMIT) continue;
-    survivors.sort((a, b) => (donationPrecedes(a.change, b.change) ? -1 : donationPrecedes(b.change, a.change) ? 1 : 0));
+    // A donation change has its date and id.
+    const donationOf = (/** @type {LogEntry} */ entry) => /** @type {Required<Change>} */ (entry.change);
+    survivors.sort((a, b) => (donationPrecedes(donationOf(a), donationOf(b)) ? -1 : donationPrecedes(donationOf(b), donationOf(a)) ? 1 : 0));
     for (const index of dominatedDonations(survivors.map((entry) => stampOf(entry.change)), QUERY_LIMIT)) {
       dropped.add(survivors[index].position);
     }

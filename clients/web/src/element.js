@@ -305,13 +305,15 @@ export class TipSyncTipElement extends HTMLElement {
   /**
    * The language the tip is shown in (protocol.md §13.10): the nearest `lang` — on the element, an
    * ancestor or `<html>` — else the device's locale.
+   * @returns {string | null}
    */
   get locale() {
     return this.closest('[lang]')?.getAttribute('lang') || this.tipsync?.replica?.deviceContext?.locale || null;
   }
 
   #show() {
-    const found = this.tipsync?.tip(this.getAttribute('tip'));
+    const id = this.getAttribute('tip');
+    const found = id ? this.tipsync?.tip(id) : undefined;
     if (!found) return this.#hide();
     const definition = localized(contentFor(found, this.tipsync?.replica?.deviceContext?.account), this.locale);
     if (this.visibleSince === null) {
@@ -335,10 +337,11 @@ export class TipSyncTipElement extends HTMLElement {
 
   /** Records the time the tip was visible as one display (once per showing). */
   #recordDisplay() {
-    if (this.visibleSince === null || !this.tipsync) return;
+    const tip = this.getAttribute('tip');
+    if (this.visibleSince === null || !this.tipsync || tip === null) return;
     const seconds = Math.max(0, (Date.now() - this.visibleSince) / 1000);
     this.visibleSince = null;
-    this.tipsync.recordDisplay(this.getAttribute('tip'), seconds).catch(() => {});
+    this.tipsync.recordDisplay(tip, seconds).catch(() => {});
   }
 
   #visibilityChanged() {
@@ -392,7 +395,7 @@ export class TipSyncTipElement extends HTMLElement {
     this.#hide();
     if (hadFocus) this.#refocus();
     this.dispatchEvent(new CustomEvent('tipsync-close', { bubbles: true, detail: { tip } }));
-    await this.tipsync?.invalidate(tip, 'tipClosed');
+    if (tip !== null) await this.tipsync?.invalidate(tip, 'tipClosed');
   }
 
   /**
@@ -408,7 +411,7 @@ export class TipSyncTipElement extends HTMLElement {
       const hadFocus = this.#root.activeElement !== null;
       this.#hide();
       if (hadFocus) this.#refocus();
-      await this.tipsync?.invalidate(tip, 'actionPerformed');
+      if (tip !== null) await this.tipsync?.invalidate(tip, 'actionPerformed');
     }
   }
 }

@@ -41,7 +41,7 @@ export function object() {
 /**
  * Whether a value is a JSON object (not an array, not null).
  * @param {unknown} value
- * @returns {boolean}
+ * @returns {value is JSONObject}
  */
 export function isObject(value) {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

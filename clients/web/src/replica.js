@@ -80,7 +80,13 @@ export class Replica {
     this.#catalogForPlatform = null;
   }
 
-  /** @private */
+  /**
+   * @private
+   * @param {ReplicaStore} store
+   * @param {Catalog} catalog
+   * @param {() => number} now
+   * @param {TestingOverrides} overrides
+   */
   constructor(store, catalog, now, overrides) {
     /** @type {ReplicaStore} */
     this.store = store;
@@ -116,6 +122,11 @@ export class Replica {
     this.timeTicker = null;
     // What `open` loads from the store before it hands the replica out; declared here so that
     // every field has its type from the start.
+    /**
+     * What targeting reads about this device (protocol.md §13.8); set by {@link Replica.open}.
+     * @type {DeviceContext}
+     */
+    this.deviceContext = { platform: 'web', appVersion: null, locale: null, account: null };
     /**
      * This device's id (a UUID unless given on first open).
      * @type {string}
@@ -158,6 +169,7 @@ export class Replica {
     this.hlc = new HybridLogicalClock(this.observedHLC);
   }
 
+  /** @param {string | undefined} preferredDevice */
   async #load(preferredDevice) {
     const { changes, meta } = await this.store.load();
     this.deviceID = meta.device ?? preferredDevice ?? globalThis.crypto.randomUUID();
@@ -176,7 +188,10 @@ export class Replica {
     if (!meta.device) await this.#commit({ meta: { device: this.deviceID } });
   }
 
-  /** Rebuilds the state, the clock and the local log from a set of changes. */
+  /**
+   * Rebuilds the state, the clock and the local log from a set of changes.
+   * @param {Change[]} changes
+   */
   #rebuild(changes) {
     this.state = new ReplicaState();
     this.log = new Map();
@@ -194,7 +209,11 @@ export class Replica {
     this.hlc = new HybridLogicalClock(latest);
   }
 
-  /** Stores an update after the ones before it; memory already holds it. */
+  /**
+   * Stores an update after the ones before it; memory already holds it.
+   * @param {Parameters<ReplicaStore['commit']>[0]} update
+   * @returns {Promise<void>}
+   */
   #commit(update) {
     const next = this.commits.then(() => this.store.commit(update));
     this.commits = next.catch(() => {});
@@ -214,6 +233,7 @@ export class Replica {
   /**
    * Calls `listener` after every change of state (local, merged, catalog).
    * @returns {() => void} unsubscribe
+   * @param {() => void} listener
    */
   subscribe(listener) {
     this.listeners.add(listener);
@@ -223,6 +243,7 @@ export class Replica {
   /**
    * Calls `listener` after every local change is stored (what wakes a push).
    * @returns {() => void}
+   * @param {() => void} listener
    */
   onLocalChange(listener) {
     this.localListeners.add(listener);
@@ -232,6 +253,7 @@ export class Replica {
   /**
    * Calls `listener` after every change of the sync bookkeeping (an answer settled).
    * @returns {() => void}
+   * @param {() => void} listener
    */
   onProgress(listener) {
     this.progressListeners.add(listener);
@@ -321,7 +343,11 @@ export class Replica {
     return changes;
   }
 
-  /** Donates to an event now, with an optional JSON payload. */
+  /**
+   * Donates to an event now, with an optional JSON payload.
+   * @param {string} event
+   * @param {JSONValue} [info]
+   */
   donate(event, info) {
     return this.#local((seq, now) => [
       info === undefined
@@ -330,7 +356,11 @@ export class Replica {
     ]);
   }
 
-  /** Sets a parameter: synced, or kept in memory when the catalog declares it transient. */
+  /**
+   * Sets a parameter: synced, or kept in memory when the catalog declares it transient.
+   * @param {string} id
+   * @param {JSONValue} value
+   */
   async setParameter(id, value) {
     if (this.catalog.parameters.find((parameter) => parameter.id === id)?.transient) {
       this.transientValues[id] = value;
@@ -340,23 +370,38 @@ export class Replica {
     return this.#local(() => [{ kind: 'parameter', id, value }]);
   }
 
-  /** A parameter's value: transient, synced, or its default (null when unknown). */
+  /**
+   * A parameter's value: transient, synced, or its default (null when unknown).
+   * @param {string} id
+   * @returns {JSONValue}
+   */
   parameterValue(id) {
     return this.evaluator().parameterValue(id);
   }
 
-  /** Invalidates a tip everywhere (`tipClosed` by default: the person closed it). */
+  /**
+   * Invalidates a tip everywhere (`tipClosed` by default: the person closed it).
+   * @param {string} tip
+   * @param {string} [reason]
+   */
   invalidate(tip, reason = 'tipClosed') {
     if (!INVALIDATION_REASONS.includes(reason)) throw new ChangeError('reason', `unknown invalidation reason '${reason}'`);
     return this.#local(() => [{ kind: 'eligibility', tip, state: 'invalidated', reason }]);
   }
 
-  /** Makes an invalidated tip eligible again and starts a new display epoch. */
+  /**
+   * Makes an invalidated tip eligible again and starts a new display epoch.
+   * @param {string} tip
+   */
   resetEligibility(tip) {
     return this.#local(() => [{ kind: 'eligibility', tip, state: 'eligible' }]);
   }
 
-  /** Records that a tip was on screen once, for `duration` seconds. */
+  /**
+   * Records that a tip was on screen once, for `duration` seconds.
+   * @param {string} tip
+   * @param {number} [duration]
+   */
   recordDisplay(tip, duration = 0) {
     return this.#local((seq, now) => {
       const { epoch, counter } = this.state.counter(tip, this.deviceID);
@@ -373,6 +418,9 @@ export class Replica {
   /**
    * The donations a display adds outside the holdout of the tip's running experiment (protocol.md
    * §13.12): reach if the account has none yet, and exposure if it has none.
+   * @param {string} id
+   * @param {number} firstSeq
+   * @param {number} now
    */
   #experimentRecordsForDisplay(id, firstSeq, now) {
     const tip = this.tip(id);
@@ -381,7 +429,7 @@ export class Replica {
     if (!experiment || typeof account !== 'string') return [];
     const arm = armOf(experiment, account);
     if (arm === 'holdout') return [];
-    return ['reach', 'exposure']
+    return /** @type {('reach' | 'exposure')[]} */ (['reach', 'exposure'])
       .filter((record) => firstRecord(record, experiment, this.state) === undefined)
       .map((record, offset) => ({
         kind: 'donation', event: recordEvent(record, experiment), id: `${this.deviceID}:${firstSeq + offset}`, date: now,
@@ -394,6 +442,7 @@ export class Replica {
    * running experiment, would be shown now (treatment) or is held back only by the holdout, and the
    * account has no reach yet. `null`: nothing to record.
    * @returns {import('./experiment.js').Arm | null}
+   * @param {string} id
    */
   reachDue(id) {
     const tip = this.tip(id);
@@ -402,7 +451,10 @@ export class Replica {
     return reachingArm(tip, this.evaluator().reason(tip), this.deviceContext?.account);
   }
 
-  /** Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes. */
+  /**
+   * Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes.
+   * @param {string} id
+   */
   recordReach(id) {
     return this.#local((seq, now) => {
       const arm = this.reachDue(id);
@@ -412,7 +464,10 @@ export class Replica {
     });
   }
 
-  /** Deletes every donation of an event, on every device. */
+  /**
+   * Deletes every donation of an event, on every device.
+   * @param {string} event
+   */
   deleteDonations(event) {
     return this.#local(() => [{ kind: 'donationsDeleted', event }]);
   }
@@ -483,6 +538,7 @@ export class Replica {
    * Gives this device's changes numbers after `highestSeq` (the server already holds a log of this
    * device that this replica does not: its storage was cleared), donation ids with them, and marks
    * `highestSeq` acknowledged. Only for changes no server holds (none was ever acknowledged).
+   * @param {number} highestSeq
    */
   async renumberAfter(highestSeq) {
     const shift = highestSeq;
@@ -549,13 +605,13 @@ export class Replica {
         const hlc = clock.tick(this.nowMilliseconds());
         renamed.set(stampKey(old), { hlc, device: change.device });
         const back = Math.min(0, parseHLC(hlc).milliseconds - parseHLC(old.hlc).milliseconds);
-        const moved = (time) => Math.max(0, time + back);
+        const moved = (/** @type {number} */ time) => Math.max(0, time + back);
         const copy = { ...change, hlc };
         if (copy.kind === 'display') {
-          copy.lastDisplayed = moved(copy.lastDisplayed);
+          copy.lastDisplayed = moved(/** @type {number} */ (copy.lastDisplayed));
           if (copy.epoch) copy.epoch = renamed.get(stampKey(copy.epoch)) ?? copy.epoch;
         }
-        if (copy.kind === 'donation') copy.date = moved(copy.date);
+        if (copy.kind === 'donation') copy.date = moved(/** @type {number} */ (copy.date));
         return copy;
       });
     const remote = [...this.log.values()].filter((change) => change.device !== this.deviceID);
@@ -580,6 +636,8 @@ export class Replica {
   /**
    * Applies the server's catalog (protocol.md §16): validated first, refused whole if invalid (the
    * replica keeps its catalog); stored for offline starts.
+   * @param {string} text
+   * @param {string} tag
    */
   async applyServerCatalog(text, tag) {
     const catalog = parseCatalog(text);
@@ -601,7 +659,10 @@ export class Replica {
     this.#notify();
   }
 
-  /** Records the account's name (what rollout buckets hash; the sync client asks the server) and keeps it. */
+  /**
+   * Records the account's name (what rollout buckets hash; the sync client asks the server) and keeps it.
+   * @param {string} name
+   */
   async setAccount(name) {
     if (this.deviceContext.account === name) return;
     this.deviceContext = { ...this.deviceContext, account: name };
@@ -613,6 +674,7 @@ export class Replica {
    * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — the rule or
    * targeting condition that does not hold with the values it read, who dismissed it and when, the
    * display totals and limit, until when display frequency holds it. `null` for an unknown tip.
+   * @param {string} id
    */
   explain(id) {
     const tip = this.tip(id);
@@ -631,6 +693,9 @@ export class Replica {
   /**
    * Takes the state another tab of this device holds (it writes the log and syncs; this one follows):
    * its changes, bookkeeping and server catalog, in memory only.
+   * @param {Change[]} changes
+   * @param {Partial<SyncProgress> | undefined} progress
+   * @param {{text: string, tag: string} | null} serverCatalog
    */
   adopt(changes, progress, serverCatalog) {
     this.progress = readProgress(progress);
@@ -647,7 +712,10 @@ export class Replica {
     this.#notify();
   }
 
-  /** Takes the sync bookkeeping another tab of this device holds (in memory only). */
+  /**
+   * Takes the sync bookkeeping another tab of this device holds (in memory only).
+   * @param {Partial<SyncProgress> | undefined} progress
+   */
   adoptProgress(progress) {
     const before = this.progress;
     this.progress = readProgress(progress);
@@ -688,6 +756,7 @@ export class Replica {
   /**
    * A tip's definition from the catalog in force.
    * @returns {TipDefinition | undefined}
+   * @param {string} id
    */
   tip(id) {
     return this.catalog.tips.find((tip) => tip.id === id);
@@ -696,25 +765,32 @@ export class Replica {
   /**
    * A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip.
    * @returns {TipStatus}
+   * @param {string} id
    */
   status(id) {
     const tip = this.tip(id);
     return tip ? this.evaluator().status(tip) : 'pending';
   }
 
-  /** A group's current tip (its first available one; `ordered` stops at the first pending). */
+  /**
+   * A group's current tip (its first available one; `ordered` stops at the first pending).
+   * @param {string} groupID
+   */
   currentTip(groupID) {
     const group = this.catalog.groups.find((candidate) => candidate.id === groupID);
     if (!group) return null;
-    const tips = group.tips.map((id) => this.tip(id)).filter(Boolean);
+    const tips = group.tips.map((id) => this.tip(id)).filter(/** @returns {tip is TipDefinition} */ (tip) => tip !== undefined);
     return this.evaluator().currentTip(tips, group.priority);
   }
 
-  /** The id of the tip of a group whose reach showing the group now would record (`null`: none due). */
+  /**
+   * The id of the tip of a group whose reach showing the group now would record (`null`: none due).
+   * @param {string} groupID
+   */
   groupReachDue(groupID) {
     const group = this.catalog.groups.find((candidate) => candidate.id === groupID);
     if (!group) return null;
-    const tips = group.tips.map((id) => this.tip(id)).filter(Boolean);
+    const tips = group.tips.map((id) => this.tip(id)).filter(/** @returns {tip is TipDefinition} */ (tip) => tip !== undefined);
     const reached = this.evaluator().tipReachedInGroup(tips, group.priority);
     return reached && this.reachDue(reached.id) !== null ? reached.id : null;
   }
@@ -726,6 +802,9 @@ export class Replica {
    * page at rest wakes once per period however many tips it shows). `onCheck` is called at every
    * check, before the status is read.
    * @returns {() => void} stop
+   * @param {string} id
+   * @param {(status: TipStatus) => void} listener
+   * @param {() => void} [onCheck]
    */
   watch(id, listener, onCheck = () => {}) {
     let last = this.status(id);
@@ -753,7 +832,10 @@ export class Replica {
     };
   }
 
-  /** A tip's statuses as an async iterator (the current one first). */
+  /**
+   * A tip's statuses as an async iterator (the current one first).
+   * @param {string} id
+   */
   async *statusUpdates(id) {
     /** @type {TipStatus[]} */
     const queue = [];

@@ -20,9 +20,14 @@ export class RuleEvaluationError extends Error {}
 
 const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='];
 const ARITHMETIC = ['+', '-', '*', '/'];
+/** @type {{[unit: string]: number}} */
 const UNITS = { minute: 60, hour: 3600, day: 86_400, week: 604_800 };
 
-/** A literal's value; a number outside the protocol's number model (section 1) refuses the rule. */
+/**
+ * A literal's value; a number outside the protocol's number model (section 1) refuses the rule.
+ * @param {JSONValue} value
+ * @returns {JSONValue}
+ */
 function literal(value) {
   const violation = valueViolation(value, 'literal');
   if (violation) throw new RuleFormatError(`${violation.field}: ${violation.message}`);
@@ -46,10 +51,18 @@ export function parseRule(json) {
   }
   const op = keys[0];
   const argument = members[op];
+  /**
+   * @param {number} count
+   * @returns {JSONValue[]}
+   */
   const operands = (count) => {
     if (!Array.isArray(argument) || argument.length !== count) throw new RuleFormatError(`'${op}' takes an array of ${count} operands`);
     return argument;
   };
+  /**
+   * @param {JSONValue} value
+   * @returns {string}
+   */
   const string = (value) => {
     if (typeof value !== 'string') throw new RuleFormatError(`'${op}' needs a string`);
     return value;
@@ -100,6 +113,10 @@ export function parseRule(json) {
   }
 }
 
+/**
+ * @param {JSONValue} json
+ * @returns {number}
+ */
 function windowSeconds(json) {
   let seconds;
   const number = numberOf(json);
@@ -108,7 +125,7 @@ function windowSeconds(json) {
   else if (isObject(json) && Object.keys(json).length === 1) {
     const [key] = Object.keys(json);
     const unit = key.endsWith('s') ? UNITS[key.slice(0, -1)] : undefined;
-    const count = numberOf(json[key]);
+    const count = numberOf(/** @type {import("./json.js").JSONObject} */ (json)[key]);
     if (unit !== undefined && count !== undefined) seconds = unit * count;
   }
   if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) {
@@ -154,6 +171,8 @@ export function ruleJSON(rule) {
  * Every expression in a rule that reads the state or the device (`param`, `donations`, `context`,
  * `bucket`), outermost first.
  * @returns {Rule[]}
+ * @param {Rule} rule
+ * @param {Rule[]} [found]
  */
 export function readsOf(rule, found = []) {
   if (['param', 'donations', 'context', 'bucket'].includes(rule.op)) found.push(rule);
@@ -165,8 +184,15 @@ export function readsOf(rule, found = []) {
  * -1, 0 or 1 (protocol.md §13.8): each version is numbers of 1 to 9 decimal digits separated by `.`,
  * optionally followed by `-` or `+` and anything (ignored); the numbers compare in turn, a missing
  * one counting as 0. Anything else is an evaluation error.
+ * @param {JSONValue} lhs
+ * @param {JSONValue} rhs
+ * @returns {number}
  */
 export function compareVersions(lhs, rhs) {
+  /**
+   * @param {JSONValue} value
+   * @returns {number[]}
+   */
   const parts = (value) => {
     if (typeof value !== 'string') throw new RuleEvaluationError(`compareVersions needs version strings, got ${canonicalText(value)}`);
     const core = value.split(/[-+]/, 1)[0];
@@ -184,10 +210,14 @@ export function compareVersions(lhs, rhs) {
   return 0;
 }
 
-/** The parameter and event ids a rule reads. */
+/**
+ * The parameter and event ids a rule reads.
+ * @param {Rule} rule
+ * @param {{parameters: Set<string>, events: Set<string>}} [found]
+ */
 export function idsRead(rule, found = { parameters: new Set(), events: new Set() }) {
-  if (rule.op === 'param') found.parameters.add(rule.name);
-  if (rule.op === 'donations') found.events.add(rule.name);
+  if (rule.op === 'param') found.parameters.add(/** @type {string} */ (rule.name));
+  if (rule.op === 'donations') found.events.add(/** @type {string} */ (rule.name));
   for (const operand of rule.operands ?? []) idsRead(operand, found);
   return found;
 }
@@ -200,14 +230,25 @@ class DonationList {
   }
 }
 
-/** A donation's field: `date` in seconds, else its payload's member (or null). */
+/**
+ * A donation's field: `date` in seconds, else its payload's member (or null).
+ * @param {string} name
+ * @param {Donation} donation
+ * @returns {JSONValue}
+ */
 function field(name, donation) {
   if (name === 'date') return donation.date / 1000;
   const info = donation.info;
-  if (isObject(info) && Object.prototype.hasOwnProperty.call(info, name)) return info[name];
+  if (isObject(info) && Object.prototype.hasOwnProperty.call(info, name)) return /** @type {import("./json.js").JSONObject} */ (info)[name];
   return null;
 }
 
+/**
+ * @param {string} op
+ * @param {number} a
+ * @param {number} b
+ * @returns {boolean}
+ */
 function compareNumbers(op, a, b) {
   switch (op) {
     case '==': return a === b;
@@ -219,7 +260,13 @@ function compareNumbers(op, a, b) {
   }
 }
 
-/** Compares JSON values: numbers by value, strings by code points, others only for equality. */
+/**
+ * Compares JSON values: numbers by value, strings by code points, others only for equality.
+ * @param {string} op
+ * @param {JSONValue} lhs
+ * @param {JSONValue} rhs
+ * @returns {boolean}
+ */
 export function compareValues(op, lhs, rhs) {
   const a = numberOf(lhs);
   const b = numberOf(rhs);
@@ -240,6 +287,10 @@ export function compareValues(op, lhs, rhs) {
 /**
  * Arithmetic: IEEE-754 binary64 on every number, integers too (protocol.md §13.4): `(2^53 − 1) + 2`
  * is 2^53, as in every client.
+ * @param {string} op
+ * @param {JSONValue} lhs
+ * @param {JSONValue} rhs
+ * @returns {number}
  */
 export function arithmetic(op, lhs, rhs) {
   const a = numberOf(lhs);
@@ -267,31 +318,56 @@ export class RuleEvaluator {
     this.context = context;
   }
 
-  /** Whether the rule holds; throws {@link RuleEvaluationError} when it cannot be evaluated. */
+  /**
+   * Whether the rule holds; throws {@link RuleEvaluationError} when it cannot be evaluated.
+   * @param {Rule} rule
+   * @returns {boolean}
+   */
   holds(rule) {
     return this.#truth(rule, null);
   }
 
+  /**
+   * @param {Rule} rule
+   * @param {Donation | null} element
+   * @returns {boolean}
+   */
   #truth(rule, element) {
     const value = this.#evaluate(rule, element);
     if (typeof value !== 'boolean') throw new RuleEvaluationError(`expected a true/false result from ${rule.op}`);
     return value;
   }
 
-  /** @returns {Donation[]} */
+  /**
+   * @returns {Donation[]}
+   * @param {Rule} rule
+   * @param {Donation | null} element
+   */
   #list(rule, element) {
     const value = this.#evaluate(rule, element);
     if (!(value instanceof DonationList)) throw new RuleEvaluationError(`expected a donation list from ${rule.op}`);
     return value.donations;
   }
 
+  /**
+   * @param {Rule} rule
+   * @param {Donation | null} element
+   * @returns {JSONValue}
+   */
   #json(rule, element) {
     const value = this.#evaluate(rule, element);
     if (value instanceof DonationList) throw new RuleEvaluationError(`expected a value, got a donation list from ${rule.op}`);
     return value;
   }
 
-  #evaluate(rule, element) {
+  /**
+   * @param {Rule} parsed
+   * @param {Donation | null} element
+   * @returns {JSONValue | DonationList}
+   */
+  #evaluate(parsed, element) {
+    // A parsed rule has its operator's members (parseRule makes it so).
+    const rule = /** @type {Required<Rule>} */ (parsed);
     const [a, b] = rule.operands ?? [];
     switch (rule.op) {
       case 'literal':
@@ -346,6 +422,10 @@ export class RuleEvaluator {
 /**
  * Groups donations by a field's value and picks the largest (or smallest) group; ties go to the
  * value whose canonical JSON text sorts first by UTF-8 bytes, so every replica picks the same one.
+ * @param {Donation[]} donations
+ * @param {string} name
+ * @param {boolean} largest
+ * @returns {Donation[]}
  */
 function subset(donations, name, largest) {
   /** @type {Map<string, Donation[]>} */

@@ -20,8 +20,8 @@ import { stampOf } from './change.js';
 
 /**
  * Donations are ordered by date, then id by code points.
- * @param {Donation} a
- * @param {Donation} b
+ * @param {{date: number, id: string}} a
+ * @param {{date: number, id: string}} b
  * @returns {boolean}
  */
 export function donationPrecedes(a, b) {

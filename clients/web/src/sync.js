@@ -88,6 +88,7 @@ export class SyncClient {
     this.server = new URL(options.server);
     this.token = options.token ?? null;
     this.tokenProvider = options.tokenProvider ?? null;
+    /** @type {typeof globalThis.fetch} */
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.sleep = options.sleep ?? ((milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds)));
     this.random = options.random ?? Math.random;

@@ -38,6 +38,9 @@ import { localized } from './localization.js';
  * shows a symbol it cannot map as no image; `context`: what targeting reads (`{platform, appVersion,
  * locale}`; protocol.md §13.8) — platform `web` and the page's `lang` unless given.
  * @typedef {import('./sync.js').SyncStatus} SyncStatus
+ * @typedef {'donate' | 'setParameter' | 'invalidate' | 'resetEligibility' | 'recordDisplay' | 'deleteDonations' | 'resetDatastore' | 'recordReach'} WriteOperation
+ *   a write another tab may ask the syncing tab to make
+ * @typedef {{operation: WriteOperation, args: unknown[], resolve: (value: unknown) => void, reject: (error: unknown) => void}} PendingCall
  */
 
 /** Failures that do not fix themselves: the console is told once each. */
@@ -60,7 +63,12 @@ export class TipSync extends EventTarget {
     return tipsync;
   }
 
-  /** @private */
+  /**
+   * @private
+   * @param {Replica} replica
+   * @param {TipSyncOptions} options
+   * @param {string} name
+   */
   constructor(replica, options, name) {
     super();
     /** @type {Replica} */
@@ -73,6 +81,10 @@ export class TipSync extends EventTarget {
     this.client = null;
     /** @type {BroadcastChannel | null} */
     this.channel = null;
+    /**
+     * Writes sent to the syncing tab and not yet answered, by request id.
+     * @type {Map<string, PendingCall>}
+     */
     this.pending = new Map();
     /**
      * Tips whose reach is being written (protocol.md §13.12).
@@ -97,12 +109,14 @@ export class TipSync extends EventTarget {
       pendingChanges: 0, lastSyncedAt: null, lastError: null, nextAttemptAt: null,
     };
     /** Permanent failure codes already warned about on the console. */
+    /** @type {Set<string>} */
     this.warned = new Set();
     replica.subscribe(() => this.dispatchEvent(new Event('change')));
     // The sync bookkeeping moved (an answer came in), here or in the syncing tab.
     replica.onProgress(() => this.dispatchEvent(new Event('progress')));
   }
 
+  /** @param {boolean} browser */
   #start(browser) {
     const locks = globalThis.navigator?.locks;
     if (!browser || !locks || typeof BroadcastChannel === 'undefined') {
@@ -143,7 +157,7 @@ export class TipSync extends EventTarget {
     this.replica.onProgress(() => this.channel?.postMessage({ type: 'progress', progress: this.replica.progress }));
     if (syncs(this.options)) {
       this.client = new SyncClient(this.replica, {
-        server: this.options.server, token: this.options.token, tokenProvider: this.options.tokenProvider,
+        server: /** @type {string} */ (this.options.server), token: this.options.token, tokenProvider: this.options.tokenProvider,
         followsServerCatalog: this.options.followsServerCatalog, live: this.options.live,
         firstSyncTimeout: this.options.firstSyncTimeout,
       });
@@ -176,6 +190,8 @@ export class TipSync extends EventTarget {
    * A new sync status (from this tab's client or the syncing tab's): `syncstatus` always; `syncerror`
    * for a failure (`failedCode` its code), `syncrecovered` when an exchange succeeds after one; a
    * console warning, once per kind, for a failure that will not fix itself.
+   * @param {TipSync['syncStatus']} status
+   * @param {string | null} failedCode
    */
   #status(status, failedCode) {
     const before = this.syncStatus;
@@ -211,6 +227,7 @@ export class TipSync extends EventTarget {
     return this.replica.waitForFirstSync(timeout);
   }
 
+  /** @param {any} message a message from another tab of this device (`#post`) */
   async #receive(message) {
     if (message.type === 'status' && !this.leads) {
       this.#status(message.status, message.failed ? message.code : null);
@@ -221,7 +238,7 @@ export class TipSync extends EventTarget {
     } else if (message.type === 'call' && this.leads) {
       let reply;
       try {
-        await this.replica[message.operation](...message.args);
+        await this.#call(message.operation, message.args);
         reply = { type: 'reply', id: message.id, ok: true };
       } catch (error) {
         reply = { type: 'reply', id: message.id, ok: false, error: String(error?.message ?? error) };
@@ -232,18 +249,34 @@ export class TipSync extends EventTarget {
       // A new syncing tab: what no tab has answered yet goes to it (the one it went to may have closed).
       for (const [id, call] of this.pending) this.#post({ type: 'call', id, operation: call.operation, args: call.args });
     } else if (message.type === 'reply' && this.pending.has(message.id)) {
-      const { resolve, reject } = this.pending.get(message.id);
+      const { resolve, reject } = /** @type {PendingCall} */ (this.pending.get(message.id));
       this.pending.delete(message.id);
       if (message.ok) resolve(undefined);
       else reject(new Error(message.error));
     }
   }
 
-  /** Runs a write here when this tab syncs, else in the tab that does. */
+  /**
+   * Makes a write on this tab's replica.
+   * @param {WriteOperation} operation
+   * @param {unknown[]} args
+   * @returns {Promise<unknown>}
+   */
+  async #call(operation, args) {
+    const method = /** @type {(...args: unknown[]) => unknown} */ (this.replica[operation]);
+    return method.apply(this.replica, args);
+  }
+
+  /**
+   * Runs a write here when this tab syncs, else in the tab that does.
+   * @param {WriteOperation} operation
+   * @param {unknown[]} args
+   * @returns {Promise<void>}
+   */
   #write(operation, args) {
     if (this.leads || !this.channel) {
       // After any write made before this tab led, which runs first.
-      const run = this.queue.catch(() => {}).then(() => this.replica[operation](...args));
+      const run = this.queue.catch(() => {}).then(() => this.#call(operation, args));
       this.queue = run;
       return run.then(() => undefined);
     }
@@ -262,41 +295,72 @@ export class TipSync extends EventTarget {
     this.channel?.postMessage(message);
   }
 
-  /** Runs writes on this tab's replica one after another, settling each caller's promise. */
+  /**
+   * Runs writes on this tab's replica one after another, settling each caller's promise.
+   * @param {PendingCall[]} calls
+   */
   #runInOrder(calls) {
     for (const call of calls) {
-      const run = this.queue.catch(() => {}).then(() => this.replica[call.operation](...call.args));
+      const run = this.queue.catch(() => {}).then(() => this.#call(call.operation, call.args));
       this.queue = run;
       run.then(() => call.resolve(undefined), (error) => call.reject(error));
     }
   }
 
-  /** Donates to an event now, with an optional JSON payload. */
+  /**
+   * Donates to an event now, with an optional JSON payload.
+   * @param {string} event
+   * @param {JSONValue} [info]
+   * @returns {Promise<void>}
+   */
   donate(event, info) {
     return this.#write('donate', info === undefined ? [event] : [event, info]);
   }
 
-  /** Sets a parameter rules read. */
+  /**
+   * Sets a parameter rules read.
+   * @param {string} id
+   * @param {JSONValue} value
+   * @returns {Promise<void>}
+   */
   setParameter(id, value) {
     return this.#write('setParameter', [id, value]);
   }
 
-  /** Invalidates a tip on every device: `tipClosed` (default), `actionPerformed`, … */
+  /**
+   * Invalidates a tip on every device: `tipClosed` (default), `actionPerformed`, …
+   * @param {string} tip
+   * @param {string} [reason]
+   * @returns {Promise<void>}
+   */
   invalidate(tip, reason = 'tipClosed') {
     return this.#write('invalidate', [tip, reason]);
   }
 
-  /** Makes an invalidated tip eligible again (a new display epoch). */
+  /**
+   * Makes an invalidated tip eligible again (a new display epoch).
+   * @param {string} tip
+   * @returns {Promise<void>}
+   */
   resetEligibility(tip) {
     return this.#write('resetEligibility', [tip]);
   }
 
-  /** Records that a tip was shown once, for `duration` seconds. */
+  /**
+   * Records that a tip was shown once, for `duration` seconds.
+   * @param {string} tip
+   * @param {number} [duration]
+   * @returns {Promise<void>}
+   */
   recordDisplay(tip, duration = 0) {
     return this.#write('recordDisplay', [tip, duration]);
   }
 
-  /** Deletes every donation of an event, everywhere. */
+  /**
+   * Deletes every donation of an event, everywhere.
+   * @param {string} event
+   * @returns {Promise<void>}
+   */
   deleteDonations(event) {
     return this.#write('deleteDonations', [event]);
   }
@@ -311,13 +375,17 @@ export class TipSync extends EventTarget {
    * experiment when it would be shown now (protocol.md §13.12) — in the holdout, where it reads
    * `pending`, as in the treatment. `explain()` only reads.
    * @returns {TipStatus}
+   * @param {string} tip
    */
   status(tip) {
     this.#noteReach(tip);
     return this.replica.status(tip);
   }
 
-  /** Records the tip's reach once if due (one write in flight per tip). */
+  /**
+   * Records the tip's reach once if due (one write in flight per tip).
+   * @param {string} tip
+   */
   #noteReach(tip) {
     if (this.reaching.has(tip) || this.replica.reachDue(tip) === null) return;
     this.reaching.add(tip);
@@ -329,17 +397,24 @@ export class TipSync extends EventTarget {
   /**
    * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — e.g. `{reason:
    * 'rule', index: 0, expression, values: {'param:isLoggedIn': false}}`. `null` for an unknown tip.
+   * @param {string} tip
    */
   explain(tip) {
     return this.replica.explain(tip);
   }
 
-  /** Changes what targeting reads about this device (`platform`, `appVersion`, `locale`; protocol.md §13.8). */
+  /**
+   * Changes what targeting reads about this device (`platform`, `appVersion`, `locale`; protocol.md §13.8).
+   * @param {import("./context.js").DeviceContext} context
+   */
   setContext(context) {
     this.replica.setContext(context);
   }
 
-  /** A tip's definition (title, message, image, actions) from the catalog in force. */
+  /**
+   * A tip's definition (title, message, image, actions) from the catalog in force.
+   * @param {string} id
+   */
   tip(id) {
     return this.replica.tip(id);
   }
@@ -347,13 +422,18 @@ export class TipSync extends EventTarget {
   /**
    * A tip's definition with its title, message, image and action titles in `locale` (default: the
    * device's; protocol.md §13.10, fallback `fr-CA` → `fr` → the tip's own). `undefined` for an unknown tip.
+   * @param {string} id
+   * @param {string | null} [locale]
    */
   content(id, locale = this.replica.deviceContext?.locale) {
     const tip = this.replica.tip(id);
     return tip ? localized(contentFor(tip, this.replica.deviceContext?.account), locale) : undefined;
   }
 
-  /** A group's current tip, or null: what the page shows the group by (it records reach, as `status()`). */
+  /**
+   * A group's current tip, or null: what the page shows the group by (it records reach, as `status()`).
+   * @param {string} group
+   */
   currentTip(group) {
     // Showing the group reaches the tip it shows, or would show but for a holdout (protocol.md §13.12).
     const reached = this.replica.groupReachDue(group);
@@ -364,6 +444,8 @@ export class TipSync extends EventTarget {
   /**
    * Calls `listener` with a tip's status now and whenever it changes.
    * @returns {() => void} stop
+   * @param {string} tip
+   * @param {(status: TipStatus) => void} listener
    */
   watch(tip, listener) {
     this.#noteReach(tip);
@@ -375,12 +457,18 @@ export class TipSync extends EventTarget {
     };
   }
 
-  /** A tip's statuses as they change, as an async iterator. */
+  /**
+   * A tip's statuses as they change, as an async iterator.
+   * @param {string} tip
+   */
   statusUpdates(tip) {
     return this.replica.statusUpdates(tip);
   }
 
-  /** Sets testing overrides (local only, never synced): `{showAll, hideAll, shown: [ids], hidden: [ids]}`. */
+  /**
+   * Sets testing overrides (local only, never synced): `{showAll, hideAll, shown: [ids], hidden: [ids]}`.
+   * @param {TestingOverrides} overrides
+   */
   setTestingOverrides(overrides) {
     this.replica.setOverrides(overrides);
   }
@@ -396,6 +484,7 @@ export class TipSync extends EventTarget {
 /**
  * Whether the options turn sync on: a server and a credential.
  * @param {TipSyncOptions} options
+ * @returns {boolean}
  */
 function syncs(options) {
   return Boolean(options.server && (options.token || options.tokenProvider));

@@ -4,8 +4,14 @@
  * @returns {Catalog}
  */
 export function parseCatalog(input: string | JSONValue): Catalog;
-/** Each event's donation limit, by event id. @returns {{[event: string]: DonationLimit}} */
-export function donationLimits(catalog: any): any;
+/**
+ * Each event's donation limit, by event id.
+ * @returns {{[event: string]: DonationLimit}}
+ * @param {Catalog} catalog
+ */
+export function donationLimits(catalog: Catalog): {
+    [event: string]: import("./state.js").DonationLimit;
+};
 /**
  * The catalog a device of `platform` applies (protocol.md §13.11): the tips for it or for every
  * platform, groups without the others, and the platform's settings over the catalog's. A device that
@@ -26,6 +32,12 @@ export function forPlatform(catalog: Catalog, platform: string | null | undefine
  * @typedef {{id: string, donationLimit?: DonationLimit}} EventDefinition
  * @typedef {{id: string, priority: 'ordered' | 'firstAvailable', tips: string[]}} TipGroupDefinition
  * @typedef {{displayFrequency?: number, enabled?: boolean, platformSettings?: {[platform: string]: {displayFrequency?: number}}, parameters: ParameterDefinition[], events: EventDefinition[], tips: TipDefinition[], groups: TipGroupDefinition[]}} Catalog
+ * @typedef {import('./json.js').JSONObject} JSONObject
+ */
+/**
+ * Reads one member's JSON at `path` as a `T`, or throws a {@link CatalogError} naming `path`.
+ * @template T
+ * @typedef {(value: JSONValue, path: string) => T} Check
  */
 /** A catalog that does not decode or validate; the message starts with the field. */
 export class CatalogError extends Error {
@@ -92,3 +104,8 @@ export type Catalog = {
     tips: TipDefinition[];
     groups: TipGroupDefinition[];
 };
+export type JSONObject = import('./json.js').JSONObject;
+/**
+ * Reads one member's JSON at `path` as a `T`, or throws a {@link CatalogError } naming `path`.
+ */
+export type Check<T> = (value: JSONValue, path: string) => T;

@@ -20,17 +20,24 @@ export function violation(change: Change): ChangeError | null;
  * @returns {ChangeError | null}
  */
 export function sizeViolation(change: Change): ChangeError | null;
-/** A change as its JSON object (for pushing, storing and canonical text). */
-export function encodeChange(change: any): {
-    [name: string]: import("./json.js").JSONValue;
-};
-/** The change's canonical JSON text (protocol.md §1): what a push carries. */
-export function changeText(change: any): any;
-/** The change's stamp: its HLC and device. @returns {Stamp} */
-export function stampOf(change: any): {
-    hlc: any;
-    device: any;
-};
+/**
+ * A change as its JSON object (for pushing, storing and canonical text).
+ * @param {Change} change
+ * @returns {import("./json.js").JSONObject}
+ */
+export function encodeChange(change: Change): import("./json.js").JSONObject;
+/**
+ * The change's canonical JSON text (protocol.md §1): what a push carries.
+ * @param {Change} change
+ * @returns {string}
+ */
+export function changeText(change: Change): string;
+/**
+ * The change's stamp: its HLC and device.
+ * @returns {Stamp}
+ * @param {Stamp} change
+ */
+export function stampOf(change: Stamp): Stamp;
 /** The kinds of change. */
 export const KINDS: string[];
 /** Why a tip was invalidated. */
@@ -48,7 +55,10 @@ export const INVALIDATION_REASONS: string[];
  */
 /** A change that cannot be read, or breaks a rule of the protocol; `field` names the member. */
 export class ChangeError extends Error {
-    /** @param {string} field @param {string} message */
+    /**
+     * @param {string} field
+     * @param {string} message
+     */
     constructor(field: string, message: string);
     field: string;
     detail: string;

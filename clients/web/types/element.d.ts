@@ -16,11 +16,14 @@ export class TipSyncTipElement extends HTMLElement {
     _tipsync: import('./tipsync.js').TipSync | null;
     /** @type {(() => void) | null} */
     stopWatching: (() => void) | null;
-    /** When the tip became visible (ms), while it is. @type {number | null} */
+    /**
+     * When the tip became visible (ms), while it is.
+     * @type {number | null}
+     */
     visibleSince: number | null;
     onScroll: () => void;
     onVisibility: () => void;
-    onKey: (event: any) => void;
+    onKey: (event: KeyboardEvent) => void;
     /** Hidden with Escape: not shown again in this page until the tip's status changes. */
     hiddenForNow: boolean;
     onConfigured: () => void;
@@ -44,14 +47,17 @@ export class TipSyncTipElement extends HTMLElement {
     /**
      * The language the tip is shown in (protocol.md §13.10): the nearest `lang` — on the element, an
      * ancestor or `<html>` — else the device's locale.
+     * @returns {string | null}
      */
-    get locale(): any;
+    get locale(): string | null;
     /** The person closed the tip: invalidated as `tipClosed` on every device. */
     close(): Promise<void>;
     /**
      * The person chose an action: fires `tipsync-action` (cancelable) and, unless the element has
      * `keep-on-action` or the event was cancelled, invalidates the tip as `actionPerformed`.
+     * @param {string} action
      */
-    perform(action: any): Promise<void>;
+    perform(action: string): Promise<void>;
     #private;
 }
+export type TipDefinition = import('./catalog.js').TipDefinition;

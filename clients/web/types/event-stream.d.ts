@@ -8,7 +8,10 @@ export class EventStreamReader {
     name: string | null;
     /** @type {string[]} */
     data: string[];
-    /** @param {string} text @returns {{name: string, data: string}[]} */
+    /**
+     * @param {string} text
+     * @returns {{name: string, data: string}[]}
+     */
     feed(text: string): {
         name: string;
         data: string;

@@ -1,21 +1,52 @@
-/** Whether `text` is an HLC's wire form. */
-export function isHLC(text: any): boolean;
-/** @returns {{milliseconds: number, counter: number}} */
-export function parseHLC(text: any): {
+/**
+ * Whether `text` is an HLC's wire form.
+ * @param {unknown} text
+ * @returns {text is string}
+ */
+export function isHLC(text: unknown): text is string;
+/**
+ * @returns {{milliseconds: number, counter: number}}
+ * @param {string} text
+ */
+export function parseHLC(text: string): {
     milliseconds: number;
     counter: number;
 };
-/** The wire form of an HLC. */
-export function formatHLC(milliseconds: any, counter: any): string;
+/**
+ * The wire form of an HLC.
+ * @param {number} milliseconds
+ * @param {number} counter
+ * @returns {string}
+ */
+export function formatHLC(milliseconds: number, counter: number): string;
 /** @typedef {{hlc: string, device: string}} Stamp */
-/** Orders stamps by HLC, then device id by code points: -1, 0 or 1. */
-export function compareStamps(a: any, b: any): 0 | 1 | -1;
-/** Display epochs: a missing epoch (null) precedes every stamp. */
-export function epochPrecedes(a: any, b: any): boolean;
-/** The later of two epochs. */
-export function laterEpoch(a: any, b: any): any;
-/** The text that identifies a stamp (as a map key). */
-export function stampKey(stamp: any): string;
+/**
+ * Orders stamps by HLC, then device id by code points: -1, 0 or 1.
+ * @param {Stamp} a
+ * @param {Stamp} b
+ * @returns {number}
+ */
+export function compareStamps(a: Stamp, b: Stamp): number;
+/**
+ * Display epochs: a missing epoch (null) precedes every stamp.
+ * @param {Stamp | null | undefined} a
+ * @param {Stamp | null | undefined} b
+ * @returns {boolean}
+ */
+export function epochPrecedes(a: Stamp | null | undefined, b: Stamp | null | undefined): boolean;
+/**
+ * The later of two epochs.
+ * @param {Stamp | null} a
+ * @param {Stamp | null} b
+ * @returns {Stamp | null}
+ */
+export function laterEpoch(a: Stamp | null, b: Stamp | null): Stamp | null;
+/**
+ * The text that identifies a stamp (as a map key).
+ * @param {Stamp | null | undefined} stamp
+ * @returns {string}
+ */
+export function stampKey(stamp: Stamp | null | undefined): string;
 /** The largest physical time an HLC carries: 2^48 − 1 milliseconds. */
 export const MAX_HLC_MILLISECONDS: number;
 /**
@@ -29,10 +60,17 @@ export class HybridLogicalClock {
     counter: number;
     /** The wire form of the latest HLC. */
     get last(): string;
-    /** A new HLC, later than every one issued or observed. @param {number} physical milliseconds since 1970 */
-    tick(physical: any): string;
-    /** Takes in an HLC from another device (the reference's rule, counter overflow included). */
-    observe(hlc: any, physical?: number): void;
+    /**
+     * A new HLC, later than every one issued or observed.
+     * @param {number} physical milliseconds since 1970
+     */
+    tick(physical: number): string;
+    /**
+     * Takes in an HLC from another device (the reference's rule, counter overflow included).
+     * @param {string} hlc
+     * @param {number} [physical]
+     */
+    observe(hlc: string, physical?: number | undefined): void;
 }
 export type Stamp = {
     hlc: string;

@@ -2,29 +2,57 @@
 export function object(): {
     [name: string]: JSONValue;
 };
-/** Whether a value is a JSON object (not an array, not null). */
-export function isObject(value: any): boolean;
-/** The value as a JavaScript number, when it is a number (a BigInt is converted, rounding). */
-export function numberOf(value: any): number | undefined;
+/**
+ * Whether a value is a JSON object (not an array, not null).
+ * @param {unknown} value
+ * @returns {value is JSONObject}
+ */
+export function isObject(value: unknown): value is JSONObject;
+/**
+ * The value as a JavaScript number, when it is a number (a BigInt is converted, rounding).
+ * @param {unknown} value
+ * @returns {number | undefined}
+ */
+export function numberOf(value: unknown): number | undefined;
 /**
  * Parses JSON text strictly (RFC 8259). Integers outside ±(2^53 − 1) become BigInts; `-0` is 0.
  * @param {string} text
  * @returns {JSONValue}
  */
 export function parse(text: string): JSONValue;
-/** Compares two strings by Unicode code points (the order of their UTF-8 bytes): -1, 0 or 1. */
-export function compareCodePoints(a: any, b: any): 0 | 1 | -1;
-/** Whether a string is in Unicode normalization form C. */
-export function isNFC(text: any): boolean;
-/** Equality of JSON values: numbers by value, strings by code points, objects by members. */
-export function jsonEquals(a: any, b: any): any;
+/**
+ * Compares two strings by Unicode code points (the order of their UTF-8 bytes): -1, 0 or 1.
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
+export function compareCodePoints(a: string, b: string): number;
+/**
+ * Whether a string is in Unicode normalization form C.
+ * @param {string} text
+ * @returns {boolean}
+ */
+export function isNFC(text: string): boolean;
+/**
+ * Equality of JSON values: numbers by value, strings by code points, objects by members.
+ * @param {JSONValue | undefined} a
+ * @param {JSONValue | undefined} b
+ * @returns {boolean}
+ */
+export function jsonEquals(a: JSONValue | undefined, b: JSONValue | undefined): boolean;
 /**
  * A finite number as canonical JSON writes it: integral values within the number model as integers
  * (`-0` as `0`), others as ECMAScript's shortest form (`1e-7`, `0.1`, `1.5e+300`).
+ * @param {number | bigint} number
+ * @returns {string}
  */
-export function numberText(number: any): string;
-/** Canonical JSON text (protocol.md §1): keys sorted by UTF-8 bytes, no white space. */
-export function canonicalText(value: any): any;
+export function numberText(number: number | bigint): string;
+/**
+ * Canonical JSON text (protocol.md §1): keys sorted by UTF-8 bytes, no white space.
+ * @param {JSONValue} value
+ * @returns {string}
+ */
+export function canonicalText(value: JSONValue): string;
 /**
  * The first thing in a value built in code that the protocol's JSON model refuses (protocol.md §1),
  * as a violation naming its path; else null: a number outside the number model, member names that
@@ -32,16 +60,20 @@ export function canonicalText(value: any): any;
  * (`undefined`, a function, a Map…). A change is checked with it when it is written, so that the
  * server never refuses it (a refused change could hold up the ones behind it).
  * @returns {{field: string, message: string} | null}
+ * @param {unknown} value
+ * @param {string} path
  */
-export function valueViolation(value: any, path: any): {
+export function valueViolation(value: unknown, path: string): {
     field: string;
     message: string;
 } | null;
 /**
  * The first number in `value` outside the number model, as a violation naming its path; else null.
  * @returns {{field: string, message: string} | null}
+ * @param {unknown} value
+ * @param {string} path
  */
-export function numberViolation(value: any, path: any): {
+export function numberViolation(value: unknown, path: string): {
     field: string;
     message: string;
 } | null;

@@ -2,8 +2,11 @@
  * @typedef {import('./catalog.js').TipDefinition} TipDefinition
  * @typedef {{title?: string, message?: string, image?: string, actions?: {[id: string]: string}}} TipLocalization
  */
-/** The locales `locale` falls back through: itself in canonical case, then with its last subtag removed, one at a time. */
-export function fallbackChain(locale: any): string[];
+/**
+ * The locales `locale` falls back through: itself in canonical case, then with its last subtag removed, one at a time.
+ * @param {string} locale
+ */
+export function fallbackChain(locale: string): string[];
 /**
  * The tip with its content in `locale` (a tip with no strings for it, or no locale, as written).
  * @param {TipDefinition} tip

@@ -20,7 +20,13 @@ export class Replica {
         overrides?: TestingOverrides;
         context?: DeviceContext;
     }): Promise<Replica>;
-    /** @private */
+    /**
+     * @private
+     * @param {ReplicaStore} store
+     * @param {Catalog} catalog
+     * @param {() => number} now
+     * @param {TestingOverrides} overrides
+     */
     private constructor();
     set catalog(arg: import("./catalog.js").Catalog);
     /**
@@ -31,9 +37,12 @@ export class Replica {
     get catalog(): import("./catalog.js").Catalog;
     /** @type {ReplicaStore} */
     store: ReplicaStore;
-    /** The catalog bundled with the app. @type {Catalog} */
-    bundledCatalog: any;
-    physicalNow: any;
+    /**
+     * The catalog bundled with the app.
+     * @type {Catalog}
+     */
+    bundledCatalog: Catalog;
+    physicalNow: () => number;
     /** @type {TestingOverrides} */
     overrides: TestingOverrides;
     /** @type {{[id: string]: JSONValue}} */
@@ -48,41 +57,88 @@ export class Replica {
     progressListeners: Set<() => void>;
     /** @type {Promise<void>} */
     commits: Promise<void>;
-    /** The checks of every {@link watch}, run by one shared timer. @type {Set<() => void>} */
-    timeChecks: Set<any>;
+    /**
+     * The checks of every {@link watch}, run by one shared timer.
+     * @type {Set<() => void>}
+     */
+    timeChecks: Set<() => void>;
     /** @type {ReturnType<typeof setInterval> | null} */
     timeTicker: ReturnType<typeof setInterval> | null;
-    /** This device's id (a UUID unless given on first open). @type {string} */
+    /**
+     * What targeting reads about this device (protocol.md §13.8); set by {@link Replica.open}.
+     * @type {DeviceContext}
+     */
+    deviceContext: DeviceContext;
+    /**
+     * This device's id (a UUID unless given on first open).
+     * @type {string}
+     */
     deviceID: string;
-    /** The sync bookkeeping. @type {SyncProgress} */
-    progress: import("./progress.js").SyncProgress;
-    /** The highest stamp seen. @type {string} */
+    /**
+     * The sync bookkeeping.
+     * @type {SyncProgress}
+     */
+    progress: SyncProgress;
+    /**
+     * The highest stamp seen.
+     * @type {string}
+     */
     observedHLC: string;
-    /** The server's catalog as last applied, and its version. @type {{text: string, tag: string} | null} */
-    serverCatalog: any;
-    /** Every change held, by (device, seq). @type {Map<string, Change>} */
-    log: Map<any, any>;
-    /** This device's changes, by seq. @type {Change[]} */
-    local: any[];
-    /** The merged state of every change held. @type {ReplicaState} */
+    /**
+     * The server's catalog as last applied, and its version.
+     * @type {{text: string, tag: string} | null}
+     */
+    serverCatalog: {
+        text: string;
+        tag: string;
+    } | null;
+    /**
+     * Every change held, by (device, seq).
+     * @type {Map<string, Change>}
+     */
+    log: Map<string, Change>;
+    /**
+     * This device's changes, by seq.
+     * @type {Change[]}
+     */
+    local: Change[];
+    /**
+     * The merged state of every change held.
+     * @type {ReplicaState}
+     */
     state: ReplicaState;
-    /** This device's clock. @type {HybridLogicalClock} */
+    /**
+     * This device's clock.
+     * @type {HybridLogicalClock}
+     */
     hlc: HybridLogicalClock;
-    deviceContext: any;
     /** Milliseconds since 1970 on the corrected clock (the server's idea of time). */
     nowMilliseconds(): number;
     /** The sequence number of this device's latest change (0 before any). */
-    get lastLocalSeq(): any;
-    /** Calls `listener` after every change of state (local, merged, catalog). @returns {() => void} unsubscribe */
-    subscribe(listener: any): () => boolean;
-    /** Calls `listener` after every local change is stored (what wakes a push). @returns {() => void} */
-    onLocalChange(listener: any): () => boolean;
-    /** Calls `listener` after every change of the sync bookkeeping (an answer settled). @returns {() => void} */
-    onProgress(listener: any): () => boolean;
+    get lastLocalSeq(): number;
+    /**
+     * Calls `listener` after every change of state (local, merged, catalog).
+     * @returns {() => void} unsubscribe
+     * @param {() => void} listener
+     */
+    subscribe(listener: () => void): () => void;
+    /**
+     * Calls `listener` after every local change is stored (what wakes a push).
+     * @returns {() => void}
+     * @param {() => void} listener
+     */
+    onLocalChange(listener: () => void): () => void;
+    /**
+     * Calls `listener` after every change of the sync bookkeeping (an answer settled).
+     * @returns {() => void}
+     * @param {() => void} listener
+     */
+    onProgress(listener: () => void): () => void;
     /**
      * Resolves true once this replica has completed its first sync (a pull reached the end of the
      * account's log, here or in the tab that syncs), false when `timeout` milliseconds pass first.
-     * @param {number} timeout @returns {Promise<boolean>}
+     * @param {number} timeout
+     * @returns {Promise<boolean>}
      */
     waitForFirstSync(timeout: number): Promise<boolean>;
     /** Whether tips are held for the first sync now (protocol.md §17.1). */
@@ -91,32 +147,63 @@ export class Replica {
      * Starts the first-sync hold (what a sync client does as it starts): unless this replica has synced,
      * tips that would be available stay pending for at most `seconds`, or until the first pull completes.
      * The bookkeeping changes at once, before the returned promise (its storing) settles.
-     * @param {number} seconds @returns {Promise<boolean>} whether tips are held
+     * @param {number} seconds
+     * @returns {Promise<boolean>} whether tips are held
      */
     holdForFirstSync(seconds: number): Promise<boolean>;
-    /** Donates to an event now, with an optional JSON payload. */
-    donate(event: any, info: any): Promise<import("./change.js").Change[]>;
-    /** Sets a parameter: synced, or kept in memory when the catalog declares it transient. */
-    setParameter(id: any, value: any): Promise<import("./change.js").Change[]>;
-    /** A parameter's value: transient, synced, or its default (null when unknown). */
-    parameterValue(id: any): import("./json.js").JSONValue;
-    /** Invalidates a tip everywhere (`tipClosed` by default: the person closed it). */
-    invalidate(tip: any, reason?: string): Promise<import("./change.js").Change[]>;
-    /** Makes an invalidated tip eligible again and starts a new display epoch. */
-    resetEligibility(tip: any): Promise<import("./change.js").Change[]>;
-    /** Records that a tip was on screen once, for `duration` seconds. */
-    recordDisplay(tip: any, duration?: number): Promise<import("./change.js").Change[]>;
+    /**
+     * Donates to an event now, with an optional JSON payload.
+     * @param {string} event
+     * @param {JSONValue} [info]
+     */
+    donate(event: string, info?: import("./json.js").JSONValue | undefined): Promise<import("./change.js").Change[]>;
+    /**
+     * Sets a parameter: synced, or kept in memory when the catalog declares it transient.
+     * @param {string} id
+     * @param {JSONValue} value
+     */
+    setParameter(id: string, value: JSONValue): Promise<import("./change.js").Change[]>;
+    /**
+     * A parameter's value: transient, synced, or its default (null when unknown).
+     * @param {string} id
+     * @returns {JSONValue}
+     */
+    parameterValue(id: string): JSONValue;
+    /**
+     * Invalidates a tip everywhere (`tipClosed` by default: the person closed it).
+     * @param {string} tip
+     * @param {string} [reason]
+     */
+    invalidate(tip: string, reason?: string | undefined): Promise<import("./change.js").Change[]>;
+    /**
+     * Makes an invalidated tip eligible again and starts a new display epoch.
+     * @param {string} tip
+     */
+    resetEligibility(tip: string): Promise<import("./change.js").Change[]>;
+    /**
+     * Records that a tip was on screen once, for `duration` seconds.
+     * @param {string} tip
+     * @param {number} [duration]
+     */
+    recordDisplay(tip: string, duration?: number | undefined): Promise<import("./change.js").Change[]>;
     /**
      * The arm whose reach asking the tip's status now would record (protocol.md §13.12): the tip has a
      * running experiment, would be shown now (treatment) or is held back only by the holdout, and the
      * account has no reach yet. `null`: nothing to record.
      * @returns {import('./experiment.js').Arm | null}
+     * @param {string} id
      */
-    reachDue(id: any): import('./experiment.js').Arm | null;
-    /** Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes. */
-    recordReach(id: any): Promise<import("./change.js").Change[]>;
-    /** Deletes every donation of an event, on every device. */
-    deleteDonations(event: any): Promise<import("./change.js").Change[]>;
+    reachDue(id: string): import('./experiment.js').Arm | null;
+    /**
+     * Records the tip's reach if due (``reachDue``): what an app's asking "show it now?" writes.
+     * @param {string} id
+     */
+    recordReach(id: string): Promise<import("./change.js").Change[]>;
+    /**
+     * Deletes every donation of an event, on every device.
+     * @param {string} event
+     */
+    deleteDonations(event: string): Promise<import("./change.js").Change[]>;
     /** Removes every tip, event and parameter record, on every device. */
     resetDatastore(): Promise<import("./change.js").Change[]>;
     /**
@@ -127,25 +214,31 @@ export class Replica {
      * @returns {Promise<T | undefined>} what `update` returned (`undefined` without one)
      */
     applyRemote<T>(changes: Change[], update?: ((progress: SyncProgress) => T) | undefined): Promise<T | undefined>;
-    /** Changes the sync bookkeeping and stores it. @template T @param {(progress: SyncProgress) => T} update */
-    updateProgress(update: any): Promise<any>;
+    /**
+     * Changes the sync bookkeeping and stores it.
+     * @template T
+     * @param {(progress: SyncProgress) => T} update
+     */
+    updateProgress<T_1>(update: (progress: SyncProgress) => T_1): Promise<T_1>;
     /**
      * Gives this device's changes numbers after `highestSeq` (the server already holds a log of this
      * device that this replica does not: its storage was cleared), donation ids with them, and marks
      * `highestSeq` acknowledged. Only for changes no server holds (none was ever acknowledged).
+     * @param {number} highestSeq
      */
-    renumberAfter(highestSeq: any): Promise<void>;
+    renumberAfter(highestSeq: number): Promise<void>;
     /**
      * Sets aside this device's change `seq`, which the server refused (`422 invalid_change`,
      * protocol.md §17.2), when no server can hold it (above every acknowledged or unanswered push):
      * it leaves the log, its effect is undone, and the unsent changes after it move down one sequence
      * number (a donation's id follows its number), so the outbox pushes on. Returns the change set
      * aside, or null when it may be on a server (then nothing changes).
-     * @param {number} seq @returns {Promise<Change | null>}
+     * @param {number} seq
+     * @returns {Promise<Change | null>}
      */
     setAsideUnsent(seq: number): Promise<Change | null>;
     /** This device's changes not yet acknowledged, oldest first. */
-    outbox(limit?: number): any[];
+    outbox(limit?: number): import("./change.js").Change[];
     /**
      * After `clock_skew` (protocol.md §10, §11): re-stamps every local change another device cannot
      * hold (above the acknowledged high mark and `keep`) from the corrected clock, moving payload times
@@ -157,54 +250,94 @@ export class Replica {
     /**
      * Applies the server's catalog (protocol.md §16): validated first, refused whole if invalid (the
      * replica keeps its catalog); stored for offline starts.
+     * @param {string} text
+     * @param {string} tag
      */
-    applyServerCatalog(text: any, tag: any): Promise<void>;
+    applyServerCatalog(text: string, tag: string): Promise<void>;
     /**
      * Changes what targeting reads about this device (protocol.md §13.8): `platform`, `appVersion`,
-     * `locale`; local, never synced. @param {DeviceContext} context
+     * `locale`; local, never synced.
+     * @param {DeviceContext} context
      */
-    setContext(context: any): void;
-    /** Records the account's name (what rollout buckets hash; the sync client asks the server) and keeps it. */
-    setAccount(name: any): Promise<void>;
+    setContext(context: DeviceContext): void;
+    /**
+     * Records the account's name (what rollout buckets hash; the sync client asks the server) and keeps it.
+     * @param {string} name
+     */
+    setAccount(name: string): Promise<void>;
     /**
      * Why a tip has its status now (protocol.md §13.9): `{tip, status, reason, …}` — the rule or
      * targeting condition that does not hold with the values it read, who dismissed it and when, the
      * display totals and limit, until when display frequency holds it. `null` for an unknown tip.
+     * @param {string} id
      */
-    explain(id: any): {
+    explain(id: string): {
         [member: string]: any;
     } | null;
-    /** Sets testing overrides (local only, never synced) and re-evaluates. @param {TestingOverrides} overrides */
-    setOverrides(overrides: any): void;
+    /**
+     * Sets testing overrides (local only, never synced) and re-evaluates.
+     * @param {TestingOverrides} overrides
+     */
+    setOverrides(overrides: TestingOverrides): void;
     /**
      * Takes the state another tab of this device holds (it writes the log and syncs; this one follows):
      * its changes, bookkeeping and server catalog, in memory only.
+     * @param {Change[]} changes
+     * @param {Partial<SyncProgress> | undefined} progress
+     * @param {{text: string, tag: string} | null} serverCatalog
      */
-    adopt(changes: any, progress: any, serverCatalog: any): void;
-    /** Takes the sync bookkeeping another tab of this device holds (in memory only). */
-    adoptProgress(progress: any): void;
+    adopt(changes: Change[], progress: Partial<SyncProgress> | undefined, serverCatalog: {
+        text: string;
+        tag: string;
+    } | null): void;
+    /**
+     * Takes the sync bookkeeping another tab of this device holds (in memory only).
+     * @param {Partial<SyncProgress> | undefined} progress
+     */
+    adoptProgress(progress: Partial<SyncProgress> | undefined): void;
     /** Reads what another tab (or process) stored and adopts it. */
     reload(): Promise<void>;
     /** A status evaluator at `now` (milliseconds on the corrected clock). */
     evaluator(now?: number): StatusEvaluator;
-    /** A tip's definition from the catalog in force. @returns {TipDefinition | undefined} */
-    tip(id: any): import("./catalog.js").TipDefinition | undefined;
-    /** A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip. @returns {TipStatus} */
-    status(id: any): import("./status.js").TipStatus;
-    /** A group's current tip (its first available one; `ordered` stops at the first pending). */
-    currentTip(groupID: any): any;
-    /** The id of the tip of a group whose reach showing the group now would record (`null`: none due). */
-    groupReachDue(groupID: any): any;
+    /**
+     * A tip's definition from the catalog in force.
+     * @returns {TipDefinition | undefined}
+     * @param {string} id
+     */
+    tip(id: string): TipDefinition | undefined;
+    /**
+     * A tip's status now: `available`, `pending` or `invalidated:<reason>`; `pending` for an unknown tip.
+     * @returns {TipStatus}
+     * @param {string} id
+     */
+    status(id: string): TipStatus;
+    /**
+     * A group's current tip (its first available one; `ordered` stops at the first pending).
+     * @param {string} groupID
+     */
+    currentTip(groupID: string): import("./catalog.js").TipDefinition | null;
+    /**
+     * The id of the tip of a group whose reach showing the group now would record (`null`: none due).
+     * @param {string} groupID
+     */
+    groupReachDue(groupID: string): string | null;
     /**
      * A tip's status as it changes: calls `listener` with the current status, then with every new one
      * (changes, and time passing — a display frequency ending, a window sliding, the first-sync hold's
      * bound — checked every {@link TIME_REFRESH_MILLISECONDS} by one timer shared by every watch, so a
      * page at rest wakes once per period however many tips it shows). `onCheck` is called at every
-     * check, before the status is read. @returns {() => void} stop
+     * check, before the status is read.
+     * @returns {() => void} stop
+     * @param {string} id
+     * @param {(status: TipStatus) => void} listener
+     * @param {() => void} [onCheck]
      */
-    watch(id: any, listener: any, onCheck?: () => void): () => void;
-    /** A tip's statuses as an async iterator (the current one first). */
-    statusUpdates(id: any): AsyncGenerator<import("./status.js").TipStatus | undefined, void, unknown>;
+    watch(id: string, listener: (status: TipStatus) => void, onCheck?: (() => void) | undefined): () => void;
+    /**
+     * A tip's statuses as an async iterator (the current one first).
+     * @param {string} id
+     */
+    statusUpdates(id: string): AsyncGenerator<import("./status.js").TipStatus | undefined, void, unknown>;
     #private;
 }
 export type Change = import('./change.js').Change;

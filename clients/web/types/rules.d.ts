@@ -15,29 +15,48 @@ export function ruleJSON(rule: Rule): JSONValue;
  * Every expression in a rule that reads the state or the device (`param`, `donations`, `context`,
  * `bucket`), outermost first.
  * @returns {Rule[]}
+ * @param {Rule} rule
+ * @param {Rule[]} [found]
  */
-export function readsOf(rule: any, found?: any[]): Rule[];
+export function readsOf(rule: Rule, found?: Rule[] | undefined): Rule[];
 /**
  * -1, 0 or 1 (protocol.md §13.8): each version is numbers of 1 to 9 decimal digits separated by `.`,
  * optionally followed by `-` or `+` and anything (ignored); the numbers compare in turn, a missing
  * one counting as 0. Anything else is an evaluation error.
+ * @param {JSONValue} lhs
+ * @param {JSONValue} rhs
+ * @returns {number}
  */
-export function compareVersions(lhs: any, rhs: any): 0 | 1 | -1;
-/** The parameter and event ids a rule reads. */
-export function idsRead(rule: any, found?: {
-    parameters: Set<any>;
-    events: Set<any>;
-}): {
-    parameters: Set<any>;
-    events: Set<any>;
+export function compareVersions(lhs: JSONValue, rhs: JSONValue): number;
+/**
+ * The parameter and event ids a rule reads.
+ * @param {Rule} rule
+ * @param {{parameters: Set<string>, events: Set<string>}} [found]
+ */
+export function idsRead(rule: Rule, found?: {
+    parameters: Set<string>;
+    events: Set<string>;
+} | undefined): {
+    parameters: Set<string>;
+    events: Set<string>;
 };
-/** Compares JSON values: numbers by value, strings by code points, others only for equality. */
-export function compareValues(op: any, lhs: any, rhs: any): boolean;
+/**
+ * Compares JSON values: numbers by value, strings by code points, others only for equality.
+ * @param {string} op
+ * @param {JSONValue} lhs
+ * @param {JSONValue} rhs
+ * @returns {boolean}
+ */
+export function compareValues(op: string, lhs: JSONValue, rhs: JSONValue): boolean;
 /**
  * Arithmetic: IEEE-754 binary64 on every number, integers too (protocol.md §13.4): `(2^53 − 1) + 2`
  * is 2^53, as in every client.
+ * @param {string} op
+ * @param {JSONValue} lhs
+ * @param {JSONValue} rhs
+ * @returns {number}
  */
-export function arithmetic(op: any, lhs: any, rhs: any): number;
+export function arithmetic(op: string, lhs: JSONValue, rhs: JSONValue): number;
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./state.js').Donation} Donation */
 /**
@@ -60,8 +79,12 @@ export class RuleEvaluator {
     /** @param {RuleContext} context */
     constructor(context: RuleContext);
     context: RuleContext;
-    /** Whether the rule holds; throws {@link RuleEvaluationError} when it cannot be evaluated. */
-    holds(rule: any): any;
+    /**
+     * Whether the rule holds; throws {@link RuleEvaluationError} when it cannot be evaluated.
+     * @param {Rule} rule
+     * @returns {boolean}
+     */
+    holds(rule: Rule): boolean;
     #private;
 }
 export type JSONValue = import('./json.js').JSONValue;
@@ -87,6 +110,11 @@ export type RuleContext = {
     now: number;
     deviceContext?: import("./context.js").DeviceContext | undefined;
 };
-/** A donation's field: `date` in seconds, else its payload's member (or null). */
-declare function field(name: any, donation: any): any;
+/**
+ * A donation's field: `date` in seconds, else its payload's member (or null).
+ * @param {string} name
+ * @param {Donation} donation
+ * @returns {JSONValue}
+ */
+declare function field(name: string, donation: Donation): JSONValue;
 export {};

@@ -7,8 +7,19 @@
  * @typedef {{maximumCount?: number, maximumAge?: number}} DonationLimit
  * @typedef {{device: string, epoch: Stamp | null, count: number, duration: number, lastDisplayed: number}} DisplayCounter
  */
-/** Donations are ordered by date, then id by code points. */
-export function donationPrecedes(a: any, b: any): boolean;
+/**
+ * Donations are ordered by date, then id by code points.
+ * @param {{date: number, id: string}} a
+ * @param {{date: number, id: string}} b
+ * @returns {boolean}
+ */
+export function donationPrecedes(a: {
+    date: number;
+    id: string;
+}, b: {
+    date: number;
+    id: string;
+}): boolean;
 /**
  * Which donations of one event no future change can make visible (protocol.md §4.5): the indices of
  * those outranked, by (date, id), by at least `maximum` donations stamped no earlier. A deletion or
@@ -31,20 +42,28 @@ export class EventRecord {
     ids: Set<string>;
     /** @type {Stamp | null} */
     deletedAt: Stamp | null;
-    /** Inserts keeping (date, id) order; `false` when the id is already present. */
-    insert(donation: any): boolean;
-    removeWhere(predicate: any): void;
+    /**
+     * Inserts keeping (date, id) order; `false` when the id is already present.
+     * @param {Donation} donation
+     */
+    insert(donation: Donation): boolean;
+    /** @param {(donation: Donation) => boolean} predicate */
+    removeWhere(predicate: (donation: Donation) => boolean): void;
     /**
      * Drops every donation no future change can make visible under a `maximumCount` limit: one
      * outranked, by (date, id), by at least `maximum` donations stamped no earlier than it. Which
      * donations this drops depends only on the set present, never on the order they came in.
+     * @param {number} maximum
      */
-    pruneDominated(maximum: any): void;
+    pruneDominated(maximum: number): void;
 }
 /** Everything a replica knows, as the merge of the changes it has seen. */
 export class ReplicaState {
-    /** The latest `resetDatastore()`. @type {Stamp | null} */
-    datastoreReset: any;
+    /**
+     * The latest `resetDatastore()`.
+     * @type {Stamp | null}
+     */
+    datastoreReset: Stamp | null;
     /** @type {Map<string, {value: JSONValue, stamp: Stamp}>} */
     parameters: Map<string, {
         value: JSONValue;
@@ -58,12 +77,18 @@ export class ReplicaState {
         } | null;
         resetStamp: Stamp | null;
     }>;
-    /** Per tip, per (device, epoch): cumulative display counters. @type {Map<string, Map<string, DisplayCounter>>} */
-    displays: Map<any, any>;
+    /**
+     * Per tip, per (device, epoch): cumulative display counters.
+     * @type {Map<string, Map<string, DisplayCounter>>}
+     */
+    displays: Map<string, Map<string, DisplayCounter>>;
     /** @type {Map<string, EventRecord>} */
     events: Map<string, EventRecord>;
-    /** Milliseconds since 1970 of the latest display of any tip on any device. @type {number | null} */
-    lastDisplayAnywhere: any;
+    /**
+     * Milliseconds since 1970 of the latest display of any tip on any device.
+     * @type {number | null}
+     */
+    lastDisplayAnywhere: number | null;
     /**
      * Merges one change; whether the state changed. Idempotent and order-independent.
      * @param {Change} change
@@ -72,28 +97,59 @@ export class ReplicaState {
     apply(change: Change, donationLimits?: {
         [event: string]: DonationLimit;
     }): boolean;
-    /** The stamp that began `tip`'s current display epoch. @returns {Stamp | null} */
-    displayEpoch(tip: any): any;
-    /** Displays of `tip` summed over every device, in its current epoch (summed in device order). */
-    displayTotals(tip: any): {
+    /**
+     * The stamp that began `tip`'s current display epoch.
+     * @returns {Stamp | null}
+     * @param {string} tip
+     */
+    displayEpoch(tip: string): Stamp | null;
+    /**
+     * Displays of `tip` summed over every device, in its current epoch (summed in device order).
+     * @param {string} tip
+     */
+    displayTotals(tip: string): {
         count: number;
         duration: number;
     };
-    /** Whether `tip` has ever been displayed on any device (since the last datastore reset). */
-    hasDisplayed(tip: any): boolean;
-    /** This device's counter for `tip` in its current epoch. */
-    counter(tip: any, device: any): {
-        epoch: any;
-        counter: any;
+    /**
+     * Whether `tip` has ever been displayed on any device (since the last datastore reset).
+     * @param {string} tip
+     * @returns {boolean}
+     */
+    hasDisplayed(tip: string): boolean;
+    /**
+     * This device's counter for `tip` in its current epoch.
+     * @param {string} tip
+     * @param {string} device
+     */
+    counter(tip: string, device: string): {
+        epoch: import("./hlc.js").Stamp | null;
+        counter: DisplayCounter | null;
     };
-    /** The invalidation register's value, if a write survives. @returns {Eligibility | null} */
-    eligibility(tip: any): Eligibility | null;
-    /** A parameter's synced value, or `undefined` when none survives. */
-    parameterValue(id: any): import("./json.js").JSONValue | undefined;
-    /** The donations of `event`, oldest first. */
-    donations(event: any): Donation[];
-    /** Drops what an event's limit makes invisible for good at `nowMilliseconds`. */
-    trimDonations(event: any, limit: any, nowMilliseconds: any): void;
+    /**
+     * The invalidation register's value, if a write survives.
+     * @returns {Eligibility | null}
+     * @param {string} tip
+     */
+    eligibility(tip: string): Eligibility | null;
+    /**
+     * A parameter's synced value, or `undefined` when none survives.
+     * @param {string} id
+     */
+    parameterValue(id: string): import("./json.js").JSONValue | undefined;
+    /**
+     * The donations of `event`, oldest first.
+     * @param {string} event
+     * @returns {Donation[]}
+     */
+    donations(event: string): Donation[];
+    /**
+     * Drops what an event's limit makes invisible for good at `nowMilliseconds`.
+     * @param {string} event
+     * @param {DonationLimit} limit
+     * @param {number} nowMilliseconds
+     */
+    trimDonations(event: string, limit: DonationLimit, nowMilliseconds: number): void;
     #private;
 }
 export type Stamp = import('./hlc.js').Stamp;

@@ -27,7 +27,9 @@ export class StatusEvaluator {
         [id: string]: import("./json.js").JSONValue;
     };
     overrides: TestingOverrides;
-    limits: any;
+    limits: {
+        [event: string]: import("./state.js").DonationLimit;
+    };
     /** @type {Map<string, JSONValue>} */
     defaults: Map<string, JSONValue>;
     /**
@@ -36,17 +38,26 @@ export class StatusEvaluator {
      * @returns {JSONValue}
      */
     parameterValue(id: string): JSONValue;
-    /** The donations of an event rules see: within its maximum age, the newest up to its count and 1000. */
-    donations(event: any): import("./state.js").Donation[];
-    /** Whether every rule holds. */
-    rulesHold(rules: any): boolean;
+    /**
+     * The donations of an event rules see: within its maximum age, the newest up to its count and 1000.
+     * @param {string} event
+     */
+    donations(event: string): import("./state.js").Donation[];
+    /**
+     * Whether every rule holds.
+     * @param {Rule[]} rules
+     */
+    rulesHold(rules: Rule[]): boolean;
     /**
      * The index of the first rule that does not hold, or -1: a rule that fails to evaluate does not
      * hold (protocol.md §13.5).
      * @param {import('./rules.js').Rule[]} rules
      */
     firstFailing(rules: import('./rules.js').Rule[]): number;
-    /** @param {TipDefinition} tip @returns {TipStatus} */
+    /**
+     * @param {TipDefinition} tip
+     * @returns {TipStatus}
+     */
     status(tip: TipDefinition): TipStatus;
     /**
      * Which step of "Status" decides the tip's status now, and with what: the one place the order of
@@ -64,27 +75,44 @@ export class StatusEvaluator {
     explain(tip: TipDefinition): {
         [member: string]: any;
     };
-    /** What a rule reads, by name: `param:ID`, `donations:ID` (how many rules see), `context:NAME`, `bucket:KEY`. */
-    readValues(rule: any): {
+    /**
+     * What a rule reads, by name: `param:ID`, `donations:ID` (how many rules see), `context:NAME`, `bucket:KEY`.
+     * @param {Rule} rule
+     */
+    readValues(rule: Rule): {
         [name: string]: import("./json.js").JSONValue;
     };
-    /** Whether the display frequency holds a never-shown tip back. */
-    isThrottled(tip: any): boolean;
-    /** When the display frequency stops holding a never-shown tip back (milliseconds), or null. */
-    throttledUntil(tip: any): any;
+    /**
+     * Whether the display frequency holds a never-shown tip back.
+     * @param {TipDefinition} tip
+     */
+    isThrottled(tip: TipDefinition): boolean;
+    /**
+     * When the display frequency stops holding a never-shown tip back (milliseconds), or null.
+     * @param {TipDefinition} tip
+     * @returns {number | null}
+     */
+    throttledUntil(tip: TipDefinition): number | null;
     /**
      * The tip of a group whose reach showing the group now records (protocol.md §13.12): the current
      * tip as it would be if no experiment held a tip out, when it has a running experiment and a
      * reaching arm. A held-out tip is reached where the group would have shown it.
+     * @param {TipDefinition[]} tips
+     * @param {string} priority
      */
-    tipReachedInGroup(tips: any, priority: any): any;
-    /** A group's current tip: the first available; `ordered` stops at the first pending. */
-    currentTip(tips: any, priority: any): any;
+    tipReachedInGroup(tips: TipDefinition[], priority: string): import("./catalog.js").TipDefinition | null;
+    /**
+     * A group's current tip: the first available; `ordered` stops at the first pending.
+     * @param {TipDefinition[]} tips
+     * @param {string} priority
+     */
+    currentTip(tips: TipDefinition[], priority: string): import("./catalog.js").TipDefinition | null;
 }
 export type ReplicaState = import('./state.js').ReplicaState;
 export type Catalog = import('./catalog.js').Catalog;
 export type TipDefinition = import('./catalog.js').TipDefinition;
 export type JSONValue = import('./json.js').JSONValue;
+export type Rule = import('./rules.js').Rule;
 export type TipStatus = 'available' | 'pending' | `invalidated:${string}`;
 export type TestingOverrides = {
     showAll?: boolean;

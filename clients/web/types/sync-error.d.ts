@@ -1,13 +1,32 @@
-/** A server answer's JSON, read with the number model (no integer silently rounded). */
-export function parseBody(text: any): any;
-/** `body()`, or undefined when it throws. */
-export function errorless(body: any): any;
-/** The `error` object of an error answer's JSON, or null. @param {string} text */
-export function errorDetail(text: any): any;
-/** The failure an error answer reports. @param {number} status @param {string} text */
-export function rejectionOf(status: any, text: any): SyncError;
-/** Any error as a {@link SyncError} (a bug in the client is `client_error`). */
-export function asSyncError(error: any): SyncError;
+/**
+ * A server answer's JSON, read with the number model (no integer silently rounded).
+ * @param {string} text
+ * @returns {any}
+ */
+export function parseBody(text: string): any;
+/**
+ * `body()`, or undefined when it throws.
+ * @template T
+ * @param {() => T} body
+ * @returns {T | undefined}
+ */
+export function errorless<T>(body: () => T): T | undefined;
+/**
+ * The `error` object of an error answer's JSON, or null.
+ * @param {string} text
+ */
+export function errorDetail(text: string): any;
+/**
+ * The failure an error answer reports.
+ * @param {number} status
+ * @param {string} text
+ */
+export function rejectionOf(status: number, text: string): SyncError;
+/**
+ * Any error as a {@link SyncError} (a bug in the client is `client_error`).
+ * @param {unknown} error
+ */
+export function asSyncError(error: unknown): SyncError;
 /**
  * The index in the batch of the change an `invalid_change` answer refuses: its `change` member
  * (protocol revision 2.9); -1 when the answer has a `field` but no `change` (the batch's numbering);

@@ -4,8 +4,10 @@
  * Pulls page after page until the server has nothing more (protocol.md §8).
  * @param {SyncClient} client
  * @param {SyncParts} parts
+ * @param {number} [wait]
+ * @param {AbortSignal} [signal]
  */
-export function pullAll(client: SyncClient, parts: SyncParts, wait: number | undefined, signal: any): Promise<void>;
+export function pullAll(client: SyncClient, parts: SyncParts, wait?: number | undefined, signal?: AbortSignal | undefined): Promise<void>;
 /**
  * Merges a page (a pull's or a live stream's) and stores the cursor after it and what it says of
  * this device's pushes, in one transaction; true when the server lost pushes it had acknowledged.
@@ -24,13 +26,16 @@ export function applyPage(client: SyncClient, page: any, offset: number | null, 
  * @param {SyncClient} client
  * @param {SyncParts} parts
  * @returns {Promise<'endedByServer' | 'reopenNow'>}
+ * @param {AbortSignal} signal
  */
-export function followLiveStream(client: SyncClient, parts: SyncParts, signal: any): Promise<'endedByServer' | 'reopenNow'>;
+export function followLiveStream(client: SyncClient, parts: SyncParts, signal: AbortSignal): Promise<'endedByServer' | 'reopenNow'>;
 /**
  * Merges one `event: changes` page; false when it does not continue the replica's cursor. A server
  * that only announces news (`data: {}`, notify-only) gets a pull instead.
  * @param {SyncClient} client
+ * @param {string} data
+ * @param {AbortSignal} [signal]
  */
-export function mergeLivePage(client: SyncClient, data: any, signal: any): Promise<boolean>;
+export function mergeLivePage(client: SyncClient, data: string, signal?: AbortSignal | undefined): Promise<boolean>;
 export type SyncClient = import('./sync.js').SyncClient;
 export type SyncParts = import('./sync.js').SyncParts;

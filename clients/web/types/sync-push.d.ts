@@ -11,8 +11,9 @@ export function pushBody(outbox: import('./change.js').Change[], maxBytes?: numb
  * Pushes everything unsent, batch by batch (protocol.md §7).
  * @param {SyncClient} client
  * @param {SyncParts} parts
+ * @param {AbortSignal} [signal]
  */
-export function pushAll(client: SyncClient, parts: SyncParts, signal: any): Promise<void>;
+export function pushAll(client: SyncClient, parts: SyncParts, signal?: AbortSignal | undefined): Promise<void>;
 /** @typedef {import('./sync.js').SyncClient} SyncClient */
 /** @typedef {import('./sync.js').SyncParts} SyncParts */
 /** The most bytes of body a client puts in one push (protocol.md §7). */

@@ -54,13 +54,17 @@ export { EventStreamReader } from "./event-stream.js";
  */
 /** Keeps a replica in sync with a TipSync server. */
 export class SyncClient {
-    /** @param {Replica} replica @param {SyncOptions} options */
+    /**
+     * @param {Replica} replica
+     * @param {SyncOptions} options
+     */
     constructor(replica: Replica, options: SyncOptions);
     replica: import("./replica.js").Replica;
     server: URL;
     token: string | null;
     tokenProvider: (() => Promise<string>) | null;
-    fetch: any;
+    /** @type {typeof globalThis.fetch} */
+    fetch: typeof globalThis.fetch;
     sleep: (milliseconds: number) => Promise<void>;
     random: () => number;
     pushBatchSize: number;
@@ -72,10 +76,16 @@ export class SyncClient {
     compressPushes: boolean;
     initialBackoff: number;
     maximumBackoff: number;
-    /** The latest failure, if the latest round failed. @type {SyncError | null} */
-    lastError: any;
-    /** A server catalog version refused as invalid (not fetched again). @type {string | null} */
-    refusedCatalogTag: any;
+    /**
+     * The latest failure, if the latest round failed.
+     * @type {SyncError | null}
+     */
+    lastError: SyncError | null;
+    /**
+     * A server catalog version refused as invalid (not fetched again).
+     * @type {string | null}
+     */
+    refusedCatalogTag: string | null;
     /** @type {AbortController | null} */
     controller: AbortController | null;
     /** @type {Set<(status: SyncStatus, before: SyncStatus) => void>} */
@@ -88,7 +98,10 @@ export class SyncClient {
         change: import('./change.js').Change;
         reason: string;
     }[];
-    /** Told of each change set aside. @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null} */
+    /**
+     * Told of each change set aside.
+     * @type {((refused: {change: import('./change.js').Change, reason: string}) => void) | null}
+     */
     onRefusedChange: ((refused: {
         change: import('./change.js').Change;
         reason: string;
@@ -104,8 +117,12 @@ export class SyncClient {
      * @type {number | null}
      */
     pushLimit: number | null;
-    /** Calls `listener(status, before)` on every change of {@link status}. @returns {() => void} stop */
-    onStatus(listener: any): () => boolean;
+    /**
+     * Calls `listener(status, before)` on every change of {@link status}.
+     * @returns {() => void} stop
+     * @param {(status: SyncStatus, before: SyncStatus) => void} listener
+     */
+    onStatus(listener: (status: SyncStatus, before: SyncStatus) => void): () => void;
     /**
      * Recomputes the status and tells listeners when it changed. `connected`: an exchange succeeded —
      * the state becomes `connected` only once no failure is outstanding (a round clears it), so a round
@@ -122,8 +139,10 @@ export class SyncClient {
     /**
      * Resolves true once this device has completed its first sync (now or before), false when
      * `timeout` milliseconds pass first. Only waits: the sync is {@link run}'s.
+     * @param {number} timeout
+     * @returns {Promise<boolean>}
      */
-    waitForFirstSync(timeout: any): Promise<boolean>;
+    waitForFirstSync(timeout: number): Promise<boolean>;
     /**
      * One round: push everything unsent, then pull until the server has nothing more. A push the
      * server refuses does not keep the pull from happening (changes made elsewhere arrive whatever
