@@ -89,7 +89,9 @@ struct WebClientTests {
                 }
             }
         }
-        #expect(unread.isEmpty, "tags tsc does not read (start a line of the comment with each):\n\(unread.joined(separator: "\n"))")
+        #expect(
+            unread.isEmpty,
+            "tags tsc does not read (start a line of the comment with each):\n\(unread.joined(separator: "\n"))")
     }
 }
 
