@@ -6,6 +6,7 @@ import { experimentProblem } from './experiment.js';
 import { compareCodePoints, isNFC, isObject, MAX_INTEGER, numberOf, parse, valueViolation } from './json.js';
 import { canonicalLocale } from './context.js';
 import { parseRule, idsRead, RuleFormatError } from './rules.js';
+import { messageOf } from './message.js';
 
 /**
  * @typedef {import('./json.js').JSONValue} JSONValue
@@ -60,7 +61,7 @@ export function parseCatalog(input) {
   try {
     json = typeof input === 'string' ? parse(input) : input;
   } catch (error) {
-    throw new CatalogError(error.message);
+    throw new CatalogError(messageOf(error));
   }
   /**
    * @param {string} path

@@ -58,7 +58,7 @@ export class Replica {
    * The catalog as received: the server's when one was applied, else the bundled one.
    * @type {Catalog}
    */
-  #catalog;
+  #catalog = { parameters: [], events: [], tips: [], groups: [] };
   /**
    * Its part for this device's platform, computed when first read.
    * @type {Catalog | null}

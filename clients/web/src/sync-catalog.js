@@ -4,6 +4,7 @@
 import { parse } from './json.js';
 import { errorless, rejectionOf, SyncError } from './sync-error.js';
 import { timed } from './sync-requests.js';
+import { messageOf } from './message.js';
 
 /** @typedef {import('./sync.js').SyncClient} SyncClient */
 
@@ -44,6 +45,6 @@ export async function followCatalog(client, tag, signal) {
     await client.replica.applyServerCatalog(text, version);
   } catch (error) {
     client.refusedCatalogTag = version;
-    client.lastError = new SyncError(`the server's catalog was refused: ${error.message}`, { code: 'invalid_catalog' });
+    client.lastError = new SyncError(`the server's catalog was refused: ${messageOf(error)}`, { code: 'invalid_catalog' });
   }
 }

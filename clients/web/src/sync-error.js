@@ -2,6 +2,7 @@
 // (protocol.md §10) is read — its code, its message, and for `invalid_change` the refused change.
 
 import { parse } from './json.js';
+import { messageOf } from './message.js';
 
 /**
  * The answers that can never change, and so end {@link SyncClient.run} (protocol.md §17.3): the
@@ -44,7 +45,7 @@ export function parseBody(text) {
   try {
     return /** @type {any} */ (parse(text));
   } catch (error) {
-    throw new SyncError(`unexpected response from the server: ${error.message}`, { code: 'invalid_response', transient: true });
+    throw new SyncError(`unexpected response from the server: ${messageOf(error)}`, { code: 'invalid_response', transient: true });
   }
 }
 
@@ -91,8 +92,7 @@ export function rejectionOf(status, text) {
  */
 export function asSyncError(error) {
   if (error instanceof SyncError) return error;
-  const message = /** @type {{message?: unknown} | null | undefined} */ (error)?.message;
-  return new SyncError(String(message ?? error), { code: 'client_error' });
+  return new SyncError(messageOf(error), { code: 'client_error' });
 }
 
 /**

@@ -8,6 +8,7 @@ import { noteServer, setPushed } from './progress.js';
 import { followCatalog, followReadyCatalog } from './sync-catalog.js';
 import { errorDetail, errorless, parseBody, rejectionOf, SyncError } from './sync-error.js';
 import { clockCorrection, send, timed } from './sync-requests.js';
+import { messageOf } from './message.js';
 
 /** @typedef {import('./sync.js').SyncClient} SyncClient */
 /** @typedef {import('./sync.js').SyncParts} SyncParts */
@@ -135,7 +136,7 @@ export async function followLiveStream(client, parts, signal) {
         piece = await reader.read();
       } catch (error) {
         if (signal.aborted) throw error;
-        throw new SyncError(silent ? `the live stream was silent for ${client.liveStreamSilence} s` : `the live stream failed: ${error.message}`, { transient: true });
+        throw new SyncError(silent ? `the live stream was silent for ${client.liveStreamSilence} s` : `the live stream failed: ${messageOf(error)}`, { transient: true });
       }
       if (piece.done) {
         if (!began) throw new SyncError('the live stream ended before it began', { transient: true });

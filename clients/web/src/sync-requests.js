@@ -5,6 +5,7 @@
 import { retryAfterSeconds } from './backoff.js';
 import { contextHeader } from './context.js';
 import { errorDetail, rejectionOf, SyncError } from './sync-error.js';
+import { messageOf } from './message.js';
 
 /** @typedef {import('./sync.js').SyncClient} SyncClient */
 
@@ -65,7 +66,7 @@ export async function send(client, method, path, { body = undefined, signal = un
       response = await client.fetch(new URL(path, client.server), { method, headers: requestHeaders, body: payload, signal });
     } catch (error) {
       if (signal?.aborted) throw error;
-      throw new SyncError(`the server could not be reached: ${error.message}`, { transient: true });
+      throw new SyncError(`the server could not be reached: ${messageOf(error)}`, { transient: true });
     }
     if (waitedOut && response.status < 400) {
       client.lastError = null;
@@ -111,7 +112,7 @@ export async function currentToken(client) {
     client.token = await client.tokenProvider();
     return client.token;
   } catch (error) {
-    throw new SyncError(`could not get a token from the token provider: ${error.message}`, { transient: true });
+    throw new SyncError(`could not get a token from the token provider: ${messageOf(error)}`, { transient: true });
   }
 }
 

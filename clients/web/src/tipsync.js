@@ -9,6 +9,7 @@ import { SyncClient } from './sync.js';
 import { IndexedDBStore, MemoryStore } from './store.js';
 import { decodeChange, encodeChange } from './change.js';
 import { localized } from './localization.js';
+import { messageOf } from './message.js';
 
 /**
  * @typedef {import('./catalog.js').Catalog} Catalog
@@ -40,7 +41,7 @@ import { localized } from './localization.js';
  * @typedef {import('./sync.js').SyncStatus} SyncStatus
  * @typedef {'donate' | 'setParameter' | 'invalidate' | 'resetEligibility' | 'recordDisplay' | 'deleteDonations' | 'resetDatastore' | 'recordReach'} WriteOperation
  *   a write another tab may ask the syncing tab to make
- * @typedef {{operation: WriteOperation, args: unknown[], resolve: (value: unknown) => void, reject: (error: unknown) => void}} PendingCall
+ * @typedef {{operation: WriteOperation, args: unknown[], resolve: (value: void) => void, reject: (error: unknown) => void}} PendingCall
  */
 
 /** Failures that do not fix themselves: the console is told once each. */
@@ -241,7 +242,7 @@ export class TipSync extends EventTarget {
         await this.#call(message.operation, message.args);
         reply = { type: 'reply', id: message.id, ok: true };
       } catch (error) {
-        reply = { type: 'reply', id: message.id, ok: false, error: String(error?.message ?? error) };
+        reply = { type: 'reply', id: message.id, ok: false, error: messageOf(error) };
       }
       this.#post(reply);
       this.#announce();

@@ -215,7 +215,7 @@ export type WriteOperation = 'donate' | 'setParameter' | 'invalidate' | 'resetEl
 export type PendingCall = {
     operation: WriteOperation;
     args: unknown[];
-    resolve: (value: unknown) => void;
+    resolve: (value: void) => void;
     reject: (error: unknown) => void;
 };
 import { Replica } from "./replica.js";
