@@ -47,6 +47,9 @@ package struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         to logger: Logger, level: Logger.Level, method: String, target: URI, status: HTTPResponse.Status,
         duration: Duration, refusedBy: String? = nil
     ) {
+        // The line is built only when it is written: with the access log off (the default), a request
+        // pays nothing to describe itself (issue 77, item 1).
+        guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "method": "\(method)", "path": "\(redactedTarget(target))", "status": "\(status.code)",
             "duration": "\(duration)",
