@@ -36,6 +36,26 @@ struct WebTipElementTests {
         """
     }
 
+    /// An element without a `tip` attribute closed or acted on called `invalidate(null)`, whose
+    /// promise rejected (found while typing the client strictly, issue 75). It now writes nothing and
+    /// settles.
+    @Test func anElementWithoutATipClosesWithoutWriting() async throws {
+        let (pages, browser) = try await Self.openForms()
+        defer { pages.process.terminate() }
+        let result = try await browser.evaluate(
+            """
+            (async () => {
+              const before = globalThis.tipsync.replica.lastLocalSeq;
+              const element = document.createElement('tipsync-tip');
+              document.body.append(element);
+              try { await element.close(); await element.perform('learn-more'); }
+              catch (error) { return `threw: ${error.message}`; }
+              return `wrote ${globalThis.tipsync.replica.lastLocalSeq - before}`;
+            })()
+            """, awaitPromise: true)
+        #expect(result as? String == "wrote 0")
+    }
+
     /// A popover came after the inline tip in the tab order (issue 54, item 2): Tab on its anchor now
     /// enters it, Tab past its last button goes on to what follows the anchor, Shift+Tab walks back;
     /// the page's own Tab order skips it where the element sits.
