@@ -94,8 +94,9 @@ export function superseded(entries) {
       // The first of the largest by position: every replica compacting the same log agrees.
       let best = null;
       for (const entry of list) {
-        const candidate = measure(entry.change);
-        if (best === null || (candidate ?? 0) > best.value) best = { value: candidate ?? 0, position: entry.position };
+        // A display change has its counters (decodeChange makes it so).
+        const candidate = /** @type {number} */ (measure(entry.change));
+        if (best === null || candidate > best.value) best = { value: candidate, position: entry.position };
       }
       if (best) keep.add(best.position);
     }
