@@ -23,7 +23,8 @@ package protocol PipelinedStream: AnyObject, Sendable {
     func onWake(_ wake: @escaping @Sendable () -> Void)
     /// The news since the last call.
     func takeNews() -> News
-    /// The bytes `news` calls for when they need no await (no store read), else `nil`.
+    /// The bytes `news` calls for when they need no await (no store read), framed as HTTP/1.1 chunks
+    /// (``HTTPChunk``: the connection writes them as they are), else `nil`. Empty: nothing to write.
     func immediate(_ news: News) -> ByteBuffer?
     /// Writes `news`, awaiting the store and the writer when it must.
     func write(_ news: News, to writer: inout any ResponseBodyWriter) async throws

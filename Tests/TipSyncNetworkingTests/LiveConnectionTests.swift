@@ -1,8 +1,11 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import Synchronization
 import Testing
 
@@ -51,7 +54,7 @@ import Testing
                 return state.news
             }
         }
-        func immediate(_ news: String) -> ByteBuffer? { ByteBuffer(string: news) }
+        func immediate(_ news: String) -> ByteBuffer? { HTTPChunk.framed(ByteBuffer(string: news)) }
         func write(_ news: String, to writer: inout any ResponseBodyWriter) async throws {
             try await writer.write(ByteBuffer(string: news))
         }
@@ -66,57 +69,63 @@ import Testing
         }
     }
 
-    /// What the channel wrote since last asked: the response parts, bodies as text.
+    /// A channel with a live connection's response handlers (NIO's HTTP/1.1 encoder and the
+    /// HTTPTypes codec), so what it writes is read as bytes on the wire.
+    static func channel() async throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), HTTP1ToHTTPServerCodec(secure: false)])
+        try await channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).get()
+        return channel
+    }
+
+    /// What the channel wrote since last asked, write by write as it reaches the socket: the head's
+    /// status line and `Connection` header, each chunk's bytes as they are framed (`5\r\nhello\r\n`), and
+    /// `end` for the last chunk (or after a body of a declared length).
     static func written(_ channel: EmbeddedChannel) throws -> [String] {
         var parts: [String] = []
-        while let part = try channel.readOutbound(as: HTTPResponsePart.self) {
-            switch part {
-            case .head(let head):
-                parts.append("head \(head.status.code) connection=\(head.headerFields[.connection] ?? "")")
-            case .body(let bytes): parts.append(String(buffer: bytes))
-            case .end: parts.append("end")
+        var pending = ""
+        while let bytes = try channel.readOutbound(as: IOData.self) {
+            guard case .byteBuffer(let buffer) = bytes else { continue }
+            pending += String(buffer: buffer)
+        }
+        // A head, then chunks; NIO writes a chunk's framing and bytes as separate writes, so parts
+        // are read from the whole text.
+        var rest = Substring(pending)
+        while !rest.isEmpty {
+            if rest.hasPrefix("HTTP/1.1 ") {
+                let end = rest.range(of: "\r\n\r\n")!
+                let head = rest[..<end.lowerBound]
+                let status = head.dropFirst(9).prefix(3)
+                let connection = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("connection:") }
+                parts.append(
+                    "head \(status) connection=\(connection.map { $0.dropFirst(11).trimmingCharacters(in: .whitespaces) } ?? "")")
+                rest = rest[end.upperBound...]
+                // A body of a declared length, not chunked: the answer ends with it.
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                if let length, let count = Int(length.dropFirst(15).trimmingCharacters(in: .whitespaces)) {
+                    let body = rest.utf8.prefix(count)
+                    parts += [String(Substring(body)), "end"]
+                    rest = rest[body.endIndex...]
+                }
+                continue
             }
+            let sizeEnd = rest.range(of: "\r\n")!
+            let size = Int(rest[..<sizeEnd.lowerBound], radix: 16)!
+            let body = rest[sizeEnd.upperBound...].utf8.prefix(size)
+            guard size > 0 else {
+                parts.append("end")
+                rest = rest[sizeEnd.upperBound...].dropFirst(2)
+                continue
+            }
+            parts.append(String(Substring(body)))
+            #expect(rest[body.endIndex...].hasPrefix("\r\n"), "a chunk ends with CRLF")
+            rest = rest[body.endIndex...].dropFirst(2)
         }
         return parts
     }
 
-    @Test func aStreamIsOpenedWrittenOnWakeUpsAndEndedWithItsConnection() async throws {
-        let channel = EmbeddedChannel()
-        try await channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).get()
-        let stream = TextStream()
-        let connection = LiveConnection(channel: channel) { _, _ in
-            LiveHandoff.current?.take(stream)
-            return Response(
-                status: .ok, body: ResponseBody { writer in try await writer.write(ByteBuffer(string: "opening")) })
-        }
-        await connection.serve(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/live"))
-        #expect(stream.state.withLock { $0.onPipeline } == true)
-        // Said up front: the client never pools a stream's connection.
-        #expect(try Self.written(channel) == ["head 200 connection=close", "opening"])
-
-        // Each wake-up's news is written on the event loop, without a task.
-        stream.wake("one")
-        stream.wake("two")  // before the loop ran: written with the first
-        channel.embeddedEventLoop.run()
-        #expect(try Self.written(channel) == ["onetwo"])
-        stream.wake("three")
-        channel.embeddedEventLoop.run()
-        #expect(try Self.written(channel) == ["three"])
-
-        // The stream ends: the response ends, the connection closes, nothing more is written.
-        stream.finish()
-        channel.embeddedEventLoop.run()
-        #expect(try Self.written(channel) == ["end"])
-        #expect(stream.state.withLock { $0.closed })
-        #expect(!channel.isActive)
-        stream.wake("late")
-        channel.embeddedEventLoop.run()
-        #expect(try Self.written(channel) == [])
-    }
-
     @Test func aRefusedLiveRequestIsAnsweredWholeAndClosed() async throws {
-        let channel = EmbeddedChannel()
-        try await channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).get()
+        let channel = try await Self.channel()
         let connection = LiveConnection(channel: channel) { _, _ in
             Response(status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "{}")))
         }

@@ -1,6 +1,7 @@
 import Dispatch
 package import NIOCore
 import Synchronization
+import TipSyncNetworking
 import TipSyncServerBasics
 package import TipSyncStorage
 
@@ -30,6 +31,9 @@ package final class LivePages: Sendable {
     package struct Page: Sendable {
         /// `event: changes\ndata: {…}\n\n`, ready to write; empty when the page has no changes.
         package var event: ByteBuffer
+        /// ``event`` framed as an HTTP/1.1 chunk (``HTTPChunk``), once for every stream that writes
+        /// it on its connection's pipeline; ``event`` is a view of its bytes.
+        package var chunk: ByteBuffer
         /// The log position after the page (the request's position when it is empty).
         package var cursor: Int64
         /// More changes wait after this page: read the next one at once.
@@ -234,7 +238,7 @@ package final class LivePages: Sendable {
     /// per-device `highestSeq`, and with `from`, the cursor the page continues.
     static func event(_ page: PullPage, from: Int64, serverTime: Int64) -> Page {
         guard !page.changes.isEmpty else {
-            return Page(event: ByteBuffer(), cursor: page.cursor, more: false, count: 0)
+            return Page(event: ByteBuffer(), chunk: ByteBuffer(), cursor: page.cursor, more: false, count: 0)
         }
         var tail = #"],"cursor":"\#(page.generation).\#(page.cursor)","from":"\#(page.generation).\#(from)","#
         tail += #""generation":"\#(page.generation)","more":\#(page.more),"serverTime":\#(serverTime),"#
@@ -245,6 +249,7 @@ package final class LivePages: Sendable {
         event.writeString(head)
         event.writeImmutableBuffer(page.changes.joined)
         event.writeString(tail)
-        return Page(event: event, cursor: page.cursor, more: page.more, count: page.changes.count)
+        let (chunk, content) = HTTPChunk.frame(event)
+        return Page(event: content, chunk: chunk, cursor: page.cursor, more: page.more, count: page.changes.count)
     }
 }

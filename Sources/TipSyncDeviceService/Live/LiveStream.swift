@@ -3,6 +3,7 @@ package import Hummingbird
 package import NIOCore
 import ServiceLifecycle
 import Synchronization
+import TipSyncNetworking
 package import TipSyncServerBasics
 package import TipSyncStorage
 
@@ -114,15 +115,16 @@ package final class LiveStream: Sendable {
 
     /// The bytes for `news` when they need no store read and no wait — always for a notify-only
     /// stream; for one that carries changes, when every page to the end of the log is at hand
-    /// (``LivePages``: pushed on this instance, or read by another stream) — counted as written.
-    /// `nil`: ``write(_:to:)`` must. An empty buffer: nothing to write.
+    /// (``LivePages``: pushed on this instance, or read by another stream) — counted as written,
+    /// framed as HTTP/1.1 chunks (``HTTPChunk``; a page's framing is shared by every stream that
+    /// writes it). `nil`: ``write(_:to:)`` must. An empty buffer: nothing to write.
     package func immediate(_ news: News) -> ByteBuffer? {
         switch mode {
         case .notifyOnly:
-            return Self.notification(news)
+            return news.onlyHeartbeat ? Self.heartbeatChunk : HTTPChunk.framed(Self.notification(news))
         case .carrying(let feed, _, _, _):
             guard !news.catalog else { return nil }
-            guard news.changes else { return news.onlyHeartbeat ? Self.heartbeat : ByteBuffer() }
+            guard news.changes else { return news.onlyHeartbeat ? Self.heartbeatChunk : ByteBuffer() }
             // Pages at hand, chained to the end of the log (pushes that came while the stream was busy).
             var at = position.withLock { $0 }
             var pages: [LivePages.Page] = []
@@ -134,14 +136,15 @@ package final class LiveStream: Sendable {
             }
             position.withLock { [at] in $0 = at }
             for page in pages { feed.served(page) }
-            guard pages.count > 1 else { return pages.first?.event ?? ByteBuffer() }
+            guard pages.count > 1 else { return pages.first?.chunk ?? ByteBuffer() }
             var bytes = ByteBuffer()
-            for page in pages { bytes.writeImmutableBuffer(page.event) }
+            for page in pages { bytes.writeImmutableBuffer(page.chunk) }
             return bytes
         }
     }
 
     private static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
+    private static let heartbeatChunk = HTTPChunk.framed(heartbeat)
 
     /// A notify-only stream's events for `news` (protocol.md §9), or its heartbeat (may be empty).
     private static func notification(_ news: News) -> ByteBuffer {
