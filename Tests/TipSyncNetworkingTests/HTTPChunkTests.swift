@@ -12,7 +12,8 @@ import Testing
         #expect(String(buffer: framed) == "12c\r\n" + String(repeating: "x", count: 300) + "\r\n")
         #expect(view == content)
         // The view shares the framed bytes' storage: a page kept for many streams is held once.
-        #expect(view.withUnsafeReadableBytes { $0.baseAddress } == framed.withUnsafeReadableBytes { $0.baseAddress! + 5 })
+        #expect(
+            view.withUnsafeReadableBytes { $0.baseAddress } == framed.withUnsafeReadableBytes { $0.baseAddress! + 5 })
     }
 
     @Test func emptyContentIsNoBytesSinceAnEmptyChunkEndsABody() {

@@ -98,7 +98,8 @@ import Testing
                 let status = head.dropFirst(9).prefix(3)
                 let connection = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("connection:") }
                 parts.append(
-                    "head \(status) connection=\(connection.map { $0.dropFirst(11).trimmingCharacters(in: .whitespaces) } ?? "")")
+                    "head \(status) connection=\(connection.map { $0.dropFirst(11).trimmingCharacters(in: .whitespaces) } ?? "")"
+                )
                 rest = rest[end.upperBound...]
                 // A body of a declared length, not chunked: the answer ends with it.
                 let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
