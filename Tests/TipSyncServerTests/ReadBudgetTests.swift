@@ -89,14 +89,14 @@ import TipSyncServerTestSupport
         let laptop = DeviceIdentity(accountID: fixture.accountID, device: "laptop")
         let pauses = Mutex<[Duration]>([])
         let budget = RateLimiter<DeviceIdentity>(configuration.readByteRate)
-        var feed = LiveFeed(
+        let feed = LiveFeed(
             account: fixture.accountID, device: laptop, limit: 10, store: fixture.store,
             notifier: ChangeNotifier(livePages: LivePages(now: { 0 })), activity: DeviceActivity(),
-            metrics: ServerMetrics(registry: nil), readBudget: budget, now: { clock.now })
-        feed.pause = { duration in
-            pauses.withLock { $0.append(duration) }
-            clock.advance(by: Int64(duration.components.seconds) * 1000)
-        }
+            metrics: ServerMetrics(registry: nil), readBudget: budget, now: { clock.now },
+            pause: { duration in
+                pauses.withLock { $0.append(duration) }
+                clock.advance(by: Int64(duration.components.seconds) * 1000)
+            })
         let writer = RecordingWriter()
         var any: any ResponseBodyWriter = writer
         // Four pages of ten changes (each more than the burst, so each costs the burst) on a budget

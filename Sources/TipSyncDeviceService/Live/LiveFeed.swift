@@ -6,8 +6,9 @@ package import TipSyncStorage
 
 /// What one live stream that carries changes (`GET /v1/live?cursor=…`) writes: the account's pages
 /// after the stream's position, shared with the account's other streams through ``LivePages``, and
-/// `event: catalog` naming the uploaded catalog's version (protocol.md §9).
-package struct LiveFeed: Sendable {
+/// `event: catalog` naming the uploaded catalog's version (protocol.md §9). A class: every wake-up of
+/// every stream reads it, and a reference costs one retain where the fields cost ten.
+package final class LiveFeed: Sendable {
     let account: Int64
     let device: DeviceIdentity
     let limit: Int
@@ -21,7 +22,7 @@ package struct LiveFeed: Sendable {
     let readBudget: RateLimiter<DeviceIdentity>
     let now: @Sendable () -> Int64
     /// Waits out the read budget's debt (tests pass one that moves their clock instead).
-    package var pause: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    let pause: @Sendable (Duration) async throws -> Void
 
     package init(
         account: Int64, device: DeviceIdentity, limit: Int, store: any ChangeLogStore & InsightStore,

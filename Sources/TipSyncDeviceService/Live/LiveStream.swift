@@ -23,7 +23,10 @@ package final class LiveStream: Sendable {
     }
 
     let subscription: LiveSubscription
-    private let mode: Mode
+    /// What the stream carries: `nil` for a notify-only stream.
+    private let feed: LiveFeed?
+    /// What the opening writes after `ready` (carrying mode), let go once written.
+    private let opening: Mutex<Opening?>
     private let metrics: ServerMetrics
     private let now: @Sendable () -> Int64
     /// The log position after the last page written (carrying mode); wake-ups are written one at a
@@ -37,7 +40,14 @@ package final class LiveStream: Sendable {
         stall: StallBound? = nil, now: @escaping @Sendable () -> Int64
     ) {
         self.subscription = subscription
-        self.mode = mode
+        switch mode {
+        case .notifyOnly:
+            feed = nil
+            opening = Mutex(nil)
+        case .carrying(let feed, let generation, let opened, let catalog):
+            self.feed = feed
+            opening = Mutex(Opening(generation: generation, opened: opened, catalog: catalog))
+        }
         self.metrics = metrics
         self.stall = stall
         self.now = now
@@ -50,18 +60,28 @@ package final class LiveStream: Sendable {
         return StallBoundWriter(inner: writer, stall: stall, stalled: metrics.liveStreamsStalled)
     }
 
+    /// A carrying stream's opening: its `ready` event's fields and the page read when it opened.
+    private struct Opening {
+        var generation: String
+        var opened: PullPage?
+        var catalog: String?
+    }
+
     /// Writes the `ready` event and, when the stream carries changes, what was already there.
     func open(_ writer: inout any ResponseBodyWriter) async throws {
         var writer = bounded(writer)
-        switch mode {
-        case .notifyOnly:
+        guard let feed else {
             try await writer.write(ByteBuffer(string: "event: ready\ndata: {}\n\n"))
-        case .carrying(let feed, let generation, let opened, let catalog):
+            return
+        }
+        // The page read at the opening is written once; the stream need not hold it for hours.
+        if let opening = opening.withLock({ $0.take() }) {
             var position = position.withLock { $0 }
-            let version = #","catalog":\#(catalog.map(SyncController.quoted) ?? "null")"#
+            let version = #","catalog":\#(opening.catalog.map(SyncController.quoted) ?? "null")"#
             try await writer.write(
-                ByteBuffer(string: #"event: ready\#ndata: {"cursor":"\#(generation).\#(position)"\#(version)}\#n\#n"#))
-            if let opened {
+                ByteBuffer(
+                    string: #"event: ready\#ndata: {"cursor":"\#(opening.generation).\#(position)"\#(version)}\#n\#n"#))
+            if let opened = opening.opened {
                 try await feed.write(LivePages.event(opened, from: position, serverTime: now()), to: &writer)
                 position = opened.cursor
                 if opened.more { position = try await feed.catchUp(after: position, to: &writer) }
@@ -97,19 +117,17 @@ package final class LiveStream: Sendable {
     /// Writes `news` (taken by ``takeNews()``), reading the store when it must.
     package func write(_ news: News, to writer: inout any ResponseBodyWriter) async throws {
         var writer = bounded(writer)
-        switch mode {
-        case .notifyOnly:
+        guard let feed else {
             let bytes = Self.notification(news)
             if bytes.readableBytes > 0 { try await writer.write(bytes) }
             return
-        case .carrying(let feed, _, _, _):
-            if news.changes {
-                let after = position.withLock { $0 }
-                let reached = try await feed.catchUp(after: after, to: &writer)
-                position.withLock { $0 = reached }
-            }
-            if news.catalog { try await writer.write(try await feed.catalogEvent()) }
         }
+        if news.changes {
+            let after = position.withLock { $0 }
+            let reached = try await feed.catchUp(after: after, to: &writer)
+            position.withLock { $0 = reached }
+        }
+        if news.catalog { try await writer.write(try await feed.catalogEvent()) }
         if news.onlyHeartbeat { try await writer.write(Self.heartbeat) }
     }
 
@@ -119,28 +137,34 @@ package final class LiveStream: Sendable {
     /// framed as HTTP/1.1 chunks (``HTTPChunk``; a page's framing is shared by every stream that
     /// writes it). `nil`: ``write(_:to:)`` must. An empty buffer: nothing to write.
     package func immediate(_ news: News) -> ByteBuffer? {
-        switch mode {
-        case .notifyOnly:
+        guard let feed else {
             return news.onlyHeartbeat ? Self.heartbeatChunk : HTTPChunk.framed(Self.notification(news))
-        case .carrying(let feed, _, _, _):
-            guard !news.catalog else { return nil }
-            guard news.changes else { return news.onlyHeartbeat ? Self.heartbeatChunk : ByteBuffer() }
-            // Pages at hand, chained to the end of the log (pushes that came while the stream was busy).
-            var at = position.withLock { $0 }
-            var pages: [LivePages.Page] = []
-            while true {
-                guard let page = feed.readyPage(after: at), page.cursor > at || !page.more else { return nil }
-                at = page.cursor
-                if page.count > 0 { pages.append(page) }
-                if !page.more { break }
-            }
-            position.withLock { [at] in $0 = at }
-            for page in pages { feed.served(page) }
-            guard pages.count > 1 else { return pages.first?.chunk ?? ByteBuffer() }
-            var bytes = ByteBuffer()
-            for page in pages { bytes.writeImmutableBuffer(page.chunk) }
-            return bytes
         }
+        guard !news.catalog else { return nil }
+        guard news.changes else { return news.onlyHeartbeat ? Self.heartbeatChunk : ByteBuffer() }
+        // Pages at hand, chained to the end of the log (pushes that came while the stream was busy);
+        // most wake-ups find one, which needs no array.
+        var at = position.withLock { $0 }
+        var first: LivePages.Page?
+        var later: [LivePages.Page] = []
+        while true {
+            guard let page = feed.readyPage(after: at), page.cursor > at || !page.more else { return nil }
+            at = page.cursor
+            if page.count > 0 {
+                if first == nil { first = page } else { later.append(page) }
+            }
+            if !page.more { break }
+        }
+        position.withLock { [at] in $0 = at }
+        guard let first else { return ByteBuffer() }
+        feed.served(first)
+        guard !later.isEmpty else { return first.chunk }
+        var bytes = first.chunk
+        for page in later {
+            feed.served(page)
+            bytes.writeImmutableBuffer(page.chunk)
+        }
+        return bytes
     }
 
     private static let heartbeat = ByteBuffer(string: ": heartbeat\n\n")
