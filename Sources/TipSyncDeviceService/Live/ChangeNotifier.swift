@@ -16,19 +16,21 @@ package final class ChangeNotifier: Sendable {
         enum Sink {
             case news(AsyncStream<Void>.Continuation)
             case live(LiveSubscription)
-        }
 
-        var isLive: Bool {
-            if case .live = sink { return true }
-            return false
-        }
+            var isLive: Bool {
+                if case .live = self { return true }
+                return false
+            }
 
-        func yieldChanges() {
-            switch sink {
-            case .news(let continuation): continuation.yield()
-            case .live(let subscription): subscription.changes()
+            func yieldChanges() {
+                switch self {
+                case .news(let continuation): continuation.yield()
+                case .live(let subscription): subscription.changes()
+                }
             }
         }
+
+        var isLive: Bool { sink.isLive }
 
         func finish() {
             switch sink {
@@ -114,13 +116,15 @@ package final class ChangeNotifier: Sendable {
     /// instance's push appended and where they start, written to streams at the end of the log before
     /// them without a store read; built only when the account has a live stream to write them to.
     package func notify(account: Int64, primed: () -> (after: Int64, page: LivePages.Page)? = { nil }) {
-        let subscribers = subscribers.withLock { $0.byAccount[account].map { Array($0.values) } ?? [] }
-        if subscribers.isEmpty {
+        // Only the sinks leave the lock: a thousand streams of one account are a thousand wake-ups
+        // per push, and copying each subscriber's device would add its strings' retains to each.
+        let sinks = subscribers.withLock { $0.byAccount[account].map { $0.values.map(\.sink) } ?? [] }
+        if sinks.isEmpty {
             livePages.forget(account: account)
         } else {
-            livePages.news(account: account, primed: subscribers.contains(where: \.isLive) ? primed() : nil)
+            livePages.news(account: account, primed: sinks.contains(where: \.isLive) ? primed() : nil)
         }
-        for subscriber in subscribers { subscriber.yieldChanges() }
+        for sink in sinks { sink.yieldChanges() }
     }
 
     /// Drops the account's shared live page once no stream or long-poll of it is left.
