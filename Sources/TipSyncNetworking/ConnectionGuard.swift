@@ -55,7 +55,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// The timer that checks the state's deadline, and when it fires. It is not moved for each
     /// request: a deadline later than the timer is checked again when the timer fires (and the timer
     /// set for it then), so a keep-alive connection's requests arm and disarm without scheduling anything.
-    private var timer: Scheduled<Void>?
+    private var timer = ConnectionTimer<ConnectionGuard>()
     private var timerFires = NIODeadline.distantFuture
     /// Deadlines, open requests, whether one was refused (``ConnectionGuardState``).
     private var state: ConnectionGuardState
@@ -193,22 +193,19 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// Sets the timer for the state's deadline when it is not set or set for later. Times are the
     /// event loop's (`EventLoop.now`), so an `EmbeddedEventLoop` can move them in tests.
     private func schedule(context: ChannelHandlerContext) {
-        guard let at = state.deadline?.at, timer == nil || timerFires > at else { return }
+        guard let at = state.deadline?.at, !timer.isSet || timerFires > at else { return }
         schedule(at: at, context: context)
     }
 
     private func schedule(at: NIODeadline, context: ChannelHandlerContext) {
-        timer?.cancel()
         timerFires = at
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(deadline: at) {
-            let (handler, context) = loopBound.value
+        timer.set(at: at, handler: self, context: context) { handler, context, generation in
+            guard handler.timer.fired(generation) else { return }
             handler.timerFired(context: context)
         }
     }
 
     private func timerFired(context: ChannelHandlerContext) {
-        timer = nil
         switch state.timerFired(at: context.eventLoop.now) {
         case .none: break
         case .reschedule(let at): schedule(at: at, context: context)
@@ -220,8 +217,7 @@ package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandl
 
     private func stopTimer() {
         state.stopped()
-        timer?.cancel()
-        timer = nil
+        timer.forget()
     }
 
     // MARK: Refusing

@@ -28,7 +28,8 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     /// What it read, whether it decided, when the connection opened (the request head's deadline
     /// counts from there, here and in the ``ConnectionGuard`` it hands over to).
     private var state = FirstRequestState()
-    private var timer: Scheduled<Void>?
+    /// The request head's deadline (forgotten, never cancelled: ``ConnectionTimer``).
+    private var timer = ConnectionTimer<FirstRequestSniffer>()
 
     init(
         limits: ConnectionGuard.Limits, metrics: ConnectionMetrics, idle: IdleConnections,
@@ -58,14 +59,12 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.forget()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .install(let route) = state.read(unwrapInboundIn(data)) else { return }
-        timer?.cancel()
-        timer = nil
+        timer.forget()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         install(route, context).whenComplete { result in
             let (sniffer, context) = loopBound.value
@@ -108,17 +107,17 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     private func opened(context: ChannelHandlerContext) {
         guard state.opened(at: context.eventLoop.now) else { return }
         idle.opened(context.channel)
-        let metrics = metrics
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: limits.requestHead) {
-            metrics.headTimeouts.increment()
-            loopBound.value.close(promise: nil)
+        timer.set(at: context.eventLoop.now + limits.requestHead, handler: self, context: context) {
+            sniffer, context, generation in
+            // Still waiting for the request line: its time is up.
+            guard sniffer.timer.fired(generation), !sniffer.state.decided else { return }
+            sniffer.metrics.headTimeouts.increment()
+            context.close(promise: nil)
         }
     }
 
     private func closed(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.forget()
         idle.spoke(context.channel)
         if state.closed() { abandoned() }
     }

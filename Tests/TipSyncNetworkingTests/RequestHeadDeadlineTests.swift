@@ -75,4 +75,75 @@ import Testing
         #expect(channel.isActive)  // a request in progress: the head deadline no longer applies
         _ = try? channel.finish()
     }
+
+    @Test func aConnectionThatSaysNothingIsClosedAtItsDeadline() throws {
+        let channel = try connection()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(9_999))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    /// The sniffer's timer is forgotten, not cancelled, once the route is known (``ConnectionTimer``):
+    /// when it fires, it must find nothing to do.
+    @Test func theSniffersForgottenTimerDoesNotCutARequestInProgress() throws {
+        let channel = try connection()
+        let loop = channel.embeddedEventLoop
+        loop.advanceTime(by: .seconds(2))
+        try send("POST /v1/push HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n", to: channel)
+        loop.advanceTime(by: .seconds(9))  // past the sniffer's 10 s; the body has 30 s
+        #expect(channel.isActive)
+        _ = try? channel.finish()
+    }
+}
+
+/// ``ConnectionTimer``: only the latest timer acts, a forgotten one does nothing, and a timer does not
+/// keep its handler alive.
+@Suite struct ConnectionTimerTests {
+    final class Handler {
+        var timer = ConnectionTimer<Handler>()
+        var fired: [Int] = []
+
+        func set(in amount: TimeAmount, _ context: ChannelHandlerContext, tag: Int) {
+            timer.set(at: context.eventLoop.now + amount, handler: self, context: context) { handler, _, generation in
+                if handler.timer.fired(generation) { handler.fired.append(tag) }
+            }
+        }
+    }
+
+    final class Holder: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+    }
+
+    func context() throws -> (EmbeddedChannel, ChannelHandlerContext) {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(Holder())
+        return (channel, try channel.pipeline.syncOperations.context(handlerType: Holder.self))
+    }
+
+    @Test func onlyTheLatestTimerActsAndAForgottenOneDoesNothing() throws {
+        let (channel, context) = try context()
+        let handler = Handler()
+        handler.set(in: .seconds(10), context, tag: 1)
+        handler.set(in: .seconds(5), context, tag: 2)  // replaces the first
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        #expect(handler.fired == [2])
+        handler.set(in: .seconds(5), context, tag: 3)
+        handler.timer.forget()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        #expect(handler.fired == [2])
+        #expect(!handler.timer.isSet)
+    }
+
+    @Test func aPendingTimerDoesNotKeepItsHandlerAlive() throws {
+        let (channel, context) = try context()
+        weak var released: Handler?
+        do {
+            let handler = Handler()
+            released = handler
+            handler.set(in: .seconds(10), context, tag: 1)
+        }
+        #expect(released == nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))  // fires and finds no handler
+    }
 }
