@@ -45,7 +45,8 @@ package func buildApplication(configuration: ServerConfiguration, dependencies: 
         StoreChangeListener(store: store, notifier: notifier, logger: logger, readiness: dependencies.readiness),
         BackgroundCheckpoints(store: store),
         LiveHeartbeat(notifier: notifier, interval: configuration.heartbeat),
-        OpenFilesMonitor(interval: .seconds(5), logger: logger, factory: metrics.factory),
+        OpenFilesMonitor(
+            interval: .seconds(5), maxConnections: maxConnections, logger: logger, factory: metrics.factory),
         DeviceActivityFlusher(activity: activity, store: store, interval: .seconds(5), logger: logger, memory: memory),
         compactor, TipUsageSummarizer(store: store, interval: .seconds(2), logger: logger, memory: memory),
     ]
