@@ -197,10 +197,14 @@ package struct SyncController: Sendable {
         context.connectionClosed?.whenComplete { _ in subscription.finish() }
         // A JWT's stream ends when the JWT expires: the client reconnects with a fresh one.
         // (A timer on a shared event loop, not the connection's: that one may be a test's embedded loop.)
+        // Not cancelled when the stream ends first: NIO's cancel scans every task scheduled on the
+        // loop, and a server's thousands of JWT streams ending at once (a restart) made that
+        // quadratic. The timer holds the subscription weakly and finds nothing to end.
         if let expiresAt = context.credentialExpiresAt {
             let lifetime = TimeAmount.milliseconds(max(0, expiresAt - now()))
-            let expiry = NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: lifetime) { subscription.finish() }
-            subscription.onTermination { expiry.cancel() }
+            NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: lifetime) { [weak subscription] in
+                subscription?.finish()
+            }
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
