@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// What a wake-up writes at once comes framed as HTTP/1.1 chunks (``HTTPChunk``) and goes to the
 /// socket below the response encoder: a page written to a thousand streams is framed once, and no
-/// stream's write passes the HTTP handlers (a third of a delivery's CPU in user space, profiled).
+/// stream's write passes the HTTP handlers (14% of a 1,002-stream delivery's samples, profiled).
 /// The head, the opening, what a task writes and the end pass through them as any answer does.
 package final class LiveConnection: Sendable {
     /// Answers a request through the application's router, as Hummingbird would (its `Date` and
