@@ -122,6 +122,7 @@ let package = Package(
                 tool("PostgresNIO", "postgres-nio"),
                 tool("NIOHTTP1", "swift-nio"),
                 tool("NIOPosix", "swift-nio"),
+                tool("AsyncHTTPClient", "async-http-client"),
             ]
         ),
         // The server's connections: channel setup, guards and timeouts, keep-alive, idle connections,

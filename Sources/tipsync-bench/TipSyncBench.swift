@@ -13,7 +13,7 @@ struct TipSyncBench: AsyncParsableCommand {
             HoldConnections.self, LoadTest.self, LoadClients.self, CompactionBench.self, ConsoleBench.self,
             WireBytes.self, Fanout.self, ColdStartPhases.self, PostgresInstances.self, LiveDelivery.self,
             LiveReceivers.self, Fleet.self, PushLatency.self, LivePusher.self, RequestFloor.self, CommitFloor.self,
-            NIOFloor.self, IdleDevices.self, IdleApp.self, RecoveryBenchmark.self,
+            NIOFloor.self, IdleDevices.self, IdleApp.self, RecoveryBenchmark.self, ClientStorm.self, SyncClients.self,
         ])
 }
 

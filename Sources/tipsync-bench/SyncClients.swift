@@ -1,0 +1,130 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Synchronization
+import TipSync
+
+/// Child process of `client-storm`: N reference devices — each a ``TipsReplica`` in its own
+/// directory and the library's ``SyncClient`` running over ``HTTPClientTransport``, exactly as an
+/// app configures sync — sharing one HTTP client. Prints `live N requests push=P pull=Q live=L
+/// other=O` each time every client's status says `connected` (protocol.md §17.4: the stream said
+/// `ready`), after at least one was not: the counts are every request the clients made so far.
+struct SyncClients: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync-clients", shouldDisplay: false)
+    @Option var server: String
+    @Option(help: "File with one `token device` per line.") var tokens: String
+    @Option(help: "Where each device's replica is kept (a directory per device).") var directory: String
+
+    /// Requests the clients made, by route.
+    final class Requests: Sendable {
+        static let routes = ["push", "pull", "live"]
+        /// Per route of ``routes``, then every other request.
+        private let counts = Mutex([Int](repeating: 0, count: routes.count + 1))
+
+        func count(_ path: String) {
+            let index = Self.routes.firstIndex { path.hasPrefix("/v1/\($0)") } ?? Self.routes.count
+            counts.withLock { $0[index] += 1 }
+        }
+
+        var summary: String {
+            zip(Self.routes + ["other"], counts.withLock { $0 }).map { "\($0)=\($1)" }.joined(separator: " ")
+        }
+    }
+
+    /// Which clients say `connected`, and how many.
+    final class Connected: Sendable {
+        private let state: Mutex<(devices: [Bool], count: Int)>
+
+        init(devices: Int) {
+            state = Mutex(([Bool](repeating: false, count: devices), 0))
+        }
+
+        /// Records device `index`'s state; returns how many are connected.
+        func set(_ index: Int, connected now: Bool) -> Int {
+            state.withLock { state in
+                if state.devices[index] != now {
+                    state.devices[index] = now
+                    state.count += now ? 1 : -1
+                }
+                return state.count
+            }
+        }
+    }
+
+    /// The library's transport, counting what goes through it.
+    struct CountingTransport: SyncTransport {
+        let base: HTTPClientTransport
+        let requests: Requests
+
+        func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
+            requests.count(request.path)
+            return try await base.send(request)
+        }
+
+        func stream(_ request: SyncHTTPRequest) async throws -> SyncHTTPStream? {
+            requests.count(request.path)
+            return try await base.stream(request)
+        }
+    }
+
+    func run() async throws {
+        let devices = try String(contentsOfFile: tokens, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: " ").map(String.init)
+        }
+        guard let url = URL(string: server) else { throw ValidationError("--server: not a URL") }
+        // One client for the process, as HTTPClientTransport's documentation says a process syncing
+        // many replicas does: a stream and a request connection per device.
+        var configuration = HTTPClientTransport.sharedClientConfiguration
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 2 * devices.count + 16
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let requests = Requests()
+        // Whether each device is connected, and how many are.
+        let connected = Connected(devices: devices.count)
+        let (changes, changed) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        var clients: [SyncClient] = []
+        for device in devices {
+            let replica = try TipsReplica(
+                directory: URL(fileURLWithPath: directory).appendingPathComponent(device[1]), deviceID: device[1],
+                environment: [:])
+            clients.append(
+                SyncClient(
+                    replica: replica, configuration: SyncConfiguration(server: url, token: device[0]),
+                    transport: CountingTransport(
+                        base: HTTPClientTransport(baseURL: url, client: http), requests: requests)))
+        }
+        try await withThrowingDiscardingTaskGroup { group in
+            for (index, client) in clients.enumerated() {
+                group.addTask { try await client.run() }
+                group.addTask {
+                    for await status in await client.statusUpdates() {
+                        changed.yield(connected.set(index, connected: status.state == .connected))
+                    }
+                }
+            }
+            group.addTask {
+                var reported = false
+                for await count in changes {
+                    if count == devices.count, !reported {
+                        FileHandle.standardOutput.write(Data("live \(count) requests \(requests.summary)\n".utf8))
+                        reported = true
+                    } else if count < devices.count {
+                        reported = false
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts a child with `lines` (`token device`) and waits for its first `live` line.
+    static func spawn(server: String, tokens lines: [String], directory: URL) async throws -> Process {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("tokens")
+        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["sync-clients", "--server", server, "--tokens", file.path, "--directory", directory.path]
+        process.standardOutput = Pipe()
+        try process.run()
+        return process
+    }
+}
