@@ -70,7 +70,9 @@ package struct SyncServerChannel: ServerChildChannel {
 
     package func handle(value: Value, logger: Logger) async {
         guard let served = try? await value.http.get() else { return }
-        await http1.handle(value: served, logger: logger)
+        await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
+            await http1.handle(value: served, logger: logger)
+        }
     }
 
     /// The handlers Hummingbird's HTTP/1.1 channel installs, with the live handler in place of its
