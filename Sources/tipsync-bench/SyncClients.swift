@@ -72,11 +72,12 @@ struct SyncClients: AsyncParsableCommand {
             $0.split(separator: " ").map(String.init)
         }
         guard let url = URL(string: server) else { throw ValidationError("--server: not a URL") }
-        // One client for the process, as HTTPClientTransport's documentation says a process syncing
-        // many replicas does: a stream and a request connection per device.
+        // Clients for the process, as HTTPClientTransport's documentation says a process syncing
+        // many replicas makes them: one for requests, one for streams (each its own connections).
         var configuration = HTTPClientTransport.sharedClientConfiguration
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 2 * devices.count + 16
         let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let streams = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let requests = Requests()
         // Whether each device is connected, and how many are.
         let connected = Connected(devices: devices.count)
@@ -90,7 +91,8 @@ struct SyncClients: AsyncParsableCommand {
                 SyncClient(
                     replica: replica, configuration: SyncConfiguration(server: url, token: device[0]),
                     transport: CountingTransport(
-                        base: HTTPClientTransport(baseURL: url, client: http), requests: requests)))
+                        base: HTTPClientTransport(baseURL: url, client: http, streamClient: streams), requests: requests
+                    )))
         }
         try await withThrowingDiscardingTaskGroup { group in
             for (index, client) in clients.enumerated() {

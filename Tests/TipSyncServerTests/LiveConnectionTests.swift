@@ -186,6 +186,31 @@ import TipSyncTestSupport
         }
     }
 
+    /// The Swift client asks its device check, account and pull over a pooled keep-alive connection,
+    /// then opens its stream: the stream must not ride on that connection (issue 77, item 8: every
+    /// reference client's stream was on a connection task, ~95 KB each on the server against ~16 KB).
+    @Test func theSwiftClientsStreamIsServedOnItsPipeline() async throws {
+        try await Self.withServer { server, fixture in
+            let replica = try TipsReplica(
+                directory: Scratch.path("stream-connection"), deviceID: "laptop", environment: [:])
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)"))
+            let client = SyncClient(
+                replica: replica, configuration: SyncConfiguration(server: url, token: fixture.tokens["laptop"]!))
+            var updates = await client.statusUpdates().makeAsyncIterator()
+            let running = Task { try await client.run() }
+            defer { running.cancel() }
+            while let status = await updates.next(), status.state != .connected, status.state != .stopped {}
+            #expect(await client.status.state == .connected)
+            // `connected` is said once the pull reached the end, before the stream opens: a change
+            // pushed now reaches the laptop only through its stream, which was open to carry it.
+            try await Self.push(server, fixture, seq: 1)
+            while replica.parameterValue("p") != .int(1), await updates.next() != nil {}
+            #expect(replica.parameterValue("p") == .int(1))
+            #expect(server.metric(#"tipsync_live_streams_opened_total{path="pipeline"}"#) == 1)
+            #expect(server.metric(#"tipsync_live_streams_opened_total{path="connection_task"}"#) == 0)
+        }
+    }
+
     @Test func aClientThatLeavesEndsItsStream() async throws {
         try await Self.withServer { server, fixture in
             let connection = try await offPool { try RawConnection(port: server.port) }

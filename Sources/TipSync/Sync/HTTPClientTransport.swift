@@ -13,6 +13,8 @@ import NIOHTTPCompression
     public struct HTTPClientTransport: SyncTransport {
         public let baseURL: URL
         let client: HTTPClient
+        /// Where live streams are asked (``sharedStreamClient``).
+        let streamClient: HTTPClient
         /// The largest answer ``send(_:)`` reads (a pull page is at most a few megabytes).
         static let maximumBodyBytes = 256 * 1024 * 1024
 
@@ -25,13 +27,22 @@ import NIOHTTPCompression
         /// whose values repeat inflates a hundredfold: every device of the account stopped pulling).
         /// Never shut down, like `HTTPClient.shared`.
         ///
-        /// It opens at most 8 connections to a server, and a device's live stream holds one for as
-        /// long as it runs (its pushes and pulls use another): a process that syncs more than a few
-        /// replicas with one server gives them a client of their own
-        /// (``sharedClientConfiguration`` with a higher
+        /// It opens at most 8 connections to a server for pushes and pulls; live streams go through
+        /// ``sharedStreamClient``. A process that syncs more than a few replicas with one server gives
+        /// them clients of their own (``sharedClientConfiguration`` with a higher
         /// `connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit`), or its requests wait for
-        /// connections the streams never give back.
+        /// connections.
         public static let sharedClient = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: sharedClientConfiguration)
+
+        /// The process's client for live streams: ``sharedClientConfiguration``, a pool of its own.
+        ///
+        /// A stream holds its connection for as long as it runs. Asked on the pool that served the
+        /// device's pull, it would ride on that keep-alive connection; a server then serves it where
+        /// it served the pull, which for `tipsync-server` costs several times the memory of a stream
+        /// that is the first request on its connection (BENCHMARKS.md, "A reconnect storm of reference
+        /// clients"). A stream ends by closing its connection, so this pool never holds an idle one.
+        public static let sharedStreamClient = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: sharedClientConfiguration)
 
         /// ``sharedClient``'s configuration.
@@ -43,10 +54,19 @@ import NIOHTTPCompression
             return configuration
         }
 
-        /// - Parameter client: the HTTP client to use (default: ``sharedClient``).
-        public init(baseURL: URL, client: HTTPClient = HTTPClientTransport.sharedClient) {
+        /// - Parameters:
+        ///   - client: the HTTP client for pushes, pulls and the other requests (default:
+        ///     ``sharedClient``).
+        ///   - streamClient: the HTTP client for live streams, so that each stream is the first
+        ///     request on a connection of its own (default: ``sharedStreamClient`` when `client` is
+        ///     the shared one, else `client` itself — give a second client made like yours to keep
+        ///     streams apart).
+        public init(
+            baseURL: URL, client: HTTPClient = HTTPClientTransport.sharedClient, streamClient: HTTPClient? = nil
+        ) {
             self.baseURL = baseURL
             self.client = client
+            self.streamClient = streamClient ?? (client === Self.sharedClient ? Self.sharedStreamClient : client)
         }
 
         func clientRequest(_ request: SyncHTTPRequest) throws -> HTTPClientRequest {
@@ -64,7 +84,7 @@ import NIOHTTPCompression
 
         /// Sends `request` and reads the answer's head; a request that got no answer throws
         /// ``SyncClientError/unreachable(_:)`` naming the server and why, in plain words.
-        func execute(_ request: SyncHTTPRequest) async throws -> HTTPClientResponse {
+        func execute(_ request: SyncHTTPRequest, on client: HTTPClient) async throws -> HTTPClientResponse {
             let prepared = try clientRequest(request)
             do {
                 return try await client.execute(prepared, timeout: .milliseconds(Int64(max(1, request.timeout) * 1000)))
@@ -101,7 +121,7 @@ import NIOHTTPCompression
         }
 
         public func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
-            let response = try await execute(request)
+            let response = try await execute(request, on: client)
             let body = try await response.body.collect(upTo: Self.maximumBodyBytes)
             return SyncHTTPResponse(
                 status: Int(response.status.code), body: Data(body.readableBytesView),
@@ -111,7 +131,7 @@ import NIOHTTPCompression
         /// The answer's head within `request.timeout`; its body as it arrives, for as long as the
         /// server keeps it open (the sync client's watchdog ends a silent one).
         public func stream(_ request: SyncHTTPRequest) async throws -> SyncHTTPStream? {
-            let response = try await execute(request)
+            let response = try await execute(request, on: streamClient)
             let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
             let reading = Task {
                 do {
