@@ -43,7 +43,19 @@ extension ReplicaDatabase {
     }
 
     static func meta(_ key: MetaKey, _ db: Database) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key.rawValue])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"), arguments: [key.rawValue])
+    }
+
+    /// The values of `keys` that are set, read in one statement.
+    static func meta(_ keys: [MetaKey], _ db: Database) throws -> [MetaKey: String] {
+        let statement = try db.cachedStatement(
+            sql: "SELECT key, value FROM meta WHERE key IN (\(databaseQuestionMarks(count: keys.count)))")
+        var values: [MetaKey: String] = [:]
+        let rows = try Row.fetchCursor(statement, arguments: StatementArguments(keys.map(\.rawValue)))
+        while let row = try rows.next() {
+            if let key = MetaKey(rawValue: row[0]), let value: String = row[1] { values[key] = value }
+        }
+        return values
     }
 
     static func setMeta(_ key: MetaKey, _ value: String?, _ db: Database) throws {

@@ -2,20 +2,28 @@ import GRDB
 
 /// The sync client's bookkeeping (``SyncProgress``) as rows of the `meta` table.
 extension ReplicaDatabase {
+    /// The keys ``syncProgress(_:)`` reads.
+    private static let syncProgressKeys: [MetaKey] = [
+        .pushedSeq, .acknowledgedHighSeq, .serverGeneration, .uncertainSeq, .uncertainGeneration, .pullCursor,
+        .clockOffset, .hasSynced, .firstSyncHoldUntil,
+    ]
+
+    /// Read in one statement: the sync client reads it for every page it merges and every round.
     static func syncProgress(_ db: Database) throws -> SyncProgress {
-        func number(_ key: MetaKey) throws -> Int64? { try meta(key, db).flatMap { Int64($0) } }
+        let values = try meta(syncProgressKeys, db)
+        func number(_ key: MetaKey) -> Int64? { values[key].flatMap { Int64($0) } }
         return SyncProgress(
-            pushedSeq: try number(.pushedSeq) ?? 0,
-            acknowledgedHighSeq: try number(.acknowledgedHighSeq) ?? 0,
-            serverGeneration: try meta(.serverGeneration, db),
-            uncertainPush: try number(.uncertainSeq).map {
-                SyncProgress.UncertainPush(seq: $0, generation: try meta(.uncertainGeneration, db))
+            pushedSeq: number(.pushedSeq) ?? 0,
+            acknowledgedHighSeq: number(.acknowledgedHighSeq) ?? 0,
+            serverGeneration: values[.serverGeneration],
+            uncertainPush: number(.uncertainSeq).map {
+                SyncProgress.UncertainPush(seq: $0, generation: values[.uncertainGeneration])
             },
-            pullCursor: try meta(.pullCursor, db),
-            clockOffset: try number(.clockOffset) ?? 0,
+            pullCursor: values[.pullCursor],
+            clockOffset: number(.clockOffset) ?? 0,
             // A replica from before the flag existed that holds a cursor has synced.
-            hasSynced: try meta(.hasSynced, db).map { $0 == "1" } ?? (try meta(.pullCursor, db) != nil),
-            firstSyncHoldUntil: try number(.firstSyncHoldUntil))
+            hasSynced: values[.hasSynced].map { $0 == "1" } ?? (values[.pullCursor] != nil),
+            firstSyncHoldUntil: number(.firstSyncHoldUntil))
     }
 
     /// Writes what differs between `progress` and `old` (what the same transaction read).
