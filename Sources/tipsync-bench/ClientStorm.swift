@@ -22,6 +22,10 @@ struct ClientStorm: AsyncParsableCommand {
     @Option var runs = 1
     @Option(help: "Seconds to wait for every client to be live before giving up.") var within = 600.0
     @Option var port = 18_495
+    @Option(
+        help:
+            "Seconds to wait after the first launch before the storms, reporting the server's RSS, descriptors and where its streams are served (async-http-client closes a connection idle for 60 s)."
+    ) var rest = 0.0
 
     func run() async throws {
         let directory = URL(fileURLWithPath: "/dev/shm", isDirectory: true).appendingPathComponent(
@@ -57,34 +61,53 @@ struct ClientStorm: AsyncParsableCommand {
         var counts = try await Self.allLive(children, within: within)
         let first = (ContinuousClock.now - started).milliseconds / 1000
         let steady = server.residentBytes
-        print(
+        Self.say(
             "\(lines.count) clients in \(children.count) processes live after \(format(first, 1)) s "
                 + "(\(Self.perDevice(counts, lines.count))); server RSS \(steady / 1_048_576) MiB")
+        if rest > 0 {
+            try await Task.sleep(for: .seconds(rest))
+            Self.say(
+                "after \(format(rest, 0)) s at rest: server RSS \(server.residentBytes / 1_048_576) MiB, "
+                    + "\(Self.descriptors(pid: server.process.processIdentifier)) descriptors; streams opened: "
+                    + Self.metricLines(port: port, prefix: "tipsync_live_streams_opened_total").joined(separator: ", "))
+        }
         for run in 1...runs {
             try await Task.sleep(for: .seconds(2))  // settled
+            let clientsCPU = { children.reduce(0) { $0 + ServerProcess.cpuSeconds(pid: $1.processIdentifier) } }
+            let clientsBefore = clientsCPU()
             kill(server.process.processIdentifier, SIGKILL)
             server.process.waitUntilExit()
             let begin = ContinuousClock.now
             server = try await ServerProcess.start(port: port, database: "sqlite:\(database)")
             let serving = (ContinuousClock.now - begin).milliseconds / 1000
             let pid = server.process.processIdentifier
+            let devices = lines.count
+            let port = port
+            // The server's side: its peak RSS, and when its own count of open streams first reached
+            // every device (`tipsync_live_connections`), read every 100 ms.
             let sampler = Task {
                 var peak = 0
+                var served: Double?
                 while !Task.isCancelled {
                     peak = max(peak, ServerProcess.residentBytes(pid: pid))
+                    if served == nil, let open = Self.openStreams(port: port), open >= devices {
+                        served = (ContinuousClock.now - begin).milliseconds / 1000
+                    }
                     try? await Task.sleep(for: .milliseconds(100))
                 }
-                return peak
+                return (peak, served)
             }
             let after = try await Self.allLive(children, within: within)
             let live = (ContinuousClock.now - begin).milliseconds / 1000
             sampler.cancel()
-            let peak = await sampler.value
+            let (peak, served) = await sampler.value
             let during = zip(after, counts).map { $0 - $1 }
             counts = after
-            print(
-                "storm \(run): killed and started again, /health after \(format(serving, 2)) s; every client "
-                    + "connected after \(format(live, 2)) s; requests meanwhile \(Self.perDevice(during, lines.count)); "
+            Self.say(
+                "storm \(run): killed and started again, /health after \(format(serving, 2)) s; the server held "
+                    + "every stream after \(served.map { format($0, 2) + " s" } ?? "(not seen)"); every client "
+                    + "said connected after \(format(live, 2)) s; requests meanwhile \(Self.perDevice(during, lines.count)); "
+                    + "the clients' CPU \(format(clientsCPU() - clientsBefore, 2)) s; "
                     + "server CPU \(format(server.cpuSeconds, 2)) s, peak RSS \(peak / 1_048_576) MiB, "
                     + "then \(server.residentBytes / 1_048_576) MiB (steady before: \(steady / 1_048_576) MiB)")
         }
@@ -114,6 +137,32 @@ struct ClientStorm: AsyncParsableCommand {
             group.cancelAll()
             return sum
         }
+    }
+
+    /// The server's `/metrics` lines that start with `prefix` (none when it does not answer).
+    static func metricLines(port: Int, prefix: String) -> [String] {
+        guard let connection = try? HTTPConnection(port: port),
+            let (status, _, _, body) = try? connection.exchange("GET", "/metrics", headers: [], body: []),
+            status == 200
+        else { return [] }
+        return String(decoding: body, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix(prefix) }.map(
+            String.init)
+    }
+
+    /// The server's `tipsync_live_connections`, or `nil` when it does not answer.
+    static func openStreams(port: Int) -> Int? {
+        metricLines(port: port, prefix: "tipsync_live_connections ").first.flatMap { $0.split(separator: " ").last }
+            .flatMap { Double($0) }.map { Int($0) }
+    }
+
+    /// How many descriptors process `pid` holds.
+    static func descriptors(pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    /// A line of the report, written at once (the report is often read from a file while it runs).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     static func perDevice(_ counts: [Int], _ devices: Int) -> String {

@@ -28,8 +28,11 @@ struct ServerProcess {
     }
 
     /// User and system CPU time the process used so far, in seconds (`/proc/PID/stat`).
-    var cpuSeconds: Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+    var cpuSeconds: Double { Self.cpuSeconds(pid: process.processIdentifier) }
+
+    /// User and system CPU time process `pid` used so far, in seconds.
+    static func cpuSeconds(pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return 0 }
         // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
