@@ -40,8 +40,9 @@ import NIOHTTPCompression
         /// A stream holds its connection for as long as it runs. Asked on the pool that served the
         /// device's pull, it would ride on that keep-alive connection; a server then serves it where
         /// it served the pull, which for `tipsync-server` costs several times the memory of a stream
-        /// that is the first request on its connection (BENCHMARKS.md, "A reconnect storm of reference
-        /// clients"). A stream ends by closing its connection, so this pool never holds an idle one.
+        /// that is the first request on its connection (BENCHMARKS.md, "Reference clients in a storm,
+        /// requests on the event loop"). A stream ends by closing its connection, so this pool never
+        /// holds an idle one.
         public static let sharedStreamClient = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: sharedClientConfiguration)
 
