@@ -53,10 +53,13 @@ package final class CostlyWork: Sendable {
         // resumes the caller, so nothing of the caller's runs or is started from the nice-19 thread.
         // (libdispatch on Linux sets its own workers' nice values by QoS: 0 for default, -2 for
         // overcommit, 10 for background — seen with `ps -L -o ni`.)
-        return try await pool.runIfActive(eventLoop: NIOSingletons.posixEventLoopGroup.any()) {
+        // The request gives its place up while the lane works (``RequestAdmission``): a device's costly
+        // push must not keep other devices' requests waiting for their turn.
+        let answer = pool.runIfActive(eventLoop: NIOSingletons.posixEventLoopGroup.any()) {
             Self.lowerThisThreadsPriority()
             return try work()
-        }.get()
+        }
+        return try await RequestAdmission.stepAside { () async throws -> T in try await answer.get() }
     }
 
     /// The calling thread — only it, not the process — to the lowest priority. Idempotent.

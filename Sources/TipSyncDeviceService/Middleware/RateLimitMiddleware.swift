@@ -31,7 +31,12 @@ package struct RateLimitMiddleware: RouterMiddleware {
         let identity = try context.requireIdentity()
         if let wait = limiter.take(identity, now: now()) {
             metrics.rateLimited.increment()
-            if refusalDelay > .zero { try await Task.sleep(for: refusalDelay) }
+            if refusalDelay > .zero {
+                // The delay is the refusal's, not work: other requests are served meanwhile.
+                try await RequestAdmission.stepAside { () async throws in
+                    try await Task.sleep(for: refusalDelay)
+                }
+            }
             throw SyncError.overBudget("sends", limiter.rate.perSecond, "requests", wait: wait)
         }
         return try await next(request, context)

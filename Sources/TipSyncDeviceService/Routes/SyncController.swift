@@ -359,8 +359,17 @@ package struct SyncController: Sendable {
 
     /// Waits for the first element of `stream` (if any), the timeout, the connection's close or the server's
     /// graceful shutdown (which then answers at once instead of holding the shutdown up), whichever
-    /// comes first.
+    /// comes first. The request gives its place up meanwhile (``RequestAdmission/stepAside(_:)``):
+    /// waiting for news is not the server's work.
     static func firstOf(
+        _ stream: AsyncStream<Void>?, timeout: Duration, orClose connectionClosed: EventLoopFuture<Void>?
+    ) async {
+        await RequestAdmission.stepAside {
+            await waitForFirstOf(stream, timeout: timeout, orClose: connectionClosed)
+        }
+    }
+
+    private static func waitForFirstOf(
         _ stream: AsyncStream<Void>?, timeout: Duration, orClose connectionClosed: EventLoopFuture<Void>?
     ) async {
         await withTaskGroup(of: Void.self) { group in

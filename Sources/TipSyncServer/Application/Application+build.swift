@@ -53,7 +53,9 @@ package func buildApplication(configuration: ServerConfiguration, dependencies: 
     services.append(JWTKeyReloader(signIn: jwt, interval: .seconds(2), logger: logger))
     services.append(CatalogWatch(store: store, notifier: notifier, interval: .milliseconds(500), logger: logger))
     if let memory { services.append(memory) }
-    let responder = LiveStreamResponder(base: router.buildResponder())
+    let responder = AdmittedResponder(
+        base: router.buildResponder(),
+        admission: RequestAdmission(limit: configuration.requestsInFlight, waiting: metrics.requestsWaiting))
     let serverName = "tipsync-server"
     // What Hummingbird's connection task does with a request, for the live streams served on their
     // connection's pipeline instead (``SyncServerChannel``).

@@ -18,7 +18,8 @@ extension ServerConfiguration {
     ///   - `tipsync.maxClockSkew`, `tipsync.heartbeat`, `tipsync.liveStallTimeout`, `tipsync.maxWait`,
     ///     `tipsync.requestHeadTimeout`, `tipsync.requestBodyTimeout`, `tipsync.memoryReleaseInterval`
     ///     (seconds); `tipsync.maxLiveStreamsPerDevice` (int)
-    ///   - `tipsync.longPollGather` (milliseconds), `tipsync.maxConnections` (int, optional)
+    ///   - `tipsync.longPollGather` (milliseconds), `tipsync.maxConnections` (int, optional),
+    ///     `tipsync.requestsInFlight` (int)
     ///   - `tipsync.rate.requests`, `tipsync.rate.changes`, `tipsync.rate.bodyBytes`,
     ///     `tipsync.rate.readBytes`, `tipsync.rate.failedSignIns` and each `….burst` (numbers),
     ///     `tipsync.autoCompactAfter` (int)
@@ -108,6 +109,10 @@ extension ServerConfiguration {
         maxConnections = try settings.optionalInt(
             "tipsync.maxConnections", whenUnset: "open-file limit − 256 (at least 64)", minimum: 1,
             "Open connections beyond this wait in the kernel backlog.")
+        requestsInFlight = try settings.int(
+            "tipsync.requestsInFlight", default: 256, minimum: 1,
+            "Requests served at once; more wait their turn, first come first served, holding only their connection (a long-poll waiting for news does not count)."
+        )
         listenBacklog = try settings.int(
             "tipsync.listenBacklog", default: 4096, minimum: 1,
             "Connections the kernel holds until the server accepts them (capped by net.core.somaxconn). When it is full, a new connection's SYN is dropped and its client's kernel retries after 1, 3, 7, 15 … s: a reconnect storm's devices would wait minutes."

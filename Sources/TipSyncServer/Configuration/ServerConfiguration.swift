@@ -62,6 +62,10 @@ package struct ServerConfiguration: Sendable {
     /// Open connections beyond this wait in the kernel's backlog. `nil`: the open-file limit less
     /// 256 descriptors kept for the database and logs (at least 64).
     package var maxConnections: Int?
+    /// Requests whose middleware and route run at once; the rest wait their turn holding only their
+    /// connection (``RequestAdmission``). Monitoring (`/health`, `/ready`, `/metrics`) never waits,
+    /// and a request waiting for something else (a long-poll for news) gives its place up meanwhile.
+    package var requestsInFlight: Int
     /// Connections the kernel holds until the server accepts them (`listen(2)`'s backlog, capped by
     /// `net.core.somaxconn`).
     package var listenBacklog: Int

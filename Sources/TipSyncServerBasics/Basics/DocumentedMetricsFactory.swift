@@ -26,6 +26,8 @@ package struct DocumentedMetricsFactory: MetricsFactory {
         "tipsync_pushes_total":
             "Pushes stored and answered.",
         "tipsync_long_polls": "Long-poll pulls waiting for news on this instance.",
+        "tipsync_requests_waiting":
+            "Requests waiting for their turn to be served, beyond --requests-in-flight served at once.",
         "tipsync_build_info": "1, labelled with the server's release and the protocol revision it implements.",
         "tipsync_live_streams_stalled_total":
             "Live streams ended because their client had not read what was written within --live-stall-timeout.",

@@ -23,6 +23,8 @@ package struct ServerMetrics: Sendable {
     package let liveStreamsStalled: CoreMetrics.Counter
     /// Long-poll pulls waiting on this instance.
     package let longPolls: CoreMetrics.Meter
+    /// Requests waiting for their turn to be served (``ServerConfiguration/requestsInFlight``).
+    package let requestsWaiting: CoreMetrics.Meter
     package let connections: ConnectionMetrics
     /// Requests and pushes refused with 429 `rate_limited`.
     package let rateLimited: CoreMetrics.Counter
@@ -50,6 +52,7 @@ package struct ServerMetrics: Sendable {
             label: "tipsync_live_streams_opened_total", dimensions: [("path", "connection_task")], factory: factory)
         pushes = CoreMetrics.Counter(label: "tipsync_pushes_total", factory: factory)
         longPolls = CoreMetrics.Meter(label: "tipsync_long_polls", factory: factory)
+        requestsWaiting = CoreMetrics.Meter(label: "tipsync_requests_waiting", factory: factory)
         liveStreamsStalled = CoreMetrics.Counter(label: "tipsync_live_streams_stalled_total", factory: factory)
         connections = ConnectionMetrics(factory: factory)
         rateLimited = CoreMetrics.Counter(label: "tipsync_rate_limited_total", factory: factory)
