@@ -77,6 +77,10 @@ import TipSyncTestSupport
                 "--console / TIPSYNC_CONSOLE: 'maybe' is not 1, 0, true, false, yes or no"
             ),
             (["--max-batch", "-3"], [:], "--max-batch / TIPSYNC_MAX_BATCH: must be at least 1, found -3"),
+            // A port beyond 65535 was accepted and bound modulo 65536 (187011371 listened on 37163)
+            // while the log named the port asked for.
+            (["--http-port", "187011371"], [:], "--http-port / HTTP_PORT: must be at most 65535, found 187011371"),
+            ([], ["HTTP_PORT": "-1"], "--http-port / HTTP_PORT: must be at least 0, found -1"),
             ([], ["TIPSYNC_RATE_REQUESTS": "-1"], "--rate-requests / TIPSYNC_RATE_REQUESTS: must be a number ≥ 0"),
             ([], ["LOG_LEVEL": "loud"], "--log-level / LOG_LEVEL: 'loud' is not a valid value"),
             ([], ["TIPSYNC_DATABASE": "mysql://x"], "--database / TIPSYNC_DATABASE: unsupported database"),

@@ -44,7 +44,7 @@ extension ServerConfiguration {
     private init(from settings: inout SettingReader) throws {
         configFile = Self.readConfigFile(&settings)
         httpHost = settings.string("http.host", default: "127.0.0.1", "Address to bind (0.0.0.0 in containers).")
-        httpPort = try settings.int("http.port", default: 8080, "Port to bind.")
+        httpPort = try settings.int("http.port", default: 8080, maximum: 65535, "Port to bind.")
         let certificate = settings.optionalString(
             "tipsync.tls.certificate", whenUnset: "none (plain HTTP)",
             "PEM file of the server's certificate chain (e.g. certbot's fullchain.pem): serve HTTPS on --http-port.")

@@ -79,10 +79,12 @@ struct SettingReader {
     }
 
     mutating func int(
-        _ key: String, default defaultValue: Int, unit: String? = nil, minimum: Int = 0, _ summary: String
+        _ key: String, default defaultValue: Int, unit: String? = nil, minimum: Int = 0, maximum: Int = .max,
+        _ summary: String
     ) throws -> Int {
         let setting = describe(key, String(defaultValue), unit, summary)
-        return try checked(setting, try value(setting, "an integer") { config.int(forKey: $0) }, minimum)
+        return try checked(
+            setting, try value(setting, "an integer") { config.int(forKey: $0) }, minimum, maximum: maximum)
             ?? defaultValue
     }
 
@@ -125,9 +127,10 @@ struct SettingReader {
         return .milliseconds(try checked(setting, milliseconds, 0) ?? 0)
     }
 
-    private func checked(_ setting: Setting, _ value: Int?, _ minimum: Int) throws -> Int? {
+    private func checked(_ setting: Setting, _ value: Int?, _ minimum: Int, maximum: Int = .max) throws -> Int? {
         guard let value else { return nil }
         guard value >= minimum else { throw SettingError(setting, "must be at least \(minimum), found \(value)") }
+        guard value <= maximum else { throw SettingError(setting, "must be at most \(maximum), found \(value)") }
         return value
     }
 
