@@ -19,7 +19,7 @@ struct ClientStorm: AsyncParsableCommand {
     @Option var devicesPerAccount = 3
     @Option(help: "Clients per `sync-clients` child (each child has its own open-file limit).")
     var clientsPerProcess = 2_000
-    @Option var runs = 1
+    @Option(help: "Storms after the first launch (0: only the first launch, and the rest if asked).") var runs = 1
     @Option(help: "Seconds to wait for every client to be live before giving up.") var within = 600.0
     @Option var port = 18_495
     @Option(
@@ -71,7 +71,7 @@ struct ClientStorm: AsyncParsableCommand {
                     + "\(Self.descriptors(pid: server.process.processIdentifier)) descriptors; streams opened: "
                     + Self.metricLines(port: port, prefix: "tipsync_live_streams_opened_total").joined(separator: ", "))
         }
-        for run in 1...runs {
+        for run in stride(from: 1, through: runs, by: 1) {
             try await Task.sleep(for: .seconds(2))  // settled
             let clientsCPU = { children.reduce(0) { $0 + ServerProcess.cpuSeconds(pid: $1.processIdentifier) } }
             let clientsBefore = clientsCPU()
