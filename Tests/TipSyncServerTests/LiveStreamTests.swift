@@ -35,11 +35,15 @@ import TipSyncServerTestSupport
         }
     }
 
+    /// With one request served at a time: a long-poll waiting for news gives its place up
+    /// (``RequestAdmission``), else the push would wait the poll's 30 s out and the poll answer empty.
     @Test func aLongPollReturnsAsSoonAsAnotherDevicePushes() async throws {
         let fixture = try await ServerFixture.make()
         let notifier = ChangeNotifier()
+        var configuration = ServerConfiguration.test
+        configuration.requestsInFlight = 1
         let app = buildApplication(
-            configuration: .test, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
+            configuration: configuration, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
         try await app.test(.router) { client in
             let poll = Task {
                 try await client.execute(uri: "/v1/pull?wait=30", method: .get, headers: fixture.headers("laptop")) {

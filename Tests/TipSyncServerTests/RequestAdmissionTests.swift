@@ -178,30 +178,8 @@ import TipSyncTestSupport
         #expect(admission.inFlight == 0)
     }
 
-    @Test func aLongPollWaitingForNewsDoesNotKeepAPushOut() async throws {
-        let fixture = try await ServerFixture.make()
-        let notifier = ChangeNotifier()
-        var configuration = ServerConfiguration.test
-        configuration.requestsInFlight = 1
-        let app = buildApplication(
-            configuration: configuration, dependencies: ServerDependencies(store: fixture.store, notifier: notifier))
-        try await app.test(.router) { client in
-            let poll = Task {
-                try await client.execute(uri: "/v1/pull?wait=60", method: .get, headers: fixture.headers("laptop")) {
-                    try decode(PullResponse.self, $0.body)
-                }
-            }
-            while notifier.count == 0 { await Task.yield() }
-            // With the long-poll holding the one place this push would wait the poll's 60 s out,
-            // and the poll would answer empty.
-            try await client.execute(
-                uri: "/v1/push", method: .post, headers: fixture.headers("phone"),
-                body: try body(PushRequest(changes: [change("phone", 1, .parameter(id: "p", value: .int(1)))]))
-            ) { #expect($0.status == .ok) }
-            let page = try await poll.value
-            #expect(page.changes.count == 1)
-        }
-    }
+    // A long-poll waiting for news lets a push in with one place:
+    // `LiveStreamTests.aLongPollReturnsAsSoonAsAnotherDevicePushes`.
 
     @Test func aBodySentSlowlyDoesNotKeepAnotherDeviceOut() async throws {
         let fixture = try await ServerFixture.make()
