@@ -41,6 +41,14 @@ extension SyncClient {
         accountAsked = true
     }
 
+    /// How long a push may go unanswered before it counts as a failure: 30 s, plus 1 s per 16 KiB of
+    /// its JSON (a push of the protocol's largest body, 1 MiB: 94 s). A server serves a large push last
+    /// when it is busy (`tipsync-server` parses bodies above 64 KiB on a lowest-priority thread); a
+    /// client that gave up at 30 s would send the same megabyte again, and the server parse it twice.
+    static func pushBound(bodyBytes: Int) -> TimeInterval {
+        30 + TimeInterval(bodyBytes / 16_384)
+    }
+
     func pushAll() async throws {
         var restamped = false
         while true {
@@ -54,7 +62,8 @@ extension SyncClient {
             let response: SyncHTTPResponse
             let sent: Date
             do {
-                (response, sent) = try await send("POST", "/v1/push", body: body, compressible: true)
+                (response, sent) = try await send(
+                    "POST", "/v1/push", body: body, compressible: true, timeout: Self.pushBound(bodyBytes: body.count))
             } catch let error as SyncClientError where error.isTransient {
                 // No answer: the server may have stored the batch, and other devices pulled it.
                 try replica.updateSyncProgress { $0.recordUncertainPush(through: batch[batch.count - 1].seq) }

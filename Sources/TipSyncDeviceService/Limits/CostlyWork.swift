@@ -31,13 +31,18 @@ package final class CostlyWork: Sendable {
     package static let shared = CostlyWork()
 
     private let pool: NIOThreadPool
+    private let lowestPriority: Bool
     private let runs = Atomic<Int>(0)
 
     /// How many pieces of work this lane has been given (tests: which requests came here).
     package var runCount: Int { runs.load(ordering: .relaxed) }
 
-    /// A lane with its own thread (tests build one to hold it busy).
-    package init() {
+    /// A lane with its own thread (tests build one to hold it busy). `lowestPriority: false` leaves
+    /// the thread at the process's priority: for a test whose subject is not the lane's priority, in a
+    /// test process that keeps every core busy for minutes (the lowest priority's share of that is
+    /// a few percent).
+    package init(lowestPriority: Bool = true) {
+        self.lowestPriority = lowestPriority
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
     }
@@ -55,8 +60,8 @@ package final class CostlyWork: Sendable {
         // overcommit, 10 for background — seen with `ps -L -o ni`.)
         // The request gives its place up while the lane works (``RequestAdmission``): a device's costly
         // push must not keep other devices' requests waiting for their turn.
-        let answer = pool.runIfActive(eventLoop: NIOSingletons.posixEventLoopGroup.any()) {
-            Self.lowerThisThreadsPriority()
+        let answer = pool.runIfActive(eventLoop: NIOSingletons.posixEventLoopGroup.any()) { [lowestPriority] in
+            if lowestPriority { Self.lowerThisThreadsPriority() }
             return try work()
         }
         return try await RequestAdmission.stepAside { () async throws -> T in try await answer.get() }
