@@ -31,22 +31,53 @@ struct SyncClients: AsyncParsableCommand {
         }
     }
 
-    /// Which clients say `connected`, and how many.
+    /// Each client's latest status, and whether every client is `connected` again since one was not.
+    /// Every status passes through ``set(_:_:)`` under the lock, so a dip is never missed (a stream of
+    /// counts buffering only the newest missed every one while the clients kept the process busy,
+    /// and the storm waited forever).
     final class Connected: Sendable {
-        private let state: Mutex<(devices: [Bool], count: Int)>
+        private struct State {
+            var statuses: [SyncStatus?]
+            var count = 0
+            /// Whether a client was not connected since the last report.
+            var dipped = true
+        }
+        private let state: Mutex<State>
 
         init(devices: Int) {
-            state = Mutex(([Bool](repeating: false, count: devices), 0))
+            state = Mutex(State(statuses: [SyncStatus?](repeating: nil, count: devices)))
         }
 
-        /// Records device `index`'s state; returns how many are connected.
-        func set(_ index: Int, connected now: Bool) -> Int {
+        /// Records device `index`'s status; `true` when this makes every client connected again.
+        func set(_ index: Int, _ status: SyncStatus) -> Bool {
             state.withLock { state in
-                if state.devices[index] != now {
-                    state.devices[index] = now
-                    state.count += now ? 1 : -1
+                let was = state.statuses[index]?.state == .connected
+                let now = status.state == .connected
+                state.statuses[index] = status
+                if was != now { state.count += now ? 1 : -1 }
+                if state.count < state.statuses.count {
+                    state.dipped = true
+                    return false
                 }
-                return state.count
+                defer { state.dipped = false }
+                return state.dipped
+            }
+        }
+
+        /// What the clients that are not connected say, when some are not: how many in each state,
+        /// and one error of each code.
+        var waitingFor: String? {
+            state.withLock { state in
+                guard state.count < state.statuses.count else { return nil }
+                var states: [String: Int] = [:]
+                var errors: [String: String] = [:]
+                for status in state.statuses where status?.state != .connected {
+                    states[status.map { $0.state.rawValue } ?? "no status", default: 0] += 1
+                    if let error = status?.lastError { errors[error.code] = "\(error)" }
+                }
+                return "\(state.count) of \(state.statuses.count) connected; the others: "
+                    + states.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+                    + (errors.isEmpty ? "" : "; " + errors.values.sorted().joined(separator: "; "))
             }
         }
     }
@@ -81,7 +112,6 @@ struct SyncClients: AsyncParsableCommand {
         let requests = Requests()
         // Whether each device is connected, and how many are.
         let connected = Connected(devices: devices.count)
-        let (changes, changed) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         var clients: [SyncClient] = []
         for device in devices {
             let replica = try TipsReplica(
@@ -98,19 +128,18 @@ struct SyncClients: AsyncParsableCommand {
             for (index, client) in clients.enumerated() {
                 group.addTask { try await client.run() }
                 group.addTask {
-                    for await status in await client.statusUpdates() {
-                        changed.yield(connected.set(index, connected: status.state == .connected))
+                    for await status in await client.statusUpdates() where connected.set(index, status) {
+                        FileHandle.standardOutput.write(
+                            Data("live \(devices.count) requests \(requests.summary)\n".utf8))
                     }
                 }
             }
+            // A storm that takes long says why on stderr, every 10 s.
             group.addTask {
-                var reported = false
-                for await count in changes {
-                    if count == devices.count, !reported {
-                        FileHandle.standardOutput.write(Data("live \(count) requests \(requests.summary)\n".utf8))
-                        reported = true
-                    } else if count < devices.count {
-                        reported = false
+                while true {
+                    try await Task.sleep(for: .seconds(10))
+                    if let waiting = connected.waitingFor {
+                        FileHandle.standardError.write(Data("sync-clients: \(waiting)\n".utf8))
                     }
                 }
             }
