@@ -107,6 +107,9 @@ import NIOHTTPCompression
                 default: break
                 }
             }
+            if let error = error as? HTTPParserError, error == .invalidEOFState {
+                return "the server closed the connection before the answer ended"
+            }
             let text = String(describing: error)
             if text.contains("Connection refused") { return "connection refused" }
             if text.contains("UnknownHost") || text.contains("DNS error") {
@@ -121,16 +124,29 @@ import NIOHTTPCompression
             return headers
         }
 
+        /// `error`, met while reading an answer's body, as ``SyncClientError/unreachable(_:)`` in plain
+        /// words naming the server (a cancellation stays one).
+        func bodyFailure(_ error: any Error) -> any Error {
+            if error is CancellationError { return error }
+            return SyncClientError.unreachable("\(Self.plainWords(error)) (\(baseURL.absoluteString))")
+        }
+
         public func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
             let response = try await execute(request, on: client)
-            let body = try await response.body.collect(upTo: Self.maximumBodyBytes)
+            let body: ByteBuffer
+            do {
+                body = try await response.body.collect(upTo: Self.maximumBodyBytes)
+            } catch {
+                throw bodyFailure(error)
+            }
             return SyncHTTPResponse(
                 status: Int(response.status.code), body: Data(body.readableBytesView),
                 headers: Self.headers(of: response))
         }
 
         /// The answer's head within `request.timeout`; its body as it arrives, for as long as the
-        /// server keeps it open (the sync client's watchdog ends a silent one).
+        /// server keeps it open (the sync client's watchdog ends a silent one). A body that breaks off
+        /// (the server crashed) throws ``SyncClientError/unreachable(_:)`` saying so.
         public func stream(_ request: SyncHTTPRequest) async throws -> SyncHTTPStream? {
             let response = try await execute(request, on: streamClient)
             let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
@@ -139,7 +155,7 @@ import NIOHTTPCompression
                     for try await piece in response.body { continuation.yield(Data(piece.readableBytesView)) }
                     continuation.finish()
                 } catch {
-                    continuation.finish(throwing: error)
+                    continuation.finish(throwing: bodyFailure(error))
                 }
             }
             // Dropping the body (or cancelling its reader) ends the request and closes the connection.
