@@ -207,8 +207,11 @@ import TipSyncServerTestSupport
             let phoneClient = client(phone, fixture, port: port)
             let slept = Mutex<[Duration]>([])
             let sleptBeforeSecondStream = Mutex<[Duration]?>(nil)
+            let (secondStream, secondStreamAsked) = AsyncStream.makeStream(of: Void.self)
             let transport = WatchedTransport(port: port) { index in
-                if index == 2 { sleptBeforeSecondStream.withLock { $0 = slept.withLock { $0 } } }
+                guard index == 2 else { return }
+                sleptBeforeSecondStream.withLock { $0 = slept.withLock { $0 } }
+                secondStreamAsked.yield()
             }
             var configuration = SyncConfiguration(
                 server: URL(string: "http://127.0.0.1:1")!, token: fixture.tokens["laptop"]!)
@@ -237,6 +240,10 @@ import TipSyncServerTestSupport
             while notifier.count == 0 { await Task.yield() }
             #expect(slept.withLock { $0 }.isEmpty)
             notifier.finishAll()  // as a restart or a JWT's expiry ends it
+            // The next change once the laptop asks for its second stream: pushed earlier, it could
+            // reach the first before the server had ended it (seen under the suite's load).
+            var asked = secondStream.makeAsyncIterator()
+            await asked.next()
             try close("count-2", on: phone)
             try await phoneClient.syncOnce()
             await until(laptop, closed: "count-2")
