@@ -77,8 +77,11 @@ import TipSyncServerTestSupport
         }
 
         var lastLocalSeq: Int64 { inner.withLock { Int64($0.log.count) } }
-        func outbox(limit: Int) throws -> [Change] {
-            inner.withLock { inner in Array(inner.log.dropFirst(Int(inner.progress.pushedSeq)).prefix(limit)) }
+        func outbox(limit: Int, bytes: Int) throws -> [Change] {
+            let unsent = inner.withLock { inner in
+                Array(inner.log.dropFirst(Int(inner.progress.pushedSeq)).prefix(limit))
+            }
+            return Array(unsent.prefix(max(1, PushRequest.body(fitting: unsent, maxBodyBytes: bytes).count)))
         }
         func localChangeNotifications() -> AsyncStream<Void> {
             let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))

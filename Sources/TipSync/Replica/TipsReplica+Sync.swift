@@ -60,9 +60,10 @@ extension TipsReplica {
     /// Milliseconds added to the device clock to match the server's (``SyncProgress/clockOffset``).
     package var clockOffset: Int64 { clockOffsetMilliseconds.load(ordering: .relaxed) }
 
-    /// Local changes not yet acknowledged by the server, oldest first.
-    package func outbox(limit: Int) throws -> [Change] {
-        try localChanges(after: try syncProgress.pushedSeq, limit: limit)
+    /// Local changes not yet acknowledged by the server, oldest first: at most `limit`, and no more
+    /// than `bytes` of their canonical JSON texts with a comma between each (at least one).
+    package func outbox(limit: Int, bytes: Int) throws -> [Change] {
+        try database.localChanges(after: try syncProgress.pushedSeq, limit: limit, bytes: bytes)
     }
 
     /// Yields after every local change is committed (what triggers a push), until dropped.

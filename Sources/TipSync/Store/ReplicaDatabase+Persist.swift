@@ -116,11 +116,20 @@ extension ReplicaDatabase {
     }
 
     /// This device's change log after `seq`, in order.
-    func localChanges(after seq: Int64, limit: Int = .max) throws -> [Change] {
+    /// - Parameter bytes: stop before the change whose stored text (its canonical JSON) would take
+    ///   the texts read past this many bytes, a comma between each; the first is read whatever its size.
+    func localChanges(after seq: Int64, limit: Int = .max, bytes: Int = .max) throws -> [Change] {
         try writer.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT body FROM change WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit]
-            ).map { try JSONCoding.decode(Change.self, from: $0.utf8) }
+            let bodies = try String.fetchCursor(
+                db, sql: "SELECT body FROM change WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [seq, limit])
+            var changes: [Change] = []
+            var total = 0
+            while let body = try bodies.next() {
+                total += body.utf8.count + (changes.isEmpty ? 0 : 1)
+                if !changes.isEmpty, total > bytes { break }
+                changes.append(try JSONCoding.decode(Change.self, from: body.utf8))
+            }
+            return changes
         }
     }
 }

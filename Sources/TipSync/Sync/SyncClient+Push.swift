@@ -52,7 +52,8 @@ extension SyncClient {
     func pushAll() async throws {
         var restamped = false
         while true {
-            let outbox = try replica.outbox(limit: pushLimit ?? configuration.pushBatchSize)
+            let outbox = try replica.outbox(
+                limit: pushLimit ?? configuration.pushBatchSize, bytes: PushRequest.maxClientChangesBytes)
             guard !outbox.isEmpty else { return }
             // At most ``PushRequest/maxClientBodyBytes`` a push: a large outbox goes in pushes that
             // the server's body limit and budget admit (protocol.md §7).

@@ -45,8 +45,10 @@ package protocol SyncedReplica: AnyObject, Sendable {
 
     /// The sequence number of the device's latest change (0 before any).
     var lastLocalSeq: Int64 { get throws }
-    /// The device's changes the server has not acknowledged, oldest first, at most `limit`.
-    func outbox(limit: Int) throws -> [Change]
+    /// The device's changes the server has not acknowledged, oldest first: at most `limit`, and no
+    /// more than `bytes` of their canonical JSON texts with a comma between each — but at least one
+    /// (a push reads no more than it can carry, ``PushRequest/maxClientBodyBytes``).
+    func outbox(limit: Int, bytes: Int) throws -> [Change]
     /// Yields after each local change is committed (what wakes the push loop), until dropped.
     func localChangeNotifications() -> AsyncStream<Void>
     /// Numbers the device's changes after `highestSeq`, the server's log of this device name
@@ -77,6 +79,11 @@ package protocol SyncedReplica: AnyObject, Sendable {
     /// Validates and applies a catalog the server delivered (protocol.md §16).
     @discardableResult
     func applyServerCatalog(_ text: Data, tag: String) throws -> Catalog
+}
+
+extension SyncedReplica {
+    /// The device's changes the server has not acknowledged, oldest first, at most `limit`.
+    package func outbox(limit: Int) throws -> [Change] { try outbox(limit: limit, bytes: .max) }
 }
 
 extension TipsReplica: SyncedReplica {

@@ -24,6 +24,10 @@ extension PushRequest {
     /// server with default settings admits however large the outbox.
     public static let maxClientBodyBytes = 1_048_576
 
+    /// The bytes of the largest client body left for its changes' texts and the commas between them:
+    /// ``maxClientBodyBytes`` but for `{"changes":[` and `]}`.
+    public static let maxClientChangesBytes = maxClientBodyBytes - #"{"changes":[]}"#.utf8.count
+
     /// The body of a push of the first changes of `changes` — as many as fit in `maxBodyBytes`,
     /// and never fewer than one — and how many it holds.
     public static func body(fitting changes: some Collection<Change>, maxBodyBytes: Int = maxClientBodyBytes)
