@@ -104,9 +104,11 @@ import TipSyncCore
     static func run(
         _ server: StreamServer, replica: TipsReplica, followsCatalog: Bool = false,
         onWait: @escaping @Sendable (Int) -> Void = { _ in },
+        onStatus: @escaping @Sendable (SyncStatus) -> Void = { _ in },
         stop: @escaping @Sendable ([String], [Double]) -> Bool
     ) async throws -> [Double] {
         var configuration = SyncConfiguration(server: URL(string: "http://tipsync.invalid")!, token: "t")
+        configuration.onStatusChange = { _, status in onStatus(status) }
         configuration.followsServerCatalog = followsCatalog
         configuration.liveStreamSilence = 100_000
         configuration.compressPushes = false
@@ -172,6 +174,36 @@ import TipSyncCore
         #expect(waits == [1, 1, 2, 4, 1, 1])
         // And it came back by streams alone: the one pull of its first round.
         #expect(server.paths().filter { $0 == "GET /v1/pull" }.count == 1)
+    }
+
+    /// A failure is one status that says when the next attempt is: before, the status first said
+    /// `refused` with no next attempt (or, after an earlier failure, that one's, already past), and
+    /// only then the new one — a status that claimed what was not so, and twice the work per failure.
+    @Test func eachFailureIsOneStatusWithItsOwnNextAttempt() async throws {
+        let clock = ManualClock()
+        let replica = try makeReplica("phone", clock: clock)
+        let server = StreamServer(streams: [.refused, .refused, .refused, .readyThenOpen])
+        let statuses = Mutex<[SyncStatus]>([])
+        let waits = try await Self.run(
+            server, replica: replica,
+            onWait: { _ in clock.advance(by: 10) },  // each wait moves the device's clock on
+            onStatus: { status in statuses.withLock { $0.append(status) } },
+            stop: { requests, _ in requests.filter { $0.hasPrefix("GET /v1/live") }.count == 4 })
+        // (A fourth wait may follow the test's cancelling of the last stream.)
+        #expect(waits.prefix(3) == [1, 1, 2])
+        // Between the first round's `connected` and the stream's: the three failures, one status each.
+        let all = statuses.withLock { $0 }
+        let live = all.indices.filter { all[$0].state == .connected }
+        try #require(live.count >= 2)
+        let between = all[(live[0] + 1)..<live[1]]
+        #expect(between.allSatisfy { $0.state == .refused }, "\(between.map(\.state))")
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        // The first at the start, then each 10 s later (the waits before it), plus its own wait.
+        #expect(
+            between.map(\.nextAttemptAt) == [
+                start.addingTimeInterval(1), start.addingTimeInterval(11), start.addingTimeInterval(22),
+            ], "\(between.map(\.nextAttemptAt))")
+        #expect(all[live[1]].nextAttemptAt == nil && all[live[1]].lastError == nil)
     }
 
     @Test func readyNamesACatalogUploadedWhileTheDeviceWasAway() async throws {

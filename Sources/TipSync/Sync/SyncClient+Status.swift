@@ -46,10 +46,11 @@ extension SyncClient {
     /// it changed. `connected`: an exchange succeeded — the state becomes ``SyncState/connected``
     /// only once no failure is outstanding (``lastError`` is cleared when a round completes), so a
     /// round that pulls but whose push is refused never flashes `connected`; `state`: a failure's
-    /// state; `error`: the latest failure (`nil`: unchanged); `nextAttemptAt`: when a retry is due.
+    /// state; `error`: the latest failure (`nil`: unchanged); `nextAttemptAt`: when a retry is due
+    /// (`.some(nil)`: none; `nil`: unchanged).
     func publishStatus(
         connected: Bool? = nil, state: SyncState? = nil, error: SyncClientError?? = nil, synced: Bool = false,
-        nextAttemptAt: Date? = nil
+        nextAttemptAt: Date?? = nil
     ) {
         var next = publishedStatus
         if let error { next.lastError = error }
@@ -61,7 +62,7 @@ extension SyncClient {
             next.state = state
             if state != .offline && state != .refused { next.nextAttemptAt = nil }
         }
-        if let nextAttemptAt { next.nextAttemptAt = nextAttemptAt }
+        if let nextAttemptAt { next.nextAttemptAt = nextAttemptAt }  // `.some(nil)` clears it
         if synced { next.lastSyncedAt = physicalNow() }
         next.hasSynced = replica.hasSynced
         next.isHeldForFirstSync = replica.isHeldForFirstSync

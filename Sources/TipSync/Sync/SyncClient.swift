@@ -118,28 +118,36 @@ public actor SyncClient {
     /// after the pull.
     public func syncOnce() async throws {
         do {
-            try await continueDeviceLogOnFirstContact()
-            try await learnAccount()
-            var refusedPush: SyncClientError?
-            do {
-                try await pushAll()
-            } catch let error as SyncClientError where error.isRefusal && !error.endsSync {
-                refusedPush = error
-            }
-            try await pullAll()
-            if let refusedPush { throw refusedPush }
-            lastError = nil
-            publishStatus(connected: true, error: .some(nil), synced: true)
+            try await round()
         } catch let error as SyncClientError {
             fail(error)
             throw error
         }
     }
 
-    /// Records a failed exchange: ``lastError`` and the status.
-    func fail(_ error: SyncClientError) {
+    /// ``syncOnce()`` but for its failure's status: ``run()`` publishes that once, with its next attempt.
+    func round() async throws {
+        try await continueDeviceLogOnFirstContact()
+        try await learnAccount()
+        var refusedPush: SyncClientError?
+        do {
+            try await pushAll()
+        } catch let error as SyncClientError where error.isRefusal && !error.endsSync {
+            refusedPush = error
+        }
+        try await pullAll()
+        if let refusedPush { throw refusedPush }
+        lastError = nil
+        publishStatus(connected: true, error: .some(nil), synced: true)
+    }
+
+    /// Records a failed exchange: ``lastError`` and the status, with when the next attempt is
+    /// (`nil`: none is planned — a round the app asked for).
+    func fail(_ error: SyncClientError, nextAttemptAt: Date? = nil) {
         lastError = error
-        publishStatus(state: error.endsSync ? .stopped : error.isRefusal ? .refused : .offline, error: error)
+        publishStatus(
+            state: error.endsSync ? .stopped : error.isRefusal ? .refused : .offline, error: error,
+            nextAttemptAt: .some(nextAttemptAt))
     }
 
     /// Pushes everything unsent: the first half of ``syncOnce()``.
@@ -190,7 +198,7 @@ public actor SyncClient {
             do {
                 failuresInARow.beginAttempt(outboxEmpty: try replica.outbox(limit: 1).isEmpty)
                 if try !resumesLive {
-                    try await syncOnce()
+                    try await round()
                     // Without streams a completed round is live; with them, `event: ready` says so.
                     failuresInARow.noteRound(streams: configuration.liveStream)
                 }
@@ -205,14 +213,17 @@ public actor SyncClient {
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 let failure = Self.failure(error)
-                fail(failure)
-                if failure.endsSync { throw failure }
+                if failure.endsSync {
+                    fail(failure)
+                    throw failure
+                }
                 // A refused credential may be fixed where it comes from (a reissued token, a server
                 // back on the right database): ask the provider again before the next attempt.
                 if failure.refusesCredential { token = nil }
                 let delay = configuration.backoff.delay(
                     afterFailures: failuresInARow.count, waited: failuresInARow.waited, draw: jitter())
-                publishStatus(nextAttemptAt: physicalNow().addingTimeInterval(delay))
+                // One status per failure, saying when the next attempt is.
+                fail(failure, nextAttemptAt: physicalNow().addingTimeInterval(delay))
                 try await sleep(Self.duration(delay))
                 failuresInARow.failed(after: delay)
             }

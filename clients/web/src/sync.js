@@ -159,7 +159,8 @@ export class SyncClient {
    * Recomputes the status and tells listeners when it changed. `connected`: an exchange succeeded —
    * the state becomes `connected` only once no failure is outstanding (a round clears it), so a round
    * whose pull works but whose push is refused never flashes `connected`; `state`: a failure's state.
-   * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number}} [what]
+   * `nextAttemptAt`: when a retry is due (`null`: none; left out: unchanged).
+   * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number | null}} [what]
    */
   publishStatus(what = {}) {
     const { connected, state, error, synced = false, nextAttemptAt } = what;
@@ -187,12 +188,14 @@ export class SyncClient {
   }
 
   /**
-   * Records a failed exchange.
+   * Records a failed exchange: one status, with when the next attempt is (`null`: none is planned —
+   * a round the app asked for).
    * @param {SyncError} error
+   * @param {number | null} [nextAttemptAt]
    */
-  #fail(error) {
+  #fail(error, nextAttemptAt = null) {
     this.lastError = error;
-    this.publishStatus({ state: error.endsSync ? 'stopped' : error.isRefusal ? 'refused' : 'offline', error });
+    this.publishStatus({ state: error.endsSync ? 'stopped' : error.isRefusal ? 'refused' : 'offline', error, nextAttemptAt });
   }
 
   /**
@@ -212,27 +215,32 @@ export class SyncClient {
    */
   async syncOnce() {
     try {
-      if (this.server.protocol !== 'http:' && this.server.protocol !== 'https:') {
-        throw new SyncError(`the server address ${this.server.href} is not an http: or https: URL`, { code: 'invalid_server_url' });
-      }
-      await this.#firstContact();
-      await this.#learnAccount();
-      let refusedPush = null;
-      try {
-        await this.pushAll();
-      } catch (error) {
-        const failure = asSyncError(error);
-        if (!failure.isRefusal || failure.endsSync) throw failure;
-        refusedPush = failure;
-      }
-      await this.pullAll(0);
-      if (refusedPush) throw refusedPush;
-      this.lastError = null;
-      this.publishStatus({ connected: true, error: null, synced: true });
+      await this.#round();
     } catch (error) {
       this.#fail(asSyncError(error));
       throw this.lastError;
     }
+  }
+
+  /** {@link syncOnce} but for its failure's status: {@link run} publishes that once, with its next attempt. */
+  async #round() {
+    if (this.server.protocol !== 'http:' && this.server.protocol !== 'https:') {
+      throw new SyncError(`the server address ${this.server.href} is not an http: or https: URL`, { code: 'invalid_server_url' });
+    }
+    await this.#firstContact();
+    await this.#learnAccount();
+    let refusedPush = null;
+    try {
+      await this.pushAll();
+    } catch (error) {
+      const failure = asSyncError(error);
+      if (!failure.isRefusal || failure.endsSync) throw failure;
+      refusedPush = failure;
+    }
+    await this.pullAll(0);
+    if (refusedPush) throw refusedPush;
+    this.lastError = null;
+    this.publishStatus({ connected: true, error: null, synced: true });
   }
 
   /**
@@ -301,7 +309,7 @@ export class SyncClient {
         // reopens its stream at its cursor, whose first pages catch it up, while the push loop sends
         // only what the outbox holds: one request per device when a restarted server comes back.
         if (!this.#resumesLive()) {
-          await this.syncOnce();
+          await this.#round();
           this.#completedRound = true;
           this.#live('pushed');
           if (!this.live) this.#live('receiving');
@@ -320,13 +328,16 @@ export class SyncClient {
       } catch (error) {
         if (signal.aborted) return;
         const failure = asSyncError(error);
-        this.#fail(failure);
-        if (failure.endsSync) throw failure;
+        if (failure.endsSync) {
+          this.#fail(failure);
+          throw failure;
+        }
         // A refused credential may be fixed where it comes from (a reissued token, a server back on
         // the right database): ask the provider again before the next attempt.
         if ((failure.status === 401 || failure.status === 403) && this.tokenProvider) this.token = null;
         const delay = delayAfterFailures(inARow.failures, this.random(), this.#backoff, inARow.waited);
-        this.publishStatus({ nextAttemptAt: this.replica.physicalNow() + delay });
+        // One status per failure, saying when the next attempt is.
+        this.#fail(failure, this.replica.physicalNow() + delay);
         await this.sleep(delay);
         if (signal.aborted) return;
         inARow.waited += delay;

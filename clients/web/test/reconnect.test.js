@@ -43,7 +43,7 @@ test('Retry-After: whole seconds from 1 to 3600; missing or unreadable is 1', ()
 const skip = serverBinary ? false : 'TIPSYNC_SERVER_BIN is not set (swift test sets it)';
 let server;
 before(async () => {
-  if (!skip) server = await startServer(['r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
+  if (!skip) server = await startServer(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
 });
 after(async () => {
   await server?.stop();
@@ -180,4 +180,40 @@ test('a device that was live comes back with one request: its stream at its curs
 test('a change made while the device was cut off is its only push when it comes back', { skip }, async () => {
   const back = await comeback('r6', (replica) => replica.donate('opened'));
   assert.deepEqual([...back].sort(), ['GET /v1/live', 'POST /v1/push']);
+});
+
+test('each failure is one status with its own next attempt', { skip }, async () => {
+  // Before, a failure was first `offline` with no next attempt (or the last one's, already past),
+  // then the new one: a status that said what was not so, and twice the work per failure.
+  const start = 1_800_000_000_000;
+  let now = start;
+  let down = true;
+  const fetch = async (url, init) => {
+    if (down) throw new TypeError('fetch failed');
+    return globalThis.fetch(url, init);
+  };
+  const statuses = [];
+  let r7;
+  const sleep = async (ms) => {
+    r7.waits.push(ms);
+    now += 10_000; // each wait moves the device's clock on
+    if (r7.waits.length === 3) down = false;
+  };
+  r7 = await device('r7', fetch, { sleep });
+  r7.replica.physicalNow = () => now;
+  r7.client.onStatus((status) => {
+    statuses.push(status);
+    if (status.state === 'connected') r7.client.stop();
+  });
+  await r7.client.run();
+  // Up to `connected`; a status that changed in something else (the round marking the device synced)
+  // is not a failure's.
+  const failures = statuses
+    .slice(0, statuses.findIndex((status) => status.state === 'connected'))
+    .filter((status, index, all) => index === 0 || status.state !== all[index - 1].state || status.nextAttemptAt !== all[index - 1].nextAttemptAt);
+  assert.deepEqual(r7.waits, [1000, 1000, 2000]);
+  assert.deepEqual(failures.map((status) => status.state), ['offline', 'offline', 'offline']);
+  // The first at the start, then each 10 s later (the waits before it), plus its own wait.
+  assert.deepEqual(failures.map((status) => status.nextAttemptAt), [start + 1000, start + 11_000, start + 22_000]);
+  assert.equal(statuses.find((status) => status.state === 'connected').nextAttemptAt, null);
 });

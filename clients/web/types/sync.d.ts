@@ -127,14 +127,15 @@ export class SyncClient {
      * Recomputes the status and tells listeners when it changed. `connected`: an exchange succeeded —
      * the state becomes `connected` only once no failure is outstanding (a round clears it), so a round
      * whose pull works but whose push is refused never flashes `connected`; `state`: a failure's state.
-     * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number}} [what]
+     * `nextAttemptAt`: when a retry is due (`null`: none; left out: unchanged).
+     * @param {{connected?: boolean, state?: SyncState, error?: SyncError | null, synced?: boolean, nextAttemptAt?: number | null}} [what]
      */
     publishStatus(what?: {
         connected?: boolean | undefined;
         state?: SyncState | undefined;
         error?: SyncError | null | undefined;
         synced?: boolean | undefined;
-        nextAttemptAt?: number | undefined;
+        nextAttemptAt?: number | null | undefined;
     } | undefined): void;
     /**
      * Resolves true once this device has completed its first sync (now or before), false when
