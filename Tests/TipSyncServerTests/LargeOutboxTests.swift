@@ -33,17 +33,6 @@ import TipSyncServerTestSupport
         }
     }
 
-    /// Forwards to another transport, recording each request as sent.
-    final class RecordingTransport: SyncTransport {
-        let next: any SyncTransport
-        let sent = Mutex<[SyncHTTPRequest]>([])
-        init(_ next: any SyncTransport) { self.next = next }
-        func send(_ request: SyncHTTPRequest) async throws -> SyncHTTPResponse {
-            sent.withLock { $0.append(request) }
-            return try await next.send(request)
-        }
-    }
-
     @Test func aTenMegabyteOutboxDrainsThroughDefaultSettings() async throws {
         let fixture = try await ServerFixture.make()
         let time = ServerTime()
@@ -59,7 +48,7 @@ import TipSyncServerTestSupport
             let url = URL(string: "http://127.0.0.1:\(port)")!
             let configuration = SyncConfiguration(server: url, token: fixture.tokens["phone"]!)
             let waits = Mutex<[Duration]>([])
-            let transport = RecordingTransport(SyncClient.defaultTransport(url))
+            let transport = ClientPushCompressionTests.RecordingTransport(SyncClient.defaultTransport(url))
             let client = SyncClient(
                 replica: phone, configuration: configuration, transport: transport,
                 sleep: { duration in
