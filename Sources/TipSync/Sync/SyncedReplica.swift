@@ -47,7 +47,7 @@ package protocol SyncedReplica: AnyObject, Sendable {
     var lastLocalSeq: Int64 { get throws }
     /// The device's changes the server has not acknowledged, oldest first: at most `limit`, and no
     /// more than `bytes` of their canonical JSON texts with a comma between each — but at least one
-    /// (a push reads no more than it can carry, ``PushRequest/maxClientBodyBytes``).
+    /// (a push reads no more than it can carry, ``PushRequest/maxClientChangesBytes``).
     func outbox(limit: Int, bytes: Int) throws -> [Change]
     /// Yields after each local change is committed (what wakes the push loop), until dropped.
     func localChangeNotifications() -> AsyncStream<Void>
