@@ -14,7 +14,10 @@ package import TipSyncStorage
 /// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
 /// never skips a change committed later.
 package struct SQLiteSyncStore: SyncStore {
+    /// The database, read through its reader pool; its writer is reached only through ``writer``.
     package let pool: DatabasePool
+    /// Every write, so that one that finds the writer idle can run in place.
+    package let writer: WriterLane
     /// Pushes that arrive while the writer is busy share its next transaction.
     package let pushes: GroupCommit
     /// The write-ahead log's pages, counted by the writer while a server checkpoints beside it.
@@ -33,7 +36,8 @@ package struct SQLiteSyncStore: SyncStore {
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
-        pushes = GroupCommit(pool: pool)
+        writer = WriterLane(pool: pool)
+        pushes = GroupCommit(writer: writer)
     }
 
     /// Frees SQLite's page caches and closes idle reader connections (they reopen on demand). What a
@@ -43,10 +47,10 @@ package struct SQLiteSyncStore: SyncStore {
     /// reader comes back from the task that used it, on Swift's cooperative threads: it runs on a
     /// Dispatch thread of its own, so that it never takes the thread a read needs to finish.
     package func releaseMemory() async {
-        let pool = pool
+        let (pool, writer) = (pool, writer)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global(qos: .utility).async {
-                pool.releaseMemory()
+                writer.holding { pool.releaseMemory() }
                 done.resume()
             }
         }
@@ -243,7 +247,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func migrate() async throws {
-        try Self.migrator.migrate(pool)
+        try writer.holding { try Self.migrator.migrate(pool) }
     }
 
     package func schemaVersion() async throws -> String {
@@ -252,7 +256,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func createAccount(name: String) async throws -> Int64 {
-        try await pool.write { db in
+        try await writer.write { db in
             if try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) != nil {
                 throw StoreError("account '\(name)' already exists")
             }
@@ -275,7 +279,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             guard
                 let account = try Int64.fetchOne(
                     db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName])
@@ -479,7 +483,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func rotateCursorGeneration() async throws -> String {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: "UPDATE server_meta SET value = lower(hex(randomblob(8))) WHERE key = 'cursorGeneration'")
             return try Self.cursorGeneration(db)
@@ -501,7 +505,7 @@ package struct SQLiteSyncStore: SyncStore {
     package func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
         async throws -> Bool
     {
-        try await pool.write { db in
+        try await writer.write { db in
             let count =
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",
