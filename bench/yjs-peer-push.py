@@ -9,12 +9,15 @@ the one before: every message is one change, as `tipsync-bench push-ingest --dev
 1` sends one push per answer. Reported: the server process's CPU time (from /proc) per change.
 
 With `--unpaced` the device sends every change at once and the run ends when the other device has
-them all (the server then reads several messages per wake-up).
+them all (the server then reads several messages per wake-up). With `--receivers 1002` the room
+holds 1,002 other devices and each change is sent once every one has the one before: the fan-out
+that `tipsync-bench live-delivery --devices 1002 --changes 400 --paced` measures on our side.
 
 Needs Python 3.11 and `pip install pycrdt-websocket websockets uvloop` (pycrdt-websocket 0.16.5,
 pycrdt 0.14.13, websockets 17.4, uvloop 0.23.0 were measured); not part of CI.
 
     python3 bench/yjs-peer-push.py --changes 20000 [--unpaced]
+    python3 bench/yjs-peer-push.py --changes 400 --receivers 1002
 """
 
 import argparse
@@ -74,53 +77,63 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def drive(port: int, server_pid: int, changes: int, paced: bool) -> None:
+async def drive(port: int, server_pid: int, changes: int, paced: bool, receivers: int) -> None:
+    from contextlib import AsyncExitStack
+
     from pycrdt import Doc, Map, YMessageType, YSyncMessageType, create_update_message
     from websockets.asyncio.client import connect
 
     url = f"ws://127.0.0.1:{port}/room"
-    async with connect(url, compression=None, max_size=None) as device, connect(
-        url, compression=None, max_size=None
-    ) as other:
-        # Let the server's room greet both (its sync step 1) before measuring.
-        await device.recv()
-        await other.recv()
+    async with AsyncExitStack() as stack:
+        device = await stack.enter_async_context(connect(url, compression=None, max_size=None))
+        others = [
+            await stack.enter_async_context(connect(url, compression=None, max_size=None)) for _ in range(receivers)
+        ]
+        # Let the server's room greet each (its sync step 1) before measuring.
+        for connection in [device, *others]:
+            await connection.recv()
         doc = Doc()
         entries = doc.get("tips", type=Map)
         updates: list[bytes] = []
         doc.observe(lambda event: updates.append(event.update))
         received = 0
-        all_received = asyncio.Event()
-        one_received = asyncio.Event()
+        target = 0
+        reached = asyncio.Event()
 
-        async def receive() -> None:
+        async def receive(other) -> None:
             nonlocal received
             async for message in other:
                 message = bytes(message)
                 if message[0] == YMessageType.SYNC and message[1] == YSyncMessageType.SYNC_UPDATE:
                     received += 1
-                    one_received.set()
-                    if received == changes:
-                        all_received.set()
+                    if received >= target:
+                        reached.set()
 
-        receiver = asyncio.create_task(receive())
+        tasks = [asyncio.create_task(receive(other)) for other in others]
         before = cpu_seconds(server_pid)
         started = time.monotonic()
         for index in range(changes):
             entries[f"tip-{index % 100}"] = {"dismissed": True, "seq": index}
             update = updates.pop()
-            one_received.clear()
+            if paced:
+                target = (index + 1) * receivers
+                reached.clear()
             await device.send(create_update_message(update))
             if paced:
-                await one_received.wait()
-        await all_received.wait()
+                await reached.wait()
+        target = changes * receivers
+        while received < target:
+            reached.clear()
+            await reached.wait()
         elapsed = time.monotonic() - started
         server_cpu = cpu_seconds(server_pid) - before
-        receiver.cancel()
+        for task in tasks:
+            task.cancel()
         mode = "unpaced" if not paced else "paced"
         print(
-            f"yjs-peer-push {mode} changes={changes}: {elapsed:.2f} s, {changes / elapsed:.0f} changes/s; "
-            f"server CPU {server_cpu / changes * 1e6:.1f} µs per change"
+            f"yjs-peer-push {mode} changes={changes} receivers={receivers}: {elapsed:.2f} s, "
+            f"{changes / elapsed:.0f} changes/s; server CPU {server_cpu / changes * 1e6:.1f} µs per change "
+            f"({server_cpu / (changes * receivers) * 1e6:.1f} µs per delivered copy)"
         )
 
 
@@ -128,6 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--changes", type=int, default=20000)
     parser.add_argument("--unpaced", action="store_true")
+    parser.add_argument("--receivers", type=int, default=1, help="other devices in the room, each receiving every change")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.serve:
@@ -141,7 +155,7 @@ def main() -> None:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
         import uvloop
 
-        uvloop.run(drive(port, server.pid, arguments.changes, not arguments.unpaced))
+        uvloop.run(drive(port, server.pid, arguments.changes, not arguments.unpaced, arguments.receivers))
     finally:
         server.terminate()
         server.wait()
