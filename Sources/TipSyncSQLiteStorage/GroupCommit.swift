@@ -18,18 +18,6 @@ import TipSyncStorage
 ///
 /// Under load — many devices pushing at once — a group takes one trip to the writer's queue and one
 /// commit instead of one each.
-///
-/// A write that finds the writer idle and no group waiting may be its own group, committed in place
-/// on the thread that asked (``WriterLane/inPlace(_:)``): one device's push then makes no trip to
-/// the writer's queue and back (issue 77, item 1). But a write in place holds that thread — an
-/// event loop — until it commits, so the writes other connections are sending meanwhile are not
-/// even read, let alone grouped: with eight devices pushing at once, in place cost each push more
-/// than the groups did. So writes go in place only while writes come alone: a group of several on
-/// the writer's queue sends every write there, until ``aloneAgainAfter`` groups in a row held one
-/// write each; and even then every ``probeEvery``-th lone write goes to the queue, where the writes
-/// that arrive while it commits show whether others are coming. If another connection to the file holds
-/// SQLite's write lock, the group goes to the writer's queue and waits there, not on the thread that
-/// asked.
 package final class GroupCommit: Sendable {
     /// A write waiting for its group, its result type erased.
     private struct Pending: Sendable {
@@ -53,43 +41,11 @@ package final class GroupCommit: Sendable {
     /// served whatever else waits on it (compaction, tokens, the console).
     package static let largestGroup = 64
 
-    private let writer: WriterLane
-    /// Of the lone writes that could go in place, the one in this many that goes to the writer's
-    /// queue instead, to learn whether writes still come alone.
-    package static let probeEvery = 8
+    private let pool: DatabasePool
+    private let state = Mutex<(waiting: [Pending], writing: Bool)>(([], false))
 
-    /// How many groups of one write in a row on the writer's queue, after a group of several, let
-    /// writes go in place again.
-    package static let aloneAgainAfter = 4
-
-    private struct State {
-        var waiting: [Pending] = []
-        /// A group is being written (in place or on the writer's queue).
-        var writing = false
-        /// Writes come alone: one that finds the writer idle may go in place.
-        var alone = true
-        /// Groups of one write in a row on the writer's queue.
-        var loneQueuedGroups = 0
-        /// Writes committed in place since the last group went to the writer's queue.
-        var inPlaceSinceQueued = 0
-
-        /// Whether a write that finds the writer idle should try it in place.
-        var goesInPlace: Bool { alone && inPlaceSinceQueued < GroupCommit.probeEvery - 1 }
-
-        mutating func took(_ group: Int, inPlace: Bool) {
-            if inPlace {
-                inPlaceSinceQueued += 1
-                return
-            }
-            inPlaceSinceQueued = 0
-            loneQueuedGroups = group > 1 ? 0 : loneQueuedGroups + 1
-            if group > 1 { alone = false } else if loneQueuedGroups >= GroupCommit.aloneAgainAfter { alone = true }
-        }
-    }
-    private let state = Mutex(State())
-
-    package init(writer: WriterLane) {
-        self.writer = writer
+    package init(pool: DatabasePool) {
+        self.pool = pool
     }
 
     /// Writes waiting for a group (a test lets the writer go once a known number wait).
@@ -132,42 +88,34 @@ package final class GroupCommit: Sendable {
     }
 
     private func enqueue(_ pending: Pending) {
-        let start = state.withLock { state -> (starts: Bool, inPlace: Bool) in
+        let startsWriter = state.withLock { state in
             state.waiting.append(pending)
-            guard !state.writing else { return (false, false) }
+            guard !state.writing else { return false }
             state.writing = true
-            return (true, state.goesInPlace)
+            return true
         }
-        guard start.starts else { return }
-        if !start.inPlace || writer.inPlace({ db in self.writeGroup(db, inPlace: true) }) == nil { scheduleGroup() }
+        if startsWriter { scheduleGroup() }
     }
 
     private func scheduleGroup() {
-        writer.asyncWriteWithoutTransaction { db in self.writeGroup(db, inPlace: false) }
+        pool.asyncWriteWithoutTransaction { db in self.writeGroup(db) }
     }
 
     /// One transaction for the writes waiting now; then the next group, if any arrived meanwhile.
-    private func writeGroup(_ db: Database, inPlace: Bool) {
+    private func writeGroup(_ db: Database) {
         var group = state.withLock { state in
             let group = Array(state.waiting.prefix(Self.largestGroup))
             state.waiting.removeFirst(group.count)
-            state.took(group.count, inPlace: inPlace)
             return group
         }
         while !group.isEmpty {
-            switch commit(group, db, waitingForLock: !inPlace) {
+            switch commit(group, db) {
             case .committed, .failed:
                 group = []
             case .partlyWritten(let index, let answer):
                 // Undone with the rest of its transaction; the others go again without it.
                 answer(nil)
                 group.remove(at: index)
-            case .lockHeld:
-                // Another connection writes: wait for it on the writer's queue, first in line.
-                let waiting = group
-                state.withLock { $0.waiting.insert(contentsOf: waiting, at: 0) }
-                scheduleGroup()
-                return
             }
         }
         let more = state.withLock { state in
@@ -182,24 +130,15 @@ package final class GroupCommit: Sendable {
         /// The write at this index threw after changing something (or SQLite rolled the transaction
         /// back as it failed); the transaction was rolled back.
         case partlyWritten(Int, answer: @Sendable ((any Error)?) -> Void)
-        /// Another connection held SQLite's write lock and the group was not to wait for it; nothing
-        /// ran and nobody was answered.
-        case lockHeld
     }
 
     /// Runs `group` in one transaction and answers its writes, unless one of them throws after
     /// changing something: then the transaction is rolled back and nobody is answered but that write.
-    /// Unless `waitingForLock`, a write lock held by another connection ends it at once (`lockHeld`)
-    /// rather than after the connection's busy timeout.
-    private func commit(_ group: [Pending], _ db: Database, waitingForLock: Bool) -> GroupEnd {
+    private func commit(_ group: [Pending], _ db: Database) -> GroupEnd {
         var answers: [@Sendable ((any Error)?) -> Void] = []
         answers.reserveCapacity(group.count)
         do {
-            do {
-                try waitingForLock ? Bracket.begin.run(db) : db.withoutBusyWait { try Bracket.begin.run($0) }
-            } catch let error as DatabaseError where !waitingForLock && error.resultCode == .SQLITE_BUSY {
-                return .lockHeld
-            }
+            try Bracket.begin.run(db)
             do {
                 for (index, pending) in group.enumerated() {
                     // A failed statement can make SQLite roll the whole transaction back; what runs

@@ -5,7 +5,7 @@ package import TipSyncStorage
 
 extension SQLiteSyncStore {
     package func ensureAccount(name: String, at now: Int64) async throws -> (id: Int64, created: Bool) {
-        try await writer.write { db in
+        try await pool.write { db in
             if let id = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) {
                 return (id, false)
             }
@@ -83,7 +83,7 @@ extension SQLiteSyncStore {
     }
 
     package func eraseAccount(name: String, at now: Int64) async throws -> (id: Int64, logEntries: Int)? {
-        let erased = try await writer.write { db -> (id: Int64, logEntries: Int)? in
+        let erased = try await pool.write { db -> (id: Int64, logEntries: Int)? in
             guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name])
             else { return nil }
             try db.execute(sql: "DELETE FROM change WHERE account = ?", arguments: [id])
@@ -115,7 +115,7 @@ extension SQLiteSyncStore {
     /// in the middle of a transaction can hold the log back; it is tried again until it finishes.
     package func truncateWriteAheadLog() async throws {
         for _ in 0..<50 {
-            let complete = try await writer.writeWithoutTransaction { db -> Bool in
+            let complete = try await pool.writeWithoutTransaction { db -> Bool in
                 let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
                 return (row?[0] as Int64?) == 0
             }
@@ -127,7 +127,7 @@ extension SQLiteSyncStore {
     package func revokeTokens(accountName: String, device: String, at now: Int64) async throws -> (
         account: Int64, tokens: Int
     )? {
-        try await writer.write { db in
+        try await pool.write { db in
             guard
                 let account = try Int64.fetchOne(
                     db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName]),
@@ -146,7 +146,7 @@ extension SQLiteSyncStore {
 
     package func recordSeen(_ seen: [DeviceIdentity: Int64]) async throws {
         guard !seen.isEmpty else { return }
-        try await writer.write { db in
+        try await pool.write { db in
             let update = try db.cachedStatement(
                 sql: "UPDATE device SET lastSeen = MAX(COALESCE(lastSeen, 0), ?) WHERE account = ? AND name = ?")
             for (identity, time) in seen {
@@ -157,7 +157,7 @@ extension SQLiteSyncStore {
 
     package func recordContexts(_ contexts: [DeviceIdentity: String]) async throws {
         guard !contexts.isEmpty else { return }
-        try await writer.write { db in
+        try await pool.write { db in
             let update = try db.cachedStatement(sql: "UPDATE device SET context = ? WHERE account = ? AND name = ?")
             for (identity, context) in contexts {
                 try update.execute(arguments: [context, identity.accountID, identity.device])
@@ -167,7 +167,7 @@ extension SQLiteSyncStore {
 
     package func recordPulled(_ pulled: [DeviceIdentity: Int64]) async throws {
         guard !pulled.isEmpty else { return }
-        try await writer.write { db in
+        try await pool.write { db in
             let update = try db.cachedStatement(
                 sql: "UPDATE device SET pulledThrough = ? WHERE account = ? AND name = ?")
             for (identity, position) in pulled {
@@ -196,7 +196,7 @@ extension SQLiteSyncStore {
                 revokedAt: row?["revokedAt"], erasedAt: erasedAt, issuedAt: issuedAt)
         }
         if let result = try await pool.read({ db in try lookup(db) }) { return result }
-        return try await writer.write { db in
+        return try await pool.write { db in
             if let result = try lookup(db) { return result }
             try db.execute(
                 sql: "INSERT INTO account (name, createdAt) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
@@ -210,7 +210,7 @@ extension SQLiteSyncStore {
     }
 
     package func insertAdminKey(hash: String, name: String, at now: Int64) async throws -> Bool {
-        try await writer.write { db in
+        try await pool.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM admin_key WHERE name = ?", arguments: [name]) != nil {
                 return false
             }
@@ -229,7 +229,7 @@ extension SQLiteSyncStore {
     }
 
     package func revokeAdminKey(name: String) async throws -> Bool {
-        try await writer.write { db in
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM admin_key WHERE name = ?", arguments: [name])
             return db.changesCount > 0
         }
@@ -242,7 +242,7 @@ extension SQLiteSyncStore {
     }
 
     package func insertConsoleSession(_ session: ConsoleSessionRecord, now: Int64) async throws {
-        try await writer.write { db in
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM console_session WHERE expiresAt <= ?", arguments: [now])
             try db.execute(
                 sql: """
@@ -271,7 +271,7 @@ extension SQLiteSyncStore {
     }
 
     package func deleteConsoleSession(idHash: String) async throws {
-        try await writer.write { db in
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM console_session WHERE idHash = ?", arguments: [idHash])
         }
     }

@@ -42,7 +42,7 @@ extension SQLiteSyncStore {
     /// Whether a commit checkpoints the log once it passes SQLite's 1,000 pages (its default), or
     /// only counts the log's pages in ``logPages``.
     package func setCommitsCheckpoint(_ checkpoints: Bool) async throws {
-        try await writer.writeWithoutTransaction { [logPages] db in
+        try await pool.writeWithoutTransaction { [logPages] db in
             if checkpoints {
                 sqlite3_wal_autocheckpoint(db.sqliteConnection, Int32(Self.checkpointPages))
             } else {

@@ -24,7 +24,7 @@ extension SQLiteSyncStore {
     }
 
     package func keepStatePages(_ pages: [KeptStatePage], account: Int64, builtFor: Int64) async throws -> Bool {
-        try await writer.write { db in
+        try await pool.write { db in
             let latest = try Int64.fetchOne(
                 db, sql: "SELECT compactedAtPosition FROM account WHERE id = ?", arguments: [account])
             guard latest == builtFor else { return false }

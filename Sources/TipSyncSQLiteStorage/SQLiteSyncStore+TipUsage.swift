@@ -59,7 +59,7 @@ extension SQLiteSyncStore {
     }
 
     package func saveTipUsage(_ usage: [TipUsage], account: Int64, through position: Int64) async throws -> Bool {
-        try await writer.write { db in
+        try await pool.write { db in
             // An account erased meanwhile stays erased: nothing is written for it.
             guard try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE id = ?", arguments: [account]) != nil
             else { return false }
@@ -142,7 +142,7 @@ extension SQLiteSyncStore {
         async throws
         -> Int64
     {
-        try await writer.write { db in
+        try await pool.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO catalog_version (text, uploadedBy, uploadedAt, restoredFrom) VALUES (?, ?, ?, ?)

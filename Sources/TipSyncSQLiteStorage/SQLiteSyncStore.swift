@@ -14,10 +14,7 @@ package import TipSyncStorage
 /// committed transactions, so positions (the cursors) become visible in order: a cursor handed out
 /// never skips a change committed later.
 package struct SQLiteSyncStore: SyncStore {
-    /// The database, read through its reader pool; its writer is reached only through ``writer``.
     package let pool: DatabasePool
-    /// Every write, so that one that finds the writer idle can run in place.
-    package let writer: WriterLane
     /// Pushes that arrive while the writer is busy share its next transaction.
     package let pushes: GroupCommit
     /// The write-ahead log's pages, counted by the writer while a server checkpoints beside it.
@@ -36,8 +33,7 @@ package struct SQLiteSyncStore: SyncStore {
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
-        writer = WriterLane(pool: pool)
-        pushes = GroupCommit(writer: writer)
+        pushes = GroupCommit(pool: pool)
     }
 
     /// Frees SQLite's page caches and closes idle reader connections (they reopen on demand). What a
@@ -47,10 +43,10 @@ package struct SQLiteSyncStore: SyncStore {
     /// reader comes back from the task that used it, on Swift's cooperative threads: it runs on a
     /// Dispatch thread of its own, so that it never takes the thread a read needs to finish.
     package func releaseMemory() async {
-        let (pool, writer) = (pool, writer)
+        let pool = pool
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global(qos: .utility).async {
-                writer.holding { pool.releaseMemory() }
+                pool.releaseMemory()
                 done.resume()
             }
         }
@@ -247,7 +243,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func migrate() async throws {
-        try writer.holding { try Self.migrator.migrate(pool) }
+        try Self.migrator.migrate(pool)
     }
 
     package func schemaVersion() async throws -> String {
@@ -256,7 +252,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func createAccount(name: String) async throws -> Int64 {
-        try await writer.write { db in
+        try await pool.write { db in
             if try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name]) != nil {
                 throw StoreError("account '\(name)' already exists")
             }
@@ -279,7 +275,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func insertToken(hash: String, accountName: String, device: String, at now: Int64) async throws -> Bool {
-        try await writer.write { db in
+        try await pool.write { db in
             guard
                 let account = try Int64.fetchOne(
                     db, sql: "SELECT id FROM account WHERE name = ?", arguments: [accountName])
@@ -483,7 +479,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func rotateCursorGeneration() async throws -> String {
-        try await writer.write { db in
+        try await pool.write { db in
             try db.execute(
                 sql: "UPDATE server_meta SET value = lower(hex(randomblob(8))) WHERE key = 'cursorGeneration'")
             return try Self.cursorGeneration(db)
@@ -505,7 +501,7 @@ package struct SQLiteSyncStore: SyncStore {
     package func dropCompacted(_ positions: [Int64], account: Int64, through: Int64, expecting expected: Int)
         async throws -> Bool
     {
-        try await writer.write { db in
+        try await pool.write { db in
             let count =
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM change WHERE account = ? AND position <= ?",

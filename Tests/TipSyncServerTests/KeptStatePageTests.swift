@@ -204,7 +204,7 @@ import TipSyncServerTestSupport
         _ = try await LogCompactor(store: fixture.store).compact(account: fixture.accountID)
         let marker = Self.history()[0]
         let replacement = try #require(DeflatedSegment(compressing: ByteBuffer(string: marker.canonicalJSON)))
-        try await fixture.store.writer.write { db in
+        try await fixture.store.pool.write { db in
             try db.execute(
                 sql: "UPDATE kept_state_page SET bytes = ?, length = ?, crc32 = ?, adler32 = ? WHERE afterPosition = 0",
                 arguments: [

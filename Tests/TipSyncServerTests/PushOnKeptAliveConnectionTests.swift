@@ -129,7 +129,7 @@ import TipSyncTestSupport
         let server = try await Server.start()
         let (connection, token) = try await Self.connectionWithCachedToken(server)
         let gate = DispatchSemaphore(value: 0)
-        server.fixture.store.writer.asyncWriteWithoutTransaction { _ in gate.wait() }
+        server.fixture.store.pool.asyncWriteWithoutTransaction { _ in gate.wait() }
         connection.send(
             Self.push(Self.changes(Self.change(2)), token: token) + "GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
         // Nothing may come while the push cannot commit (a bounded look for an answer that must not exist).
@@ -139,28 +139,6 @@ import TipSyncTestSupport
         #expect(answers.map(\.status) == [200, 200])
         #expect(answers.first?.body.contains(#""highestSeq":2"#) == true)
         #expect(answers.last?.body.contains(#""status":"ok""#) == true)
-        await server.server.stop()
-    }
-
-    /// A push that finds the writer held (a compaction, an erasure, another group) waits for it
-    /// without holding its event loop: other connections — on the same loop too, eight of them here
-    /// on a server with one loop per core — are answered meanwhile. A push that finds the writer idle
-    /// commits in place, on that loop (``WriterLane``); this is what keeps that from blocking it.
-    @Test func aPushWaitingForTheWriterHoldsNoEventLoop() async throws {
-        let server = try await Server.start()
-        let (connection, token) = try await Self.connectionWithCachedToken(server)
-        var others: [RawConnection] = []
-        for _ in 0..<8 { others.append(try await server.connection()) }
-        let gate = DispatchSemaphore(value: 0)
-        server.fixture.store.writer.asyncWriteWithoutTransaction { _ in gate.wait() }
-        connection.send(Self.push(Self.changes(Self.change(2)), token: token))
-        for other in others { other.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n") }
-        for other in others { #expect(await other.readResponses(1, within: 30).map(\.status) == [200]) }
-        #expect(await connection.readResponses(1, within: 0.2).isEmpty)  // still waiting for the writer
-        gate.signal()
-        let pushed = await connection.readResponses(1, within: 30)
-        #expect(pushed.map(\.status) == [200])
-        #expect(pushed.first?.body.contains(#""highestSeq":2"#) == true)
         await server.server.stop()
     }
 

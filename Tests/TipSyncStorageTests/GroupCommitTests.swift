@@ -17,7 +17,6 @@ import TipSyncTestSupport
     /// writer busy while writes queue up.
     struct Database {
         let pool: DatabasePool
-        let writer: WriterLane
         let groups: GroupCommit
         let commits = CommitCounter()
 
@@ -25,7 +24,6 @@ import TipSyncTestSupport
             let path = Scratch.path("group-commit", pathExtension: "sqlite").path
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
-            configuration.busyMode = .timeout(10)  // as the store's
             pool = try DatabasePool(path: path, configuration: configuration)
             try pool.write { db in
                 try db.execute(
@@ -38,14 +36,13 @@ import TipSyncTestSupport
                         """)
             }
             pool.add(transactionObserver: commits, extent: .databaseLifetime)
-            writer = WriterLane(pool: pool)
-            groups = GroupCommit(writer: writer)
+            groups = GroupCommit(pool: pool)
         }
 
         /// Occupies the writer until the returned gate opens: writes issued meanwhile wait for it.
         func holdWriter() -> DispatchSemaphore {
             let gate = DispatchSemaphore(value: 0)
-            writer.asyncWriteWithoutTransaction { _ in gate.wait() }
+            pool.asyncWriteWithoutTransaction { _ in gate.wait() }
             return gate
         }
 
@@ -82,87 +79,6 @@ import TipSyncTestSupport
         #expect(try await database.insert("b") == 2)
         #expect(try database.names() == ["a", "b"])
         #expect(database.commits.commits == 2)
-    }
-
-    /// A write that finds the writer idle is committed on the thread that asked, with no trip to the
-    /// writer's queue (issue 77, item 1: one device's push).
-    @Test func aWriteThatFindsTheWriterIdleCommitsInPlace() async throws {
-        let database = try Database()
-        #expect(try await database.insert("a") == 1)
-        #expect(try await database.insert("b") == 2)
-        #expect(database.writer.counts == (inPlace: 2, queued: 0))
-        #expect(database.commits.commits == 2)
-    }
-
-    /// Writes that come alone go in place but for one in ``GroupCommit/probeEvery``, which goes to
-    /// the writer's queue to learn whether others come beside it.
-    @Test func loneWritesGoInPlaceButForAProbe() async throws {
-        let database = try Database()
-        for index in 1...(2 * GroupCommit.probeEvery) { #expect(try await database.insert("item \(index)") == index) }
-        #expect(database.writer.counts == (inPlace: 2 * GroupCommit.probeEvery - 2, queued: 2))
-        #expect(database.commits.commits == 2 * GroupCommit.probeEvery)
-    }
-
-    /// Once writes came together (a group of several on the writer's queue), a write that finds the
-    /// writer idle still goes to the queue, where the writes arriving meanwhile can join it; once
-    /// ``GroupCommit/aloneAgainAfter`` queued groups in a row held one write each, writes go in place
-    /// again.
-    @Test func afterWritesCameTogetherTheNextGoesToTheQueue() async throws {
-        let database = try Database()
-        let gate = database.holdWriter()
-        async let first = database.insert("a")
-        async let second = database.insert("b")
-        async let third = database.insert("c")
-        await database.untilWaiting(3)
-        gate.signal()
-        #expect(try await [first, second, third].sorted() == [1, 2, 3])
-        #expect(database.writer.counts == (inPlace: 0, queued: 2))
-        for index in 1...GroupCommit.aloneAgainAfter {
-            while !database.writer.isIdle { await Task.yield() }
-            #expect(try await database.insert("lone \(index)") == 3 + index)  // each its own queued group
-        }
-        #expect(database.writer.counts == (inPlace: 0, queued: 2 + GroupCommit.aloneAgainAfter))
-        while !database.writer.isIdle { await Task.yield() }
-        #expect(try await database.insert("in place") == 4 + GroupCommit.aloneAgainAfter)
-        #expect(database.writer.counts == (inPlace: 1, queued: 2 + GroupCommit.aloneAgainAfter))
-    }
-
-    /// A write that finds the writer held waits for it on the writer's queue, not in place (where it
-    /// would hold the thread that asked — an event loop — until the writer is free).
-    @Test func aWriteThatFindsTheWriterHeldWaitsOnTheWritersQueue() async throws {
-        let database = try Database()
-        let gate = database.holdWriter()
-        async let inserted = database.insert("a")
-        await database.untilWaiting(1)
-        #expect(database.writer.counts.inPlace == 0)
-        gate.signal()
-        #expect(try await inserted == 1)
-        #expect(database.writer.counts == (inPlace: 0, queued: 2))
-        #expect(try database.names() == ["a"])
-    }
-
-    /// While another connection to the file holds SQLite's write lock (a second process, the
-    /// command line), a write in place does not wait out the busy timeout on the thread that asked:
-    /// it goes to the writer's queue and commits there once the lock is free.
-    @Test func aWriteThatFindsTheLockHeldElsewhereWaitsOnTheWritersQueue() async throws {
-        let database = try Database()
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.allowsUnsafeTransactions = true  // the lock is held across two accesses
-        let other = try DatabaseQueue(path: database.pool.path, configuration: configuration)
-        try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
-        async let inserted = database.insert("a")
-        while database.writer.counts.queued < 1 { await Task.yield() }
-        #expect(database.writer.counts.inPlace == 1)
-        try await other.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
-        #expect(try await inserted == 1)
-        #expect(try database.names() == ["a"])
-        #expect(database.writer.counts == (inPlace: 1, queued: 1))
-        // The writer's connection waits for locks again as configured (SQLite's milliseconds).
-        let timeout = try await database.writer.writeWithoutTransaction { db in
-            try Int.fetchOne(db, sql: "PRAGMA busy_timeout")
-        }
-        #expect(timeout == 10_000)
     }
 
     struct Refused: Error {}
@@ -204,7 +120,7 @@ import TipSyncTestSupport
 
     @Test func aWriteThatThrowsIsUndoneAloneAndTheRestCommit() async throws {
         let database = try Database()
-        try await database.writer.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('taken')") }
+        try await database.pool.write { db in try db.execute(sql: "INSERT INTO item (name) VALUES ('taken')") }
         let gate = database.holdWriter()
         let results = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
             for name in ["a", "taken", "b"] {
