@@ -26,6 +26,10 @@ struct ClientStorm: AsyncParsableCommand {
         help:
             "Seconds to wait after the first launch before the storms, reporting the server's RSS, descriptors and where its streams are served (async-http-client closes a connection idle for 60 s)."
     ) var rest = 0.0
+    @Flag(
+        help:
+            "Every child connects to 127.0.0.1 (before 2026-12-07): one host's 18,000 connections to one address and port make the kernel search its ephemeral ports at each connect."
+    ) var oneAddress = false
 
     func run() async throws {
         let directory = URL(fileURLWithPath: "/dev/shm", isDirectory: true).appendingPathComponent(
@@ -46,17 +50,22 @@ struct ClientStorm: AsyncParsableCommand {
                 }
             }
         }
-        var server = try await ServerProcess.start(port: port, database: "sqlite:\(database)")
+        // Devices come from addresses of their own. Child k connects to loopback address 127.0.0.(k+1)
+        // (the server listening on all of them): the clients' kernel then picks each connection's
+        // port among a child's own 2,000, not among all 18,000 to one address and port.
+        let listen = oneAddress ? [] : ["--http-host", "0.0.0.0"]
+        var server = try await ServerProcess.start(port: port, database: "sqlite:\(database)", more: listen)
         defer { server.stop() }
-        let url = "http://127.0.0.1:\(port)"
         var children: [Process] = []
         defer { for child in children { child.terminate() } }
         let started = ContinuousClock.now
         for start in stride(from: 0, to: lines.count, by: clientsPerProcess) {
             let share = Array(lines[start..<min(start + clientsPerProcess, lines.count)])
+            let host = oneAddress ? 1 : 1 + children.count % 254
             children.append(
                 try await SyncClients.spawn(
-                    server: url, tokens: share, directory: directory.appendingPathComponent("clients-\(start)")))
+                    server: "http://127.0.0.\(host):\(port)", tokens: share,
+                    directory: directory.appendingPathComponent("clients-\(start)")))
         }
         var counts = try await Self.allLive(children, within: within)
         let first = (ContinuousClock.now - started).milliseconds / 1000
@@ -78,7 +87,7 @@ struct ClientStorm: AsyncParsableCommand {
             kill(server.process.processIdentifier, SIGKILL)
             server.process.waitUntilExit()
             let begin = ContinuousClock.now
-            server = try await ServerProcess.start(port: port, database: "sqlite:\(database)")
+            server = try await ServerProcess.start(port: port, database: "sqlite:\(database)", more: listen)
             let serving = (ContinuousClock.now - begin).milliseconds / 1000
             let pid = server.process.processIdentifier
             let devices = lines.count

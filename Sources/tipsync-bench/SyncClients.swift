@@ -15,6 +15,9 @@ struct SyncClients: AsyncParsableCommand {
     @Option(help: "File with one `token device` per line.") var tokens: String
     @Option(help: "Where each device's replica is kept (a directory per device).") var directory: String
 
+    /// Replicas per pair of HTTP clients (HTTPClientTransport's documentation: a hundred or so).
+    static let replicasPerClient = 100
+
     /// Requests the clients made, by route.
     final class Requests: Sendable {
         static let routes = ["push", "pull", "live"]
@@ -103,17 +106,27 @@ struct SyncClients: AsyncParsableCommand {
             $0.split(separator: " ").map(String.init)
         }
         guard let url = URL(string: server) else { throw ValidationError("--server: not a URL") }
-        // Clients for the process, as HTTPClientTransport's documentation says a process syncing
-        // many replicas makes them: one for requests, one for streams (each its own connections).
+        // Clients as HTTPClientTransport's documentation says a process syncing many replicas makes
+        // them: one for requests and one for streams per hundred replicas. (One pair for 2,000: the
+        // pool copied its list of 2,000 connections as each connection opened, 8.7% of a child's
+        // CPU in a storm.)
         var configuration = HTTPClientTransport.sharedClientConfiguration
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 2 * devices.count + 16
-        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        let streams = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
+            2 * Self.replicasPerClient + 16
+        let pairs =
+            (0..<(devices.count + Self.replicasPerClient - 1) / Self.replicasPerClient)
+            .map { _ in
+                (
+                    HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration),
+                    HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+                )
+            }
         let requests = Requests()
         // Whether each device is connected, and how many are.
         let connected = Connected(devices: devices.count)
         var clients: [SyncClient] = []
-        for device in devices {
+        for (index, device) in devices.enumerated() {
+            let (http, streams) = pairs[index / Self.replicasPerClient]
             let replica = try TipsReplica(
                 directory: URL(fileURLWithPath: directory).appendingPathComponent(device[1]), deviceID: device[1],
                 environment: [:])

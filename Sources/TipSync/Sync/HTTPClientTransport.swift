@@ -31,7 +31,10 @@ import NIOHTTPCompression
         /// ``sharedStreamClient``. A process that syncs more than a few replicas with one server gives
         /// them clients of their own (``sharedClientConfiguration`` with a higher
         /// `connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit`), or its requests wait for
-        /// connections.
+        /// connections — a pair (requests, streams) for each hundred or so: a pool's bookkeeping grows
+        /// with its connections (async-http-client copies its list of them as each one opens), and
+        /// one pair for thousands of replicas spends more on that list than on the connections
+        /// (BENCHMARKS.md, "Reference clients in a storm").
         public static let sharedClient = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: sharedClientConfiguration)
 
