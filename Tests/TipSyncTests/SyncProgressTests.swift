@@ -152,4 +152,41 @@ import TipSyncCore
         #expect(try reopened.syncProgress.pullCursor == "c.1")
         #expect(reopened.parameterValue("theme") == .string("dark"))
     }
+
+    /// The bookkeeping is kept in memory between writes (issue 77, item 5: a reconnect read it from
+    /// the database about eight times), and is never stale: whatever this replica writes, by any
+    /// path, and whatever another connection to the file commits — another process's replica, a tool
+    /// — is what the next read says; a write rolled back leaves what was there.
+    @Test func theBookkeepingReadIsNeverStale() throws {
+        let directory = temporaryDirectory("progress-cache")
+        let replica = try makeReplica("phone", directory: directory)
+        let otherProcess = try makeReplica("phone", directory: directory)
+        #expect(try replica.syncProgress.pullCursor == nil)
+        try replica.updateSyncProgress { $0.pullCursor = "c1" }
+        #expect(try replica.syncProgress.pullCursor == "c1")
+        #expect(try replica.syncProgress.pullCursor == "c1")
+        try otherProcess.updateSyncProgress {
+            $0.pullCursor = "c2"
+            $0.setPushed(through: 3)
+        }
+        #expect(try replica.syncProgress.pullCursor == "c2")
+        #expect(try replica.syncProgress.pushedSeq == 3)
+        try replica.database.writer.write { db in try ReplicaDatabase.setMeta(.pullCursor, "c3", db) }
+        #expect(try replica.syncProgress.pullCursor == "c3")
+        let tool = try DatabaseQueue(path: directory.appendingPathComponent("replica.sqlite").path)
+        try tool.write { db in try ReplicaDatabase.setMeta(.pullCursor, "c4", db) }
+        #expect(try replica.syncProgress.pullCursor == "c4")
+        #expect(throws: Refused.self) {
+            try replica.updateSyncProgress {
+                $0.pullCursor = "c5"
+                throw Refused()
+            }
+        }
+        #expect(try replica.syncProgress.pullCursor == "c4")
+        #expect(try otherProcess.syncProgress.pullCursor == "c4")
+        // A page merged with its cursor (the other write path) is read back too.
+        _ = try replica.applyRemote([]) { $0.pullCursor = "c6" }
+        #expect(try replica.syncProgress.pullCursor == "c6")
+        #expect(try otherProcess.syncProgress.pullCursor == "c6")
+    }
 }

@@ -8,7 +8,7 @@ import TipSyncCore
 extension TipsReplica {
     /// The sync client's bookkeeping as the database holds it now.
     package var syncProgress: SyncProgress {
-        get throws { try database.writer.read { db in try ReplicaDatabase.syncProgress(db) } }
+        get throws { try database.syncProgress() }
     }
 
     /// Changes the sync client's bookkeeping in one transaction (what one server answer settles),

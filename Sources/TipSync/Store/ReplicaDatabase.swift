@@ -7,6 +7,8 @@ import TipSyncCore
 /// stores a change-log entry together with the records it changed.
 struct ReplicaDatabase: Sendable {
     let writer: DatabasePool
+    /// The sync bookkeeping kept between writes (``syncProgress()``).
+    private let syncProgressCache = SyncProgressCache()
 
     /// Opens (creating if needed) the replica in `directory`, in WAL mode, and migrates it.
     init(directory: URL) throws {
@@ -21,6 +23,13 @@ struct ReplicaDatabase: Sendable {
         writer = try DatabasePool(
             path: directory.appendingPathComponent("replica.sqlite").path, configuration: configuration)
         try Self.migrator.migrate(writer)
+        writer.add(transactionObserver: syncProgressCache, extent: .databaseLifetime)
+    }
+
+    /// The sync client's bookkeeping as the file holds it now; from memory while nothing wrote it
+    /// since it was last read (``SyncProgressCache``).
+    func syncProgress() throws -> SyncProgress {
+        try writer.writeWithoutTransaction { db in try syncProgressCache.read(db) }
     }
 
     /// The schema. Migrations use SQL only and never depend on app types.
