@@ -112,10 +112,15 @@ struct ClientStorm: AsyncParsableCommand {
             let (peak, served) = await sampler.value
             let during = zip(after, counts).map { $0 - $1 }
             counts = after
+            // The stream requests that reached the restarted server (the clients' count includes
+            // those refused while it was down).
+            let opened = Self.metricSum(port: port, prefix: "tipsync_live_streams_opened_total")
+            let refused = Self.metricSum(port: port, prefix: "tipsync_requests_refused_total")
             Self.say(
                 "storm \(run): killed and started again, /health after \(format(serving, 2)) s; the server held "
                     + "every stream after \(served.map { format($0, 2) + " s" } ?? "(not seen)"); every client "
                     + "said connected after \(format(live, 2)) s; requests meanwhile \(Self.perDevice(during, lines.count)); "
+                    + "streams the new server opened \(Int(opened)) (\(format(opened / Double(devices), 2))/device), refused \(Int(refused)); "
                     + "the clients' CPU \(format(clientsCPU() - clientsBefore, 2)) s; "
                     + "server CPU \(format(server.cpuSeconds, 2)) s, peak RSS \(peak / 1_048_576) MiB, "
                     + "then \(server.residentBytes / 1_048_576) MiB (steady before: \(steady / 1_048_576) MiB)")
@@ -156,6 +161,12 @@ struct ClientStorm: AsyncParsableCommand {
         else { return [] }
         return String(decoding: body, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix(prefix) }.map(
             String.init)
+    }
+
+    /// The sum of the server's `/metrics` values named `prefix` (0 when it does not answer).
+    static func metricSum(port: Int, prefix: String) -> Double {
+        metricLines(port: port, prefix: prefix).compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            .reduce(0, +)
     }
 
     /// The server's `tipsync_live_connections`, or `nil` when it does not answer.
