@@ -33,7 +33,8 @@ package final class LiveStream: Sendable {
     /// time, so only one of them uses it at once.
     private let position: Mutex<Int64>
 
-    private let stall: StallBound?
+    /// The stall bound's watch over this stream's writes, when it has one.
+    private let stallWatch: StallWatch?
 
     package init(
         subscription: LiveSubscription, mode: Mode, position: Int64, metrics: ServerMetrics,
@@ -49,15 +50,15 @@ package final class LiveStream: Sendable {
             opening = Mutex(Opening(generation: generation, opened: opened, catalog: catalog))
         }
         self.metrics = metrics
-        self.stall = stall
+        stallWatch = stall.map { StallWatch($0, stalled: metrics.liveStreamsStalled) }
         self.now = now
         self.position = Mutex(position)
     }
 
     /// `writer`, its writes bounded by the stall bound when the stream has one.
     private func bounded(_ writer: any ResponseBodyWriter) -> any ResponseBodyWriter {
-        guard let stall else { return writer }
-        return StallBoundWriter(inner: writer, stall: stall, stalled: metrics.liveStreamsStalled)
+        guard let stallWatch else { return writer }
+        return StallBoundWriter(inner: writer, watch: stallWatch)
     }
 
     /// A carrying stream's opening: its `ready` event's fields and the page read when it opened.
