@@ -38,8 +38,8 @@ struct StallBoundWriter: ResponseBodyWriter {
 ///
 /// A timer per write, cancelled when the write ended, cost the server a scan of every task scheduled
 /// on the timer's event loop per write (NIO removes a cancelled task by searching its queue): 12% of
-/// a restarted server's CPU while 18,000 streams wrote their `ready` (BENCHMARKS.md, "Reference
-/// clients in a storm"), and the same for every page of a fan-out. Instead a write notes when it
+/// a restarted server's CPU while 18,000 streams wrote their `ready` (BENCHMARKS.md, "18,000
+/// reference clients back within 15 s"), and the same for every page of a fan-out. Instead a write notes when it
 /// began, and a timer is set only when none is pending; when it fires it closes the connection if
 /// the write in progress began a whole timeout ago, sets itself again for the write in progress if
 /// that one began later, and otherwise lapses. It holds the watch only weakly.
