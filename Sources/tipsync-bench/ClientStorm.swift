@@ -9,8 +9,9 @@ import TipSyncTestSupport
 /// `tipsync-server` process; once every client says `connected`, the server is killed (`SIGKILL`)
 /// and started again at once on the same database and port. Reports when every client says
 /// `connected` again, the requests the clients made meanwhile (per device), and the server's CPU and
-/// peak RSS meanwhile against its RSS with every stream open. Release builds of `tipsync-server`
-/// next to this executable.
+/// peak RSS meanwhile against its RSS with every stream open. Each child connects to a loopback
+/// address of its own, as devices come from addresses of their own. Release builds of
+/// `tipsync-server` next to this executable.
 struct ClientStorm: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "client-storm",

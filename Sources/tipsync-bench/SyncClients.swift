@@ -6,9 +6,10 @@ import TipSync
 
 /// Child process of `client-storm`: N reference devices — each a ``TipsReplica`` in its own
 /// directory and the library's ``SyncClient`` running over ``HTTPClientTransport``, exactly as an
-/// app configures sync — sharing one HTTP client. Prints `live N requests push=P pull=Q live=L
-/// other=O` each time every client's status says `connected` (protocol.md §17.4: the stream said
-/// `ready`), after at least one was not: the counts are every request the clients made so far.
+/// app configures sync — a pair of HTTP clients for each hundred of them. Prints `live N requests
+/// push=P pull=Q live=L other=O` each time every client's status says `connected` (protocol.md
+/// §17.4: the stream said `ready`), after at least one was not: the counts are every request the
+/// clients made so far.
 struct SyncClients: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sync-clients", shouldDisplay: false)
     @Option var server: String
