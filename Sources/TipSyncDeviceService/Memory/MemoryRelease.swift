@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 package import Logging
 package import Metrics
+import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import TipSyncServerBasics
@@ -10,7 +12,7 @@ package import TipSyncStorage
 /// Gives memory back to the system once a burst of traffic is over: a burst of connections leaves
 /// SQLite's page caches warm, idle reader connections open, rate-limit buckets and remembered tokens
 /// (``TokenIdentityCache``) of devices that left, zlib streams kept for answers
-/// (``ResponseDeflater``), and glibc's heap arenas holding what was freed. Without this the server's
+/// (``ResponseDeflater``), and the allocator's heaps holding what was freed. Without this the server's
 /// resident memory stays near its peak until the next burst reuses it.
 ///
 /// It counts activity per `interval`: requests begun (not `/health` and `/metrics`: monitoring is
@@ -90,6 +92,13 @@ package final class MemoryRelease: Service, Sendable {
         // One trim, once the thread holding the drained continuations has exited and freed them.
         try? await Task.sleep(for: continuationsSettle)
         SystemAllocator.trim()
+        // mimalloc keeps a thread's free pages in that thread's heap: collect on each event loop too,
+        // where requests and streams allocate.
+        if SystemAllocator.collectsPerThread {
+            for loop in NIOSingletons.posixEventLoopGroup.makeIterator() {
+                _ = try? await loop.submit { SystemAllocator.trim() }.get()
+            }
+        }
         releases.increment()
         logger.debug(
             "traffic fell: released memory",

@@ -3,6 +3,7 @@ package import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
+import Metrics
 import NIOCore
 import Prometheus
 import ServiceLifecycle
@@ -22,6 +23,9 @@ package func buildApplication(configuration: ServerConfiguration, dependencies: 
         dependencies.now, dependencies.logger
     )
     let metrics = ServerMetrics(registry: registry)
+    // Which allocator serves `malloc`: mimalloc, linked with the server on Linux (Package.swift).
+    Gauge(label: "tipsync_allocator_info", dimensions: [("allocator", SystemAllocator.name)], factory: metrics.factory)
+        .record(1)
     let memory =
         configuration.memoryReleaseInterval > .zero
         ? MemoryRelease(

@@ -29,6 +29,8 @@ package struct DocumentedMetricsFactory: MetricsFactory {
         "tipsync_requests_waiting":
             "Requests waiting for their turn to be served, beyond --requests-in-flight served at once.",
         "tipsync_build_info": "1, labelled with the server's release and the protocol revision it implements.",
+        "tipsync_allocator_info":
+            "1, labelled with the allocator serving malloc (mimalloc and its version where the server links it, glibc).",
         "tipsync_live_streams_stalled_total":
             "Live streams ended because their client had not read what was written within --live-stall-timeout.",
         "tipsync_rate_limited_total": "Requests and pushes refused with 429 rate_limited.",
