@@ -2,8 +2,6 @@ import Foundation
 import Hummingbird
 package import Logging
 package import Metrics
-import NIOCore
-import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import TipSyncServerBasics
@@ -92,13 +90,6 @@ package final class MemoryRelease: Service, Sendable {
         // One trim, once the thread holding the drained continuations has exited and freed them.
         try? await Task.sleep(for: continuationsSettle)
         SystemAllocator.trim()
-        // mimalloc keeps a thread's free pages in that thread's heap: collect on each event loop too,
-        // where requests and streams allocate.
-        if SystemAllocator.collectsPerThread {
-            for loop in NIOSingletons.posixEventLoopGroup.makeIterator() {
-                _ = try? await loop.submit { SystemAllocator.trim() }.get()
-            }
-        }
         releases.increment()
         logger.debug(
             "traffic fell: released memory",

@@ -25,9 +25,10 @@ package enum SystemAllocator {
         return symbol("malloc_info") == nil ? "unknown" : "glibc"
     }()
 
-    /// Returns free memory to the system: mimalloc's `mi_collect(true)` for the calling thread's
-    /// heap (it also hands pages back on its own schedule), or glibc's `malloc_trim(0)` (the free pages of every heap arena); nothing
-    /// elsewhere.
+    /// Returns free memory to the system: mimalloc's `mi_collect(true)` (the calling thread's heap;
+    /// mimalloc hands the other threads' free pages back on its own schedule — collecting on each
+    /// event loop and on the main thread as well measured the same), or glibc's `malloc_trim(0)`
+    /// (the free pages of every heap arena); nothing elsewhere.
     ///
     /// An allocator keeps what a burst of connections freed, to reuse it; nothing is lost by
     /// returning it but the time to fault pages in again on the next burst.
@@ -41,10 +42,6 @@ package enum SystemAllocator {
             _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
         }
     }
-
-    /// Whether ``trim()`` gives back only the calling thread's free memory (mimalloc keeps a heap
-    /// per thread) rather than the whole process's (glibc's `malloc_trim`).
-    package static var collectsPerThread: Bool { mimalloc != nil }
 
     /// What glibc's `malloc` holds, from `malloc_info`: bytes handed out and not yet freed (the
     /// live heap) and bytes its arenas hold from the system (live plus free chunks not yet given
