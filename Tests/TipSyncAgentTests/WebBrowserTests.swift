@@ -75,6 +75,19 @@ struct WebBrowserTests {
         "!!document.querySelector('tipsync-tip[tip=\"\(tip)\"]').shadowRoot.querySelector('[part~=\"tip\"]')"
     }
 
+    /// Resolves (true) once `tip`'s element shows the tip: at once, or at its next `tipsync-show`.
+    /// A status read in a `progress` event can be ahead of the elements: a local change is in the
+    /// replica's state while it is being stored, and the elements hear of it (`change`) once stored.
+    static func visible(_ tip: String) -> String {
+        """
+        new Promise((resolve) => {
+          const element = document.querySelector('tipsync-tip[tip="\(tip)"]');
+          if (\(shown(tip))) return resolve(true);
+          element.addEventListener('tipsync-show', () => resolve(true), { once: true });
+        })
+        """
+    }
+
     /// Resolves (true) once `tip`'s element shows nothing: at once, or at its next `tipsync-hide`.
     static func hidden(_ tip: String) -> String {
         """
@@ -251,6 +264,7 @@ struct WebBrowserTests {
         #expect(
             try await second.evaluate(Self.until("tipsync.status('favorite') === 'available'"), awaitPromise: true)
                 as? Bool == true)
+        #expect(try await second.evaluate(Self.visible("favorite"), awaitPromise: true) as? Bool == true)
         #expect(try await second.evaluate(Self.shown("favorite")) as? Bool == true, "rules run offline")
         try await second.setOffline(false)
         _ = try await second.evaluate("tipsync.client.pushPending().then(() => true)", awaitPromise: true)
