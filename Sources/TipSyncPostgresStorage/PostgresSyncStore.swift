@@ -305,6 +305,17 @@ package struct PostgresSyncStore: SyncStore {
         return identity
     }
 
+    package func newestTokens(limit: Int) async throws -> [TokenIdentity] {
+        let rows = try await client.query(
+            "SELECT hash, account, device FROM token ORDER BY created_at DESC NULLS LAST LIMIT \(limit)", logger: logger
+        )
+        var tokens: [TokenIdentity] = []
+        for try await (hash, account, device) in rows.decode((String, Int64, String).self) {
+            tokens.append(TokenIdentity(hash: hash, identity: DeviceIdentity(accountID: account, device: device)))
+        }
+        return tokens
+    }
+
     package func wasErased(tokenHash hash: String) async throws -> Bool {
         let rows = try await client.query("SELECT 1 FROM erased_token WHERE hash = \(hash)", logger: logger)
         for try await _ in rows.decode(Int.self) { return true }

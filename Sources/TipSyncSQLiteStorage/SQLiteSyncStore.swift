@@ -298,6 +298,18 @@ package struct SQLiteSyncStore: SyncStore {
         }
     }
 
+    package func newestTokens(limit: Int) async throws -> [TokenIdentity] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT hash, account, device FROM token ORDER BY createdAt DESC, rowid DESC LIMIT ?",
+                arguments: [limit]
+            ).map {
+                TokenIdentity(
+                    hash: $0["hash"], identity: DeviceIdentity(accountID: $0["account"], device: $0["device"]))
+            }
+        }
+    }
+
     package func wasErased(tokenHash hash: String) async throws -> Bool {
         try await pool.read { db in
             try db.cachedStatement(sql: "SELECT 1 FROM erased_token WHERE hash = ?").hasRow(.text(hash), in: db)

@@ -58,6 +58,10 @@ package struct GatedStore: SyncStore {
         return try await base.identity(forTokenHash: hash)
     }
 
+    package func newestTokens(limit: Int) async throws -> [TokenIdentity] {
+        try await base.newestTokens(limit: limit)
+    }
+
     package func wasErased(tokenHash hash: String) async throws -> Bool {
         try await base.wasErased(tokenHash: hash)
     }

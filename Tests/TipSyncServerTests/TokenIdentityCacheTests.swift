@@ -42,6 +42,13 @@ import TipSyncTestSupport
         }
 
         func hash(_ device: String) -> String { TokenHasher.hash(fixture.tokens[device]!) }
+
+        /// What the server remembered at start (``TokenIdentityWarmup``) forgotten: as for tokens
+        /// issued since, each is looked up once.
+        func forgetWhatWasRememberedAtStart() {
+            #expect(tokens.count == fixture.tokens.count)
+            tokens.forgetAll()
+        }
     }
 
     static func push(_ device: String, _ seq: Int64) throws -> ByteBuffer {
@@ -51,6 +58,7 @@ import TipSyncTestSupport
     @Test func aKnownTokensPushesAndPullsAreNotLookedUpFirst() async throws {
         let server = try await Server()
         try await server.app.test(.router) { client in
+            server.forgetWhatWasRememberedAtStart()
             try await client.execute(
                 uri: "/v1/push", method: .post, headers: server.fixture.headers("phone"),
                 body: try Self.push("phone", 1)
@@ -74,6 +82,72 @@ import TipSyncTestSupport
             #expect(server.store.tokenLookups == 2)
         }
         #expect(try await server.fixture.store.logCount(account: server.fixture.accountID) == 5)
+    }
+
+    /// A live stream that carries changes (a cursor) reads the account's log before it begins: that
+    /// read confirms a remembered token, as a pull's does — a device's reconnect costs one trip to
+    /// the store, not two. A stream without a cursor reads nothing, so its token is looked up.
+    @Test func aKnownTokensLiveStreamIsNotLookedUpFirst() async throws {
+        let server = try await Server()
+        let notifier = ChangeNotifier()
+        var dependencies = ServerDependencies(store: server.store, notifier: notifier)
+        dependencies.tokens = server.tokens
+        let app = buildApplication(configuration: .test, dependencies: dependencies)
+        try await app.test(.router) { client in
+            server.forgetWhatWasRememberedAtStart()
+            let cursor = try await client.execute(
+                uri: "/v1/pull", method: .get, headers: server.fixture.headers("laptop")
+            ) { try decode(PullResponse.self, $0.body).cursor }
+            #expect(server.store.tokenLookups == 1)
+            let escaped = cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let carrying = Task {
+                try await client.execute(
+                    uri: "/v1/live?cursor=\(escaped)", method: .get, headers: server.fixture.headers("laptop")
+                ) { $0.status }
+            }
+            await notifier.waitForOpenStreams(1)
+            #expect(server.store.tokenLookups == 1)
+            let notifying = Task {
+                try await client.execute(uri: "/v1/live", method: .get, headers: server.fixture.headers("laptop")) {
+                    $0.status
+                }
+            }
+            await notifier.waitForOpenStreams(2)
+            #expect(server.store.tokenLookups == 2)
+            notifier.finishAll()
+            #expect(try await carrying.value == .ok)
+            #expect(try await notifying.value == .ok)
+            // Revoked behind the server's back: the stream's first read refuses it, nothing opens.
+            try await server.revokeElsewhere("laptop")
+            try await client.execute(
+                uri: "/v1/live?cursor=\(escaped)", method: .get, headers: server.fixture.headers("laptop")
+            ) { #expect($0.status == .unauthorized) }
+            #expect(server.tokens.identity(forTokenHash: server.hash("laptop")) == nil)
+        }
+    }
+
+    /// A starting server remembers the newest tokens before any device asks (``TokenIdentityWarmup``):
+    /// after a restart every device reconnects at once, and none of them then waits for a lookup.
+    @Test func aStartingServerRemembersTheNewestTokens() async throws {
+        let server = try await Server()
+        let newest = try await server.store.newestTokens(limit: 10)
+        #expect(Set(newest.map(\.hash)) == Set(server.fixture.tokens.values.map(TokenHasher.hash)))
+        #expect(try await server.store.newestTokens(limit: 1).count == 1)
+        try await TokenIdentityWarmup(store: server.store, tokens: server.tokens).warm()
+        #expect(server.tokens.count == server.fixture.tokens.count)
+        #expect(server.tokens.identity(forTokenHash: server.hash("phone"))?.device == "phone")
+        // Bounded like any remembering: a full cache takes no more.
+        let small = TokenIdentityCache(capacity: 1)
+        try await TokenIdentityWarmup(store: server.store, tokens: small).warm()
+        #expect(small.count == 1)
+        // Served from what it remembered: the push is not looked up first.
+        try await server.app.test(.router) { client in
+            try await client.execute(
+                uri: "/v1/push", method: .post, headers: server.fixture.headers("phone"),
+                body: try Self.push("phone", 1)
+            ) { #expect($0.status == .ok) }
+        }
+        #expect(server.store.tokenLookups == 0)
     }
 
     /// Revoked behind the server's back after it remembered the token: the next push and pull are
@@ -127,6 +201,7 @@ import TipSyncTestSupport
     {
         let server = try await Server()
         try await server.app.test(.router) { client in
+            server.forgetWhatWasRememberedAtStart()
             try await client.execute(uri: "/v1/pull", method: .get, headers: server.fixture.headers("phone")) {
                 #expect($0.status == .ok)
             }

@@ -26,6 +26,28 @@ import TipSyncServerTestSupport
         }
     }
 
+    /// What a starting server remembers (``TokenIdentityWarmup``): the newest tokens first, revoked
+    /// ones gone, at most `limit`.
+    @Test(arguments: Backend.allCases)
+    func theNewestTokensComeFirstAndRevokedOnesNotAtAll(_ backend: Backend) async throws {
+        try await backend.withStore { store in
+            let alice = try await store.createAccount(name: "alice")
+            let bob = try await store.createAccount(name: "bob")
+            #expect(try await store.insertToken(hash: "h-phone", accountName: "alice", device: "phone", at: 1000))
+            #expect(try await store.insertToken(hash: "h-bob", accountName: "bob", device: "tablet", at: 3000))
+            #expect(try await store.insertToken(hash: "h-laptop", accountName: "alice", device: "laptop", at: 2000))
+            #expect(try await store.insertToken(hash: "h-watch", accountName: "alice", device: "watch", at: 4000))
+            _ = try await store.revokeTokens(accountName: "alice", device: "watch", at: 5000)
+            #expect(
+                try await store.newestTokens(limit: 10) == [
+                    TokenIdentity(hash: "h-bob", identity: DeviceIdentity(accountID: bob, device: "tablet")),
+                    TokenIdentity(hash: "h-laptop", identity: DeviceIdentity(accountID: alice, device: "laptop")),
+                    TokenIdentity(hash: "h-phone", identity: DeviceIdentity(accountID: alice, device: "phone")),
+                ])
+            #expect(try await store.newestTokens(limit: 1).map(\.hash) == ["h-bob"])
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func detailsShowDevicesTheirTokensSeqAndLastSeen(_ backend: Backend) async throws {
         try await backend.withStore { store in

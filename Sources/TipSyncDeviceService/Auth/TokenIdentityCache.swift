@@ -1,6 +1,6 @@
 import Synchronization
 package import TipSyncServerBasics
-import TipSyncStorage
+package import TipSyncStorage
 
 /// Which device each recently used device token names, so a push or a pull need not ask the store
 /// before it starts: asking costs a trip to a database reader and back (two thread wake-ups), about a
@@ -11,7 +11,8 @@ import TipSyncStorage
 /// gone; the store operation that serves the request confirms the token in its own transaction
 /// (``UnconfirmedToken``) and refuses it, changing nothing, when it is gone — revoked by this
 /// process, another instance or the CLI. Only routes whose store operation confirms use the cache
-/// (``SyncController/confirmsTokenInStore(_:)``). Unknown tokens are never remembered.
+/// (``SyncController/confirmsTokenInStore(_:)``). Unknown tokens are never remembered; a starting
+/// server remembers the newest stored ones (``TokenIdentityWarmup``).
 package final class TokenIdentityCache: Sendable {
     /// At most this many tokens are remembered; when full it starts again empty.
     let capacity: Int
@@ -31,6 +32,17 @@ package final class TokenIdentityCache: Sendable {
         entries.withLock { entries in
             if entries.count >= capacity, entries[hash] == nil { entries.removeAll(keepingCapacity: true) }
             entries[hash] = identity
+        }
+    }
+
+    /// Remembers stored tokens (``TokenIdentityWarmup``) while there is room; what is already
+    /// remembered stays.
+    package func remember(_ tokens: [TokenIdentity]) {
+        entries.withLock { entries in
+            entries.reserveCapacity(min(capacity, entries.count + tokens.count))
+            for token in tokens where entries.count < capacity && entries[token.hash] == nil {
+                entries[token.hash] = token.identity
+            }
         }
     }
 

@@ -7,9 +7,9 @@ package import TipSyncStorage
 /// hash) or, when JWT sign-in is configured, a JWT from the app's identity provider. Records that
 /// the device was seen.
 ///
-/// A push or a pull with a device token the server has seen takes its identity from
-/// ``TokenIdentityCache`` and leaves the store's confirmation to the operation that serves it
-/// (``UnconfirmedToken``). Any answer other than success is sent only once the store has confirmed
+/// A push, a pull or a live stream with a cursor, with a device token the server has seen, takes
+/// its identity from ``TokenIdentityCache`` and leaves the store's confirmation to the operation
+/// that serves it (``UnconfirmedToken``). Any answer other than success is sent only once the store has confirmed
 /// the token, so a revoked token gets `401` whatever else is wrong with its request, as without
 /// the cache.
 ///
@@ -77,7 +77,7 @@ package struct BearerAuthMiddleware: RouterMiddleware {
 
     /// The cache's identity for the request's device token, on a route that confirms it in the store.
     private func cachedIdentity(_ request: Request) -> UnconfirmedToken? {
-        guard SyncController.confirmsTokenInStore(method: request.method, path: request.uri.path),
+        guard SyncController.confirmsTokenInStore(request),
             let credential = BearerCredential(request.headers),
             jwt == nil || !JWTSignIn.looksLikeJWT(credential.token)
         else { return nil }

@@ -59,15 +59,13 @@ package struct SyncController: Sendable {
     }
 
     /// Whether the request's route confirms a cached device token in its own store transaction
-    /// (``UnconfirmedToken``): a push and a pull do; every other route is served only after the
+    /// (``UnconfirmedToken``): a push, a pull and a live stream with a cursor (its first read) do;
+    /// every other route — a live stream without a cursor reads nothing — is served only after the
     /// store has looked the token up.
     static func confirmsTokenInStore(_ request: Request) -> Bool {
-        confirmsTokenInStore(method: request.method, path: request.uri.path)
-    }
-
-    static func confirmsTokenInStore(method: HTTPRequest.Method, path: String) -> Bool {
-        switch (method, path) {
+        switch (request.method, request.uri.path) {
         case (.post, pushPath), (.get, "/v1/pull"): true
+        case (.get, "/v1/live"): request.uri.queryParameters["cursor"] != nil
         default: false
         }
     }
@@ -182,7 +180,9 @@ package struct SyncController: Sendable {
                 }
                 try refuseReadingInDebt(identity)
                 // Refused before the stream begins, like a pull's (protocol.md §8).
-                let page = try await store.pull(account: identity.accountID, after: cursor.position, limit: limit)
+                let page = try await store.pull(
+                    account: identity.accountID, after: cursor.position, limit: limit,
+                    confirming: context.unconfirmedToken)
                 charge(read: page, to: identity)
                 try Self.check(cursor, against: page)
                 start = (cursor.position, limit, page.generation)

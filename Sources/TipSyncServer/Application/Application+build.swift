@@ -78,7 +78,7 @@ package func buildApplication(configuration: ServerConfiguration, dependencies: 
         return response
     }
     let connectionMetrics = metrics.connections
-    return Application(
+    var application = Application(
         responder: responder,
         server: HTTPServerBuilder { appResponder -> any ServerChildChannel in
             // What the router's middleware would add, on what the connection layer refuses itself.
@@ -121,6 +121,10 @@ package func buildApplication(configuration: ServerConfiguration, dependencies: 
             await running(channel)
         },
         logger: logger)
+    // A restart's devices all come back at once: their tokens are remembered before the first.
+    let warmup = TokenIdentityWarmup(store: store, tokens: dependencies.tokens, logger: logger)
+    application.beforeServerStarts { await warmup.run() }
+    return application
 }
 
 /// The server's routes and middleware without a listener: what ``buildApplication`` serves, and
