@@ -34,8 +34,8 @@ import TipSyncServerTestSupport
             let alice = try await store.createAccount(name: "alice")
             let bob = try await store.createAccount(name: "bob")
             #expect(try await store.insertToken(hash: "h-phone", accountName: "alice", device: "phone", at: 1000))
-            #expect(try await store.insertToken(hash: "h-bob", accountName: "bob", device: "tablet", at: 3000))
             #expect(try await store.insertToken(hash: "h-laptop", accountName: "alice", device: "laptop", at: 2000))
+            #expect(try await store.insertToken(hash: "h-bob", accountName: "bob", device: "tablet", at: 3000))
             #expect(try await store.insertToken(hash: "h-watch", accountName: "alice", device: "watch", at: 4000))
             _ = try await store.revokeTokens(accountName: "alice", device: "watch", at: 5000)
             #expect(

@@ -69,7 +69,7 @@ package protocol IdentityStore: Sendable {
     /// Ends a session (logout), on every instance at once.
     func deleteConsoleSession(idHash: String) async throws
 
-    /// Up to `limit` tokens' hashes and devices, the newest first: what a starting server remembers
+    /// Up to `limit` tokens' hashes and devices, the last created first: what a starting server remembers
     /// (``TokenIdentity``) so that its devices' first requests need not look their tokens up.
     func newestTokens(limit: Int) async throws -> [TokenIdentity]
 }
