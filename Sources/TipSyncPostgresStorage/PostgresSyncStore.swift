@@ -305,13 +305,13 @@ package struct PostgresSyncStore: SyncStore {
         return identity
     }
 
-    package func newestTokens(limit: Int) async throws -> [TokenIdentity] {
+    package func newestTokens(limit: Int) async throws -> [UnconfirmedToken] {
         let rows = try await client.query(
             "SELECT hash, account, device FROM token ORDER BY created_at DESC NULLS LAST LIMIT \(limit)", logger: logger
         )
-        var tokens: [TokenIdentity] = []
+        var tokens: [UnconfirmedToken] = []
         for try await (hash, account, device) in rows.decode((String, Int64, String).self) {
-            tokens.append(TokenIdentity(hash: hash, identity: DeviceIdentity(accountID: account, device: device)))
+            tokens.append(UnconfirmedToken(hash: hash, identity: DeviceIdentity(accountID: account, device: device)))
         }
         return tokens
     }

@@ -300,13 +300,13 @@ package struct SQLiteSyncStore: SyncStore {
 
     /// Newest by row id, which SQLite hands out in insertion order: the table's b-tree read from its
     /// end (10 ms for 65,536 of a million tokens, where sorting by `createdAt` took 0.8 s).
-    package func newestTokens(limit: Int) async throws -> [TokenIdentity] {
+    package func newestTokens(limit: Int) async throws -> [UnconfirmedToken] {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT hash, account, device FROM token ORDER BY rowid DESC LIMIT ?",
                 arguments: [limit]
             ).map {
-                TokenIdentity(
+                UnconfirmedToken(
                     hash: $0["hash"], identity: DeviceIdentity(accountID: $0["account"], device: $0["device"]))
             }
         }

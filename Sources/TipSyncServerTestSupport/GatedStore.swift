@@ -58,7 +58,7 @@ package struct GatedStore: SyncStore {
         return try await base.identity(forTokenHash: hash)
     }
 
-    package func newestTokens(limit: Int) async throws -> [TokenIdentity] {
+    package func newestTokens(limit: Int) async throws -> [UnconfirmedToken] {
         try await base.newestTokens(limit: limit)
     }
 

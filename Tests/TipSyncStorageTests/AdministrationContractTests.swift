@@ -40,9 +40,9 @@ import TipSyncServerTestSupport
             _ = try await store.revokeTokens(accountName: "alice", device: "watch", at: 5000)
             #expect(
                 try await store.newestTokens(limit: 10) == [
-                    TokenIdentity(hash: "h-bob", identity: DeviceIdentity(accountID: bob, device: "tablet")),
-                    TokenIdentity(hash: "h-laptop", identity: DeviceIdentity(accountID: alice, device: "laptop")),
-                    TokenIdentity(hash: "h-phone", identity: DeviceIdentity(accountID: alice, device: "phone")),
+                    UnconfirmedToken(hash: "h-bob", identity: DeviceIdentity(accountID: bob, device: "tablet")),
+                    UnconfirmedToken(hash: "h-laptop", identity: DeviceIdentity(accountID: alice, device: "laptop")),
+                    UnconfirmedToken(hash: "h-phone", identity: DeviceIdentity(accountID: alice, device: "phone")),
                 ])
             #expect(try await store.newestTokens(limit: 1).map(\.hash) == ["h-bob"])
         }

@@ -37,7 +37,7 @@ package final class TokenIdentityCache: Sendable {
 
     /// Remembers stored tokens (``TokenIdentityWarmup``) while there is room; what is already
     /// remembered stays.
-    package func remember(_ tokens: [TokenIdentity]) {
+    package func remember(_ tokens: [UnconfirmedToken]) {
         entries.withLock { entries in
             entries.reserveCapacity(min(capacity, entries.count + tokens.count))
             for token in tokens where entries.count < capacity && entries[token.hash] == nil {

@@ -69,7 +69,8 @@ package protocol IdentityStore: Sendable {
     /// Ends a session (logout), on every instance at once.
     func deleteConsoleSession(idHash: String) async throws
 
-    /// Up to `limit` tokens' hashes and devices, the last created first: what a starting server remembers
-    /// (``TokenIdentity``) so that its devices' first requests need not look their tokens up.
-    func newestTokens(limit: Int) async throws -> [TokenIdentity]
+    /// Up to `limit` tokens' hashes and devices, the last created first: what a starting server
+    /// remembers so that its devices' first requests need not look their tokens up (each is
+    /// confirmed by the operation that uses it: ``UnconfirmedToken``).
+    func newestTokens(limit: Int) async throws -> [UnconfirmedToken]
 }

@@ -1,7 +1,8 @@
 package import TipSyncServerBasics
 
-/// A device token whose identity came from ``TokenIdentityCache`` rather than the store. The store
-/// operation serving the request (a push, a pull) checks, first thing in its own transaction, that
+/// A device token whose identity came from ``TokenIdentityCache`` rather than the store (which filled
+/// it from an earlier lookup, or from ``IdentityStore/newestTokens(limit:)`` at start). The store
+/// operation serving the request (a push, a pull, a live stream's first read) checks, first thing in its own transaction, that
 /// the token still names ``identity``; when it does not (revoked, the account erased), it throws
 /// ``UnconfirmedToken/Gone`` and stores nothing. A revoked token is thus refused at its next request
 /// exactly as without the cache (protocol.md, section 6).
