@@ -126,6 +126,43 @@ import TipSyncTestSupport
         }
     }
 
+    /// A remembered token revoked since ends none of its device's streams: opening one more than a
+    /// device may hold ends its oldest, and that happens only once the stream's first read has
+    /// confirmed the token — an old token cannot close the streams of the device's new one.
+    @Test func aRevokedRememberedTokensStreamEndsNoOtherStream() async throws {
+        let server = try await Server()
+        let notifier = ChangeNotifier()
+        var configuration = ServerConfiguration.test
+        configuration.maxLiveStreamsPerDevice = 1
+        var dependencies = ServerDependencies(store: server.store, notifier: notifier)
+        dependencies.tokens = server.tokens
+        let app = buildApplication(configuration: configuration, dependencies: dependencies)
+        try await app.test(.router) { client in
+            let cursor = try await client.execute(
+                uri: "/v1/pull", method: .get, headers: server.fixture.headers("laptop")
+            ) { try decode(PullResponse.self, $0.body).cursor }
+            let escaped = cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            #expect(server.tokens.identity(forTokenHash: server.hash("laptop"))?.device == "laptop")
+            // Revoked, then a new token for the laptop, which opens its one stream.
+            try await server.revokeElsewhere("laptop")
+            let token = try await CredentialIssuance(server.fixture.store).createToken(
+                accountName: "alice", device: "laptop")
+            var fresh = HTTPFields()
+            fresh[.authorization] = "Bearer \(token)"
+            let stream = Task {
+                try await client.execute(uri: "/v1/live?cursor=\(escaped)", method: .get, headers: fresh) { $0.status }
+            }
+            await notifier.waitForOpenStreams(1)
+            // The old token, still remembered: refused, and the new token's stream stays open.
+            try await client.execute(
+                uri: "/v1/live?cursor=\(escaped)", method: .get, headers: server.fixture.headers("laptop")
+            ) { #expect($0.status == .unauthorized) }
+            #expect(notifier.openStreams == 1)
+            notifier.finishAll()
+            #expect(try await stream.value == .ok)
+        }
+    }
+
     /// A starting server remembers the newest tokens before any device asks (``TokenIdentityWarmup``):
     /// after a restart every device reconnects at once, and none of them then waits for a lookup.
     @Test func aStartingServerRemembersTheNewestTokens() async throws {

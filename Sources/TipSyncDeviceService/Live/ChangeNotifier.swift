@@ -78,8 +78,14 @@ package final class ChangeNotifier: Sendable {
         let subscription = LiveSubscription { [weak self] in self?.streamOpened() }
         let remove = register(device, .live(subscription))
         subscription.onTermination { remove() }
-        for oldest in liveStreams(of: device).dropLast(max(0, limit)) { oldest.evict() }
+        endOldestLiveStreams(of: device, keeping: limit)
         return subscription
+    }
+
+    /// Ends the device's oldest live streams beyond `limit` (``subscribeLive(_:limit:)`` does, or,
+    /// for a stream whose credential is confirmed only by its first read, the route once it is).
+    package func endOldestLiveStreams(of device: DeviceIdentity, keeping limit: Int) {
+        for oldest in liveStreams(of: device).dropLast(max(0, limit)) { oldest.evict() }
     }
 
     /// The device's live streams, oldest first.

@@ -9,9 +9,9 @@ package import TipSyncStorage
 ///
 /// A push, a pull or a live stream with a cursor, with a device token the server has seen, takes
 /// its identity from ``TokenIdentityCache`` and leaves the store's confirmation to the operation
-/// that serves it (``UnconfirmedToken``). Any answer other than success is sent only once the store has confirmed
-/// the token, so a revoked token gets `401` whatever else is wrong with its request, as without
-/// the cache.
+/// that serves it (``UnconfirmedToken``). Any answer other than success is sent only once the store
+/// has confirmed the token, so a revoked token gets `401` whatever else is wrong with its request,
+/// as without the cache.
 ///
 /// The device is not added to the request logger's metadata: a device name can be a person's (the
 /// request log writes `<device>` for it), no route below logs, and swift-log's `StreamLogHandler`

@@ -166,7 +166,11 @@ package struct SyncController: Sendable {
     @Sendable func live(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         // Subscribed before the stream's first read: a push that lands while it reads wakes it too.
-        let subscription = notifier.subscribeLive(identity, limit: limits.maxLiveStreamsPerDevice)
+        // A remembered token (``UnconfirmedToken``) is confirmed by that read: until then its stream
+        // ends none of the device's others (a revoked token must not close a new token's streams).
+        let confirmed = context.unconfirmedToken == nil
+        let subscription = notifier.subscribeLive(
+            identity, limit: confirmed ? limits.maxLiveStreamsPerDevice : .max)
         var start: (position: Int64, limit: Int, generation: String)?
         var firstPage: PullPage?
         var catalog: String?
@@ -185,6 +189,9 @@ package struct SyncController: Sendable {
                     confirming: context.unconfirmedToken)
                 charge(read: page, to: identity)
                 try Self.check(cursor, against: page)
+                if !confirmed {
+                    notifier.endOldestLiveStreams(of: identity, keeping: limits.maxLiveStreamsPerDevice)
+                }
                 start = (cursor.position, limit, page.generation)
                 firstPage = page
                 catalog = try await notifier.catalogVersion.current(store)
