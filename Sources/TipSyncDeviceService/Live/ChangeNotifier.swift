@@ -85,6 +85,7 @@ package final class ChangeNotifier: Sendable {
     /// Ends the device's oldest live streams beyond `limit` (``subscribeLive(_:limit:)`` does, or,
     /// for a stream whose credential is confirmed only by its first read, the route once it is).
     package func endOldestLiveStreams(of device: DeviceIdentity, keeping limit: Int) {
+        guard limit < .max else { return }
         for oldest in liveStreams(of: device).dropLast(max(0, limit)) { oldest.evict() }
     }
 
