@@ -28,15 +28,6 @@ package final class GroupCommit: Sendable {
         package let fail: @Sendable (any Error) -> Void
     }
 
-    /// The statements that open and close a group's transaction, prepared once on the writer's
-    /// connection and run again (GRDB's `inTransaction` has SQLite parse its own on every call).
-    private enum Bracket: String {
-        case begin = "BEGIN IMMEDIATE TRANSACTION"
-        case commit = "COMMIT TRANSACTION"
-
-        package func run(_ db: Database) throws { try db.cachedStatement(sql: rawValue).execute() }
-    }
-
     /// The most writes one transaction takes; the rest go into the next, after the writer's queue has
     /// served whatever else waits on it (compaction, tokens, the console).
     package static let largestGroup = 64
@@ -138,7 +129,7 @@ package final class GroupCommit: Sendable {
         var answers: [@Sendable ((any Error)?) -> Void] = []
         answers.reserveCapacity(group.count)
         do {
-            try Bracket.begin.run(db)
+            try TransactionBracket.beginImmediate.run(db)
             do {
                 for (index, pending) in group.enumerated() {
                     // A failed statement can make SQLite roll the whole transaction back; what runs
@@ -152,7 +143,7 @@ package final class GroupCommit: Sendable {
                     }
                     answers.append(answer)
                 }
-                try Bracket.commit.run(db)
+                try TransactionBracket.commit.run(db)
             } catch {
                 try? db.rollback()
                 throw error

@@ -15,7 +15,7 @@ extension SQLiteSyncStore {
     }
 
     package func accounts(after: String?, limit: Int) async throws -> [AccountSummary] {
-        try await pool.read { db in
+        try await read { db in
             // TEXT compares with BINARY collation: by UTF-8 bytes, the order protocol.md names.
             try Row.fetchAll(
                 db,
@@ -34,7 +34,7 @@ extension SQLiteSyncStore {
     }
 
     package func quietDevices(seenBefore: Int64, limit: Int) async throws -> [QuietDevice] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -48,7 +48,7 @@ extension SQLiteSyncStore {
     }
 
     package func accountDetails(name: String) async throws -> AccountDetails? {
-        try await pool.read { db in
+        try await read { db in
             guard
                 let account = try Row.fetchOne(
                     db,
@@ -195,7 +195,7 @@ extension SQLiteSyncStore {
                 identity: row.map { DeviceIdentity(accountID: $0["id"], device: device) },
                 revokedAt: row?["revokedAt"], erasedAt: erasedAt, issuedAt: issuedAt)
         }
-        if let result = try await pool.read({ db in try lookup(db) }) { return result }
+        if let result = try await read({ db in try lookup(db) }) { return result }
         return try await pool.write { db in
             if let result = try lookup(db) { return result }
             try db.execute(
@@ -221,7 +221,7 @@ extension SQLiteSyncStore {
     }
 
     package func adminKeys() async throws -> [AdminKeyRecord] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db, sql: "SELECT name, createdAt FROM admin_key ORDER BY name").map {
                 AdminKeyRecord(name: $0["name"], createdAt: $0["createdAt"])
             }
@@ -236,7 +236,7 @@ extension SQLiteSyncStore {
     }
 
     package func adminKeyName(forHash hash: String) async throws -> String? {
-        try await pool.read { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT name FROM admin_key WHERE hash = ?", arguments: [hash])
         }
     }
@@ -256,7 +256,7 @@ extension SQLiteSyncStore {
     }
 
     package func consoleSession(idHash: String, now: Int64) async throws -> ConsoleSessionRecord? {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchOne(
                 db,
                 sql: """

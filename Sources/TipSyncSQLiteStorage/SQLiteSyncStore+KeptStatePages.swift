@@ -8,7 +8,7 @@ package import TipSyncStorage
 /// account's state.
 extension SQLiteSyncStore {
     package func statePages(account: Int64) async throws -> StatePages {
-        try await pool.read { db in
+        try await read { db in
             let builtFor =
                 try Int64.fetchOne(
                     db, sql: "SELECT compactedAtPosition FROM account WHERE id = ?", arguments: [account])

@@ -5,7 +5,7 @@ package import TipSyncStorage
 
 extension SQLiteSyncStore {
     package func accountsWithNewChanges(after: Int64, limit: Int) async throws -> [Int64] {
-        try await pool.read { db in
+        try await read { db in
             try Int64.fetchAll(
                 db,
                 sql: "SELECT id FROM account WHERE id > ? AND nextPosition > tipUsageThrough ORDER BY id LIMIT ?",
@@ -14,7 +14,7 @@ extension SQLiteSyncStore {
     }
 
     package func tipUsage(account: Int64) async throws -> [TipUsage] {
-        try await pool.read { db in try Self.tipUsage(account: account, db) }
+        try await read { db in try Self.tipUsage(account: account, db) }
     }
 
     package static func tipUsage(account: Int64, _ db: Database) throws -> [TipUsage] {
@@ -86,7 +86,7 @@ extension SQLiteSyncStore {
     }
 
     package func tipUsage(tip: String) async throws -> [TipUsage] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT \(Self.usageColumns) FROM tip_usage WHERE tip = ?", arguments: [tip]
             ).map(Self.usage(of:))
@@ -94,7 +94,7 @@ extension SQLiteSyncStore {
     }
 
     package func experimentParticipants(experiment: String) async throws -> [(account: String, usage: TipUsage)] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -107,7 +107,7 @@ extension SQLiteSyncStore {
     }
 
     package func tipUsageTotals() async throws -> [TipUsageTotals] {
-        try await pool.read { db in
+        try await read { db in
             TipUsageCounters.totals(
                 rows: try Row.fetchAll(db, sql: "SELECT tip, name, count FROM tip_counter").map {
                     (tip: $0["tip"], name: $0["name"], count: $0["count"])
@@ -116,7 +116,7 @@ extension SQLiteSyncStore {
     }
 
     package func overview() async throws -> StoreOverview {
-        try await pool.read { db in
+        try await read { db in
             let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
             let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 0
             return StoreOverview(
@@ -134,7 +134,7 @@ extension SQLiteSyncStore {
     }
 
     package func catalogJSON() async throws -> String? {
-        try await pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'catalog'")
+        try await read { db in try String.fetchOne(db, sql: "SELECT value FROM server_meta WHERE key = 'catalog'")
         }
     }
 
@@ -159,11 +159,11 @@ extension SQLiteSyncStore {
     }
 
     package func latestCatalogVersion() async throws -> Int64? {
-        try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(version) FROM catalog_version") }
+        try await read { db in try Int64.fetchOne(db, sql: "SELECT max(version) FROM catalog_version") }
     }
 
     package func catalogVersions() async throws -> [CatalogVersionRecord] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql:

@@ -247,7 +247,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func schemaVersion() async throws -> String {
-        let applied = try await pool.read { db in try Self.migrator.appliedMigrations(db) }
+        let applied = try await read { db in try Self.migrator.appliedMigrations(db) }
         return "SQLite schema \(applied.count) (\(applied.last ?? "empty"))"
     }
 
@@ -263,13 +263,13 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func accountID(named name: String) async throws -> Int64? {
-        try await pool.read { db in
+        try await read { db in
             try Int64.fetchOne(db, sql: "SELECT id FROM account WHERE name = ?", arguments: [name])
         }
     }
 
     package func accountName(id: Int64) async throws -> String? {
-        try await pool.read { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT name FROM account WHERE id = ?", arguments: [id])
         }
     }
@@ -290,7 +290,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func identity(forTokenHash hash: String) async throws -> DeviceIdentity? {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT account, device FROM token WHERE hash = ?"), arguments: [hash]
             )
@@ -301,7 +301,7 @@ package struct SQLiteSyncStore: SyncStore {
     /// Newest by row id, which SQLite hands out in insertion order: the table's b-tree read from its
     /// end (10 ms for 65,536 of a million tokens, where sorting by `createdAt` took 0.8 s).
     package func newestTokens(limit: Int) async throws -> [UnconfirmedToken] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT hash, account, device FROM token ORDER BY rowid DESC LIMIT ?",
                 arguments: [limit]
@@ -313,7 +313,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func wasErased(tokenHash hash: String) async throws -> Bool {
-        try await pool.read { db in
+        try await read { db in
             try db.cachedStatement(sql: "SELECT 1 FROM erased_token WHERE hash = ?").hasRow(.text(hash), in: db)
         }
     }
@@ -326,7 +326,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func highestSeq(account: Int64, device: String) async throws -> Int64? {
-        try await pool.read { db in try Self.highestSeq(account: account, device: device, db) }
+        try await read { db in try Self.highestSeq(account: account, device: device, db) }
     }
 
     /// The device's highest stored seq, `nil` for a device the account does not have.
@@ -416,7 +416,7 @@ package struct SQLiteSyncStore: SyncStore {
         account: Int64, after cursor: Int64, limit: Int, device: String?, confirming token: UnconfirmedToken?,
         keptPages: Bool
     ) async throws -> PullPage {
-        try await pool.read { db in
+        try await read { db in
             if let token { try Self.confirm(token, db) }
             let counters = try Row.fetchOne(
                 db.cachedStatement(
@@ -489,7 +489,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func cursorGeneration() async throws -> String {
-        try await pool.read { db in try Self.cursorGeneration(db) }
+        try await read { db in try Self.cursorGeneration(db) }
     }
 
     package func rotateCursorGeneration() async throws -> String {
@@ -501,7 +501,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func logEntries(account: Int64) async throws -> [LogCompaction.Entry] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT position, body FROM change WHERE account = ? ORDER BY position", arguments: [account]
             ).map { row in
@@ -544,7 +544,7 @@ package struct SQLiteSyncStore: SyncStore {
     }
 
     package func logCount(account: Int64) async throws -> Int {
-        try await pool.read { db in
+        try await read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change WHERE account = ?", arguments: [account]) ?? 0
         }
     }
