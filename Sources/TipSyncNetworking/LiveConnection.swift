@@ -71,14 +71,20 @@ package final class LiveConnection: Sendable {
         // source spinning and the next stream unread (a test hung in CI).
         response.headers[.connection] = "close"
         do {
-            try await channel.writeAndFlush(HTTPResponsePart.head(response.head)).get()
+            // The head leaves with the opening's first write (`event: ready`), in one segment: a
+            // flush of its own cost a write to the socket and a wait for the loop per opening.
+            channel.write(HTTPResponsePart.head(response.head), promise: nil)
             // Only the opening: the route saw the handoff (``LiveStream/body(handedOff:)``).
             try await response.body.write(ChannelBodyWriter(channel: channel))
         } catch {
             stream.finish()
         }
         stream.onWake { [self] in woken() }
-        deliver(stream, nil)
+        channel.eventLoop.execute { [self] in
+            // A body that wrote nothing left the head unflushed: it goes now, before any news.
+            channel.flush()
+            deliver(stream, nil)
+        }
     }
 
     /// The server is shutting down gracefully (or the connection must go): end the stream.

@@ -134,4 +134,63 @@ import Testing
         #expect(try Self.written(channel) == ["head 401 connection=close", "{}", "end"])
         #expect(!channel.isActive)
     }
+
+    /// Records, at each flush, the writes it sends to the socket: one batch is one write there.
+    final class FlushBatches: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = IOData
+        typealias OutboundOut = IOData
+        private var pending = 0
+        /// Writes per flush that carried any.
+        private(set) var batches: [Int] = []
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            pending += 1
+            context.write(data, promise: promise)
+        }
+
+        func flush(context: ChannelHandlerContext) {
+            if pending > 0 { batches.append(pending) }
+            pending = 0
+            context.flush()
+        }
+    }
+
+    /// A response that hands `stream` to the connection, its body writing `opening` (nothing when empty).
+    static func handingOff(_ stream: TextStream, opening: String) -> LiveConnection.Respond {
+        { _, _ in
+            LiveHandoff.current?.take(stream)
+            return Response(
+                status: .ok, headers: [.contentType: "text/event-stream"],
+                body: ResponseBody { writer in
+                    if !opening.isEmpty { try await writer.write(ByteBuffer(string: opening)) }
+                })
+        }
+    }
+
+    @Test func theHeadLeavesWithTheOpeningInOneWrite() async throws {
+        let channel = try await Self.channel()
+        let batches = FlushBatches()
+        try channel.pipeline.syncOperations.addHandler(batches, position: .first)
+        let stream = TextStream()
+        let connection = LiveConnection(channel: channel, respond: Self.handingOff(stream, opening: "ready"))
+        await connection.serve(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/live"))
+        channel.embeddedEventLoop.run()
+        #expect(try Self.written(channel) == ["head 200 connection=close", "ready"])
+        // The head, the chunk's size, its bytes and its CRLF: flushed together, not the head alone first.
+        #expect(batches.batches.count == 1)
+        #expect(stream.state.withLock { $0.onPipeline } == true)
+    }
+
+    @Test func aStreamWhoseOpeningWritesNothingStillSendsItsHead() async throws {
+        let channel = try await Self.channel()
+        let stream = TextStream()
+        let connection = LiveConnection(channel: channel, respond: Self.handingOff(stream, opening: ""))
+        await connection.serve(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/live"))
+        channel.embeddedEventLoop.run()
+        #expect(try Self.written(channel) == ["head 200 connection=close"])
+        // News after it is framed below the head, as for any stream.
+        stream.wake("hello")
+        channel.embeddedEventLoop.run()
+        #expect(try Self.written(channel) == ["hello"])
+    }
 }
